@@ -1,0 +1,59 @@
+"""Messaging options: transport default, RPC timeouts and version caps."""
+
+from oslo_config import cfg
+import oslo_messaging as messaging
+from oslo_messaging import opts as msg_opts
+
+# The embedded default: nova_lite's in-process transport
+# (nova_lite.transport.inproc), registered as the oslo.messaging driver
+# ``inproc``. Production uses rabbit://.
+DEFAULT_TRANSPORT_URL = 'inproc://'
+
+ALL_OPTS = [
+    cfg.IntOpt(
+        'long_rpc_timeout',
+        default=1800,
+        min=1,
+        help="""
+Timeout, in seconds, of RPC calls that may take long: the synchronous volume
+attach (microversions below 2.101) waits for the conductor, which waits for
+the compute host to reserve a device name.
+
+Related options:
+
+* ``rpc_response_timeout``: the timeout of every other RPC call.
+"""),
+]
+
+upgrade_group = cfg.OptGroup(
+    'upgrade_levels',
+    title='RPC version caps for rolling upgrades',
+    help="""
+Cap the RPC API version a service sends, so that new services can talk to
+older ones during a rolling upgrade. Leave unset outside an upgrade.
+""")
+
+UPGRADE_OPTS = [
+    cfg.StrOpt('compute',
+               help='Highest compute RPC API version to send, e.g. ``1.0``.'),
+    cfg.StrOpt('conductor',
+               help='Highest conductor RPC API version to send.'),
+]
+
+
+def register_opts(conf):
+    messaging.set_transport_defaults(control_exchange='nova_lite')
+    conf.register_opts(ALL_OPTS)
+    conf.register_group(upgrade_group)
+    conf.register_opts(UPGRADE_OPTS, group=upgrade_group)
+    # [DEFAULT] transport_url, rpc_response_timeout and the
+    # [oslo_messaging_*] groups belong to oslo.messaging; registering them
+    # here lets nova_lite set its default and read them before a transport
+    # exists.
+    for group, opts in msg_opts.list_opts():
+        conf.register_opts(opts, group=group)
+    conf.set_default('transport_url', DEFAULT_TRANSPORT_URL)
+
+
+def list_opts():
+    return {'DEFAULT': ALL_OPTS, upgrade_group: UPGRADE_OPTS}
