@@ -1,8 +1,17 @@
 """Messaging options: transport default, RPC timeouts and version caps."""
 
+import importlib
+
 from oslo_config import cfg
 import oslo_messaging as messaging
 from oslo_messaging import opts as msg_opts
+
+_PRIVATE_GROUPS = [
+    ('oslo_messaging._metrics.client', 'oslo_messaging_metrics',
+     'oslo_messaging_metrics'),
+    ('oslo_messaging._tracing.client', 'oslo_messaging_tracing',
+     'oslo_messaging_tracing'),
+]
 
 # The embedded default: nova_lite's in-process transport
 # (nova_lite.transport.inproc), registered as the oslo.messaging driver
@@ -51,6 +60,14 @@ def register_opts(conf):
     # here lets nova_lite set its default and read them before a transport
     # exists.
     for group, opts in msg_opts.list_opts():
+        conf.register_opts(opts, group=group)
+    # oslo.messaging reads these groups on every call but registers them on
+    # the global cfg.CONF only; nova_lite's ConfigOpts are private.
+    for module, attr, group in _PRIVATE_GROUPS:
+        try:
+            opts = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            continue  # not in this oslo.messaging release
         conf.register_opts(opts, group=group)
     conf.set_default('transport_url', DEFAULT_TRANSPORT_URL)
 

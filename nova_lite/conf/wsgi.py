@@ -20,14 +20,6 @@ ALL_OPTS = [
         'bind_port',
         default=8774,
         help='TCP port the API listens on.'),
-    cfg.IntOpt(
-        'max_request_body_size',
-        default=114688,
-        min=1,
-        help="""
-Largest request body, in bytes, the API accepts (larger: 413). Enforced by
-oslo.middleware's ``RequestBodySizeLimiter``.
-"""),
 ]
 
 

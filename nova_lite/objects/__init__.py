@@ -1,0 +1,6 @@
+"""Versioned objects. ``register_all()`` imports every object module so the
+registry (and ``nova_lite.objects.<Name>``) is complete."""
+
+
+def register_all():
+    __import__('nova_lite.objects.service')

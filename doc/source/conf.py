@@ -1,0 +1,4 @@
+project = 'nova_lite'
+master_doc = 'index'
+html_theme = 'alabaster'
+exclude_patterns = []

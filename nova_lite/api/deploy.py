@@ -1,0 +1,91 @@
+"""The WSGI pipeline, composed in code (no paste).
+
+Outer to inner, and why in this order:
+
+1. ``HTTPProxyToWSGI``: fix scheme/host from a TLS-terminating proxy first,
+   so every later piece (links, Location headers, logs) sees the real URL.
+2. ``RequestId``: every response, even a 401 or a 500, carries
+   ``x-openstack-request-id``, and the id is in the context for the logs.
+3. ``RequestLog``: logs what the client finally got, errors included.
+4. ``FaultWrapper``: the last chance; nothing below may leak a traceback.
+5. ``RequestBodySizeLimiter``: refuse oversized bodies before parsing them.
+6. URL map: ``/`` and the bare ``/v2.1`` and ``/v3`` version documents need
+   no token; everything below them goes through auth (keystonemiddleware or
+   noauth2), the context middleware, then the sub-API's router, which owns
+   microversions, routing, validation and the exception mapping.
+
+``loadapp(conf)`` is the one factory used by uWSGI (``nova_lite.wsgi.api``),
+``nova-lite-all``/``nova-lite-api`` and the test fixtures.
+"""
+
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+from oslo_middleware import sizelimit
+import webob.dec
+import webob.exc
+
+from nova_lite.api import auth
+from nova_lite.api import fault
+from nova_lite.api.handlers import root
+from nova_lite.api import microversion
+from nova_lite.api import requestlog
+from nova_lite.api import router
+from nova_lite.api import routes
+from nova_lite import policy
+
+
+class URLMap(object):
+    """Dispatch on the first path segment (``/v2.1``, ``/v3``)."""
+
+    def __init__(self, root_app, apps):
+        self.root_app = root_app
+        self.apps = apps  # {'v2.1': (version_doc_app, api_app)}
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        segment = req.path_info.strip('/').split('/', 1)[0]
+        if segment not in self.apps:
+            return req.get_response(self.root_app)
+        doc_app, api_app = self.apps[segment]
+        req.path_info_pop()
+        if req.path_info in ('', '/'):
+            return req.get_response(doc_app)
+        return req.get_response(api_app)
+
+
+class _ConfInEnviron(object):
+    def __init__(self, application, conf):
+        self.application = application
+        self.conf = conf
+
+    def __call__(self, environ, start_response):
+        environ['nova_lite.conf'] = self.conf
+        return self.application(environ, start_response)
+
+
+def _authenticated(application, conf, enforcer):
+    application = auth.ContextMiddleware(application, enforcer)
+    if conf.api.auth_strategy == 'keystone':
+        return auth.keystone_middleware(application, conf)
+    return auth.NoAuthMiddleware(application)
+
+
+def loadapp(conf):
+    """The whole API WSGI application for ``conf``."""
+    enforcer = policy.init(conf)
+    compute = router.VersionedAPI(conf, routes.COMPUTE_ROUTES,
+                                  microversion.COMPUTE)
+    volume = router.VersionedAPI(conf, routes.VOLUME_ROUTES,
+                                 microversion.VOLUME)
+    app = URLMap(root.RootApp(conf), {
+        'v2.1': (root.compute_root(conf),
+                 _authenticated(compute, conf, enforcer)),
+        'v3': (root.volume_root(conf),
+               _authenticated(volume, conf, enforcer)),
+    })
+    app = sizelimit.RequestBodySizeLimiter(app, conf)
+    app = fault.FaultWrapper(app)
+    app = requestlog.RequestLog(app)
+    app = request_id.RequestId(app)
+    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return _ConfInEnviron(app, conf)

@@ -1,0 +1,91 @@
+"""The one place where exceptions become HTTP responses.
+
+Domain exceptions (``nova_lite.exception``) carry their status code; WebOb
+HTTP exceptions keep theirs; anything else is a logged 500 whose body names
+only the exception class, never a traceback. The body has the shape Nova and
+Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
+"""
+
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+import webob.dec
+import webob.exc
+
+from nova_lite import exception
+from nova_lite.i18n import _
+
+LOG = logging.getLogger(__name__)
+
+FAULT_NAMES = {
+    400: 'badRequest',
+    401: 'unauthorized',
+    403: 'forbidden',
+    404: 'itemNotFound',
+    405: 'badMethod',
+    409: 'conflictingRequest',
+    413: 'overLimit',
+    415: 'badMediaType',
+    429: 'overLimit',
+    501: 'notImplemented',
+    503: 'serviceUnavailable',
+}
+DEFAULT_FAULT_NAME = 'computeFault'
+
+UNEXPECTED_MESSAGE = _(
+    'Unexpected API Error. Please report this to your cloud operator with '
+    'the request id and the nova_lite API log.\n%s')
+
+_DEFAULT_MESSAGES = {
+    404: _('The resource could not be found.'),
+    405: _('The method is not allowed for this resource.'),
+}
+
+
+def fault_response(code, message, headers=None):
+    """A response with Nova's fault body for ``code``."""
+    name = FAULT_NAMES.get(code, DEFAULT_FAULT_NAME)
+    body = {name: {'code': code, 'message': message}}
+    resp = webob.Response(status=code, content_type='application/json',
+                          charset='UTF-8')
+    resp.body = jsonutils.dump_as_bytes(body)
+    for key, value in (headers or {}).items():
+        resp.headers[key] = value
+    if code == 401:
+        resp.headers.setdefault('WWW-Authenticate', 'Keystone uri="local"')
+    return resp
+
+
+def exception_to_response(exc):
+    """Map any exception to its fault response (the mapping table)."""
+    if isinstance(exc, exception.NovaLiteException):
+        code = exc.code
+        if code >= 500:
+            LOG.error('%s: %s', exc.__class__.__name__, exc)
+        return fault_response(code, exc.format_message(),
+                              getattr(exc, 'headers', None))
+    if isinstance(exc, webob.exc.HTTPException):
+        code = exc.code
+        message = (exc.explanation if exc.detail is None else exc.detail)
+        if not message or message == webob.exc.status_map[code].explanation:
+            message = _DEFAULT_MESSAGES.get(code, message or exc.title)
+        headers = {}
+        if code == 405 and 'Allow' in exc.headers:
+            headers['Allow'] = exc.headers['Allow']
+        return fault_response(code, message, headers)
+    LOG.exception('Unexpected exception in API method')
+    return fault_response(
+        500, UNEXPECTED_MESSAGE % str(type(exc)))
+
+
+class FaultWrapper(object):
+    """Last-chance middleware: nothing leaves the API as a traceback."""
+
+    def __init__(self, application):
+        self.application = application
+
+    @webob.dec.wsgify
+    def __call__(self, req):
+        try:
+            return req.get_response(self.application)
+        except Exception as exc:
+            return exception_to_response(exc)

@@ -1,0 +1,44 @@
+"""/v2.1/os-services: the services and whether each is up."""
+
+from nova_lite.api import microversion
+from nova_lite.api.schemas import services as schema
+from nova_lite.api import validation
+from nova_lite import objects
+from nova_lite.objects import service as service_obj
+from nova_lite.policies import services as policies
+
+
+def _serialize_service(svc, want, down_time):
+    zone = 'nova' if svc.binary == service_obj.COMPUTE_BINARY else 'internal'
+    last = svc.last_seen_up or svc.updated_at
+    data = {
+        'id': svc.uuid if want.matches('2.53') else svc.id,
+        'binary': svc.binary,
+        'disabled_reason': svc.disabled_reason,
+        'host': svc.host,
+        'state': 'up' if svc.is_up(down_time) else 'down',
+        'status': 'disabled' if svc.disabled else 'enabled',
+        'updated_at': last.isoformat() if last else None,
+        'zone': zone,
+    }
+    if want.matches('2.11'):
+        data['forced_down'] = svc.forced_down
+    return data
+
+
+@validation.query(schema.LIST_QUERY, '2.1')
+@validation.response(200, schema.LIST_RESPONSE, '2.1', '2.10')
+@validation.response(200, schema.LIST_RESPONSE_V211, '2.11', '2.52')
+@validation.response(200, schema.LIST_RESPONSE_V253, '2.53')
+def list_services(req):
+    ctxt = req.environ['nova_lite.context']
+    ctxt.can(policies.LIST, target={})
+    want = microversion.want(req)
+    binary = req.GET.get('binary')
+    host = req.GET.get('host')
+    conf = req.environ['nova_lite.conf']
+    services = [s for s in objects.Service.list(ctxt, binary)
+                if host is None or s.host == host]
+    return {'services': [
+        _serialize_service(s, want, conf.service_down_time)
+        for s in services]}

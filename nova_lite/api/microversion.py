@@ -1,0 +1,157 @@
+"""Microversions of the two sub-APIs, as data.
+
+``COMPUTE`` follows Nova's numbering for everything Nova has; versions above
+Nova's are nova_lite's own and each names its feature. ``VOLUME`` follows
+Cinder's. Actual version numbers appear only here, in
+``api-ref/source/*-versions.inc``, in release notes and in the tests.
+
+Each feature is gated with a named constant below, e.g.
+``want.matches(SHELVED_VOLUME_OPS)``; handlers declare their bands with
+``nova_lite.api.validation`` decorators.
+"""
+
+import re
+
+import microversion_parse
+
+from nova_lite import exception
+from nova_lite.i18n import _
+
+ENVIRON_KEY = 'nova_lite.microversion'
+
+_VERSION_RE = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')
+
+
+class APIVersion(tuple):
+    """A (major, minor) microversion that compares as a tuple."""
+
+    def __new__(cls, major, minor):
+        return super().__new__(cls, (int(major), int(minor)))
+
+    @classmethod
+    def parse(cls, text):
+        match = _VERSION_RE.match(text or '')
+        if not match:
+            raise exception.InvalidAPIVersionString(version=text)
+        return cls(*match.groups())
+
+    @property
+    def major(self):
+        return self[0]
+
+    @property
+    def minor(self):
+        return self[1]
+
+    def matches(self, min_version, max_version=None):
+        """True if min_version <= self <= max_version (strings or tuples)."""
+        if isinstance(min_version, str):
+            min_version = APIVersion.parse(min_version)
+        if max_version is None:
+            return self >= min_version
+        if isinstance(max_version, str):
+            max_version = APIVersion.parse(max_version)
+        return min_version <= self <= max_version
+
+    def __str__(self):
+        return '%d.%d' % self
+
+
+class ServiceVersions(object):
+    """The version range and headers of one sub-API."""
+
+    def __init__(self, service_type, versions, legacy_header=None,
+                 first_match=False, missing_entry_is_error=False):
+        self.service_type = service_type
+        self.versions = [APIVersion.parse(v) for v in versions]
+        self.min = self.versions[0]
+        self.max = self.versions[-1]
+        self.legacy_header = legacy_header
+        # Cinder takes the first matching entry of the standard header and
+        # refuses a header without one; Nova takes the last and defaults.
+        self.first_match = first_match
+        self.missing_entry_is_error = missing_entry_is_error
+
+    def _from_standard_header(self, headers):
+        raw = headers.get('OpenStack-API-Version')
+        if raw is None:
+            return None
+        entries = [e.strip().split(None, 1) for e in raw.split(',')]
+        found = [e[1].strip() for e in entries
+                 if len(e) == 2 and e[0].lower() == self.service_type]
+        if not found:
+            if self.missing_entry_is_error:
+                raise exception.InvalidInput(
+                    reason=_("The OpenStack-API-Version header has no "
+                             "'%s' entry.") % self.service_type)
+            return None
+        return found[0] if self.first_match else found[-1]
+
+    def from_headers(self, headers):
+        """The requested APIVersion; raises 400 or 406 errors."""
+        text = self._from_standard_header(headers)
+        if text is None and self.legacy_header:
+            text = microversion_parse.check_legacy_headers(
+                microversion_parse.fold_headers(dict(headers)),
+                [self.legacy_header])
+        if text is None:
+            return self.min
+        if text.strip().lower() == 'latest':
+            return self.max
+        version = APIVersion.parse(text.strip())
+        if not version.matches(self.min, self.max):
+            raise exception.InvalidGlobalAPIVersion(
+                req_ver=str(version), min_ver=str(self.min),
+                max_ver=str(self.max))
+        return version
+
+    def response_headers(self, version):
+        """Headers echoed on every versioned response."""
+        headers = [('OpenStack-API-Version',
+                    '%s %s' % (self.service_type, version)),
+                   ('Vary', 'OpenStack-API-Version')]
+        if self.legacy_header:
+            headers += [(self.legacy_header, str(version)),
+                        ('Vary', self.legacy_header)]
+        return headers
+
+
+# -- compute (/v2.1) -------------------------------------------------------
+# Nova's numbering. The resources nova_lite serves change at these versions
+# (API-CONTRACT.md 2.1); the other Nova versions in between are accepted and
+# change nothing in nova_lite.
+MULTINIC_NOOP = '2.1'
+SHELVED_VOLUME_OPS = '2.20'          # attach/detach while shelved(_offloaded)
+NETWORKS_NONE = '2.37'               # networks: "none"/"auto" on create
+VOLUME_ATTACH_TAG = '2.49'           # tag on POST os-volume_attachments
+MULTIATTACH = '2.60'                 # multiattach volumes
+VOLUME_ATTACHMENT_TAG_VIEW = '2.70'  # tag in attachment views
+STRICT_LIST_QUERY = '2.75'           # os-volume_attachments list: no extras
+ATTACH_DELETE_ON_TERMINATION = '2.79'
+VOLUME_ATTACHMENT_UPDATE = '2.85'    # PUT may update delete_on_termination
+ATTACHMENT_ID_VIEW = '2.89'          # attachment_id/bdm_uuid, no id
+
+_COMPUTE_MAX_MINOR = 100
+COMPUTE_VERSIONS = ['2.%d' % n for n in range(1, _COMPUTE_MAX_MINOR + 1)]
+
+COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
+                          legacy_header='X-OpenStack-Nova-API-Version')
+
+# -- volume (/v3) ------------------------------------------------------------
+# Cinder's numbering, 3.0 to 3.71.
+NEW_ATTACH = '3.27'                  # /attachments
+NEW_ATTACH_COMPLETION = '3.44'       # os-complete
+MULTIATTACH_VOLUMES = '3.50'         # discovery marker only
+ATTACHMENT_CREATE_MODE_ARG = '3.54'  # attachment mode ro/rw
+SUPPORT_NOVA_IMAGE = '3.46'
+OPTIONAL_PROJECT_ID = '3.67'         # /v3/... without {project_id}
+
+VOLUME_VERSIONS = ['3.%d' % n for n in range(0, 72)]
+
+VOLUME = ServiceVersions('volume', VOLUME_VERSIONS, first_match=True,
+                         missing_entry_is_error=True)
+
+
+def want(req):
+    """The microversion of this request (an APIVersion)."""
+    return req.environ[ENVIRON_KEY]

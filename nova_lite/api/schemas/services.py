@@ -1,0 +1,44 @@
+"""Schemas of /v2.1/os-services (list only)."""
+
+import copy
+
+from nova_lite.api.schemas import common
+
+LIST_QUERY = common.query({
+    'binary': common.STRING_PARAM,
+    'host': common.STRING_PARAM,
+}, strict=False)
+
+_SERVICE = {
+    'type': 'object',
+    'properties': {
+        'id': {'type': 'integer'},
+        'binary': {'type': 'string'},
+        'disabled_reason': common.NULLABLE_STRING,
+        'host': {'type': 'string'},
+        'state': {'enum': ['up', 'down']},
+        'status': {'enum': ['enabled', 'disabled']},
+        'updated_at': common.NULLABLE_DATETIME,
+        'zone': {'type': 'string'},
+    },
+    'required': ['id', 'binary', 'disabled_reason', 'host', 'state',
+                 'status', 'updated_at', 'zone'],
+    'additionalProperties': False,
+}
+LIST_RESPONSE = {
+    'type': 'object',
+    'properties': {'services': {'type': 'array', 'items': _SERVICE}},
+    'required': ['services'],
+    'additionalProperties': False,
+}
+
+_SERVICE_V211 = copy.deepcopy(_SERVICE)
+_SERVICE_V211['properties']['forced_down'] = {'type': 'boolean'}
+_SERVICE_V211['required'].append('forced_down')
+LIST_RESPONSE_V211 = common.extend(LIST_RESPONSE, [], services={
+    'type': 'array', 'items': _SERVICE_V211})
+
+_SERVICE_V253 = copy.deepcopy(_SERVICE_V211)
+_SERVICE_V253['properties']['id'] = common.UUID
+LIST_RESPONSE_V253 = common.extend(LIST_RESPONSE, [], services={
+    'type': 'array', 'items': _SERVICE_V253})

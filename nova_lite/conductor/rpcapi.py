@@ -1,0 +1,25 @@
+"""Client side of the conductor RPC API (namespace ``conductor``).
+
+API version history (bump the minor version for every change, pin each
+method to the lowest version that carries its arguments, and keep
+``manager.RPC_API_VERSION`` in step; ``tests/unit/test_rpcapi.py`` checks):
+
+* 1.0 - Initial version.
+"""
+
+import oslo_messaging as messaging
+
+from nova_lite import rpc
+
+TOPIC = 'conductor'
+NAMESPACE = 'conductor'
+RPC_API_VERSION = '1.0'
+
+
+class ConductorAPI(object):
+    def __init__(self, conf):
+        self.conf = conf
+        target = messaging.Target(topic=TOPIC, namespace=NAMESPACE,
+                                  version=RPC_API_VERSION)
+        self.client = rpc.get_client(
+            conf, target, version_cap=conf.upgrade_levels.conductor)

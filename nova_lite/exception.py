@@ -1,0 +1,216 @@
+"""Domain exceptions of nova_lite.
+
+Every exception says what went wrong and carries ``code``, the HTTP status it
+maps to. Nothing here knows about WebOb: ``nova_lite.api.fault`` is the one
+place that turns an exception into a response. The classes are allowed across
+RPC (``nova_lite.rpc``), so an ``Invalid`` raised in the conductor reaches the
+API as itself.
+"""
+
+from oslo_log import log as logging
+
+from nova_lite.i18n import _
+
+LOG = logging.getLogger(__name__)
+
+
+class NovaLiteException(Exception):
+    """Base class: ``msg_fmt % kwargs`` makes the message."""
+
+    msg_fmt = _('An unknown exception occurred.')
+    code = 500
+    headers = {}
+    safe = False
+
+    def __init__(self, message=None, **kwargs):
+        self.kwargs = kwargs
+        if 'code' not in self.kwargs:
+            self.kwargs['code'] = self.code
+        if not message:
+            try:
+                message = self.msg_fmt % kwargs
+            except (KeyError, TypeError):
+                LOG.exception('Exception in string format operation for '
+                              '%s, kwargs %s', self.__class__.__name__,
+                              kwargs)
+                message = self.msg_fmt
+        self.message = message
+        super().__init__(message)
+
+    def format_message(self):
+        return self.args[0] if self.args else self.message
+
+
+# -- 400 ------------------------------------------------------------------
+
+class Invalid(NovaLiteException):
+    msg_fmt = _('Bad request: %(reason)s')
+    code = 400
+
+
+class ValidationError(Invalid):
+    msg_fmt = _('Invalid input for field/attribute %(field)s. '
+                'Value: %(value)s. %(reason)s')
+
+
+class InvalidInput(Invalid):
+    msg_fmt = _('Invalid input received: %(reason)s')
+
+
+class InvalidAPIVersionString(Invalid):
+    msg_fmt = _('API Version String %(version)s is of invalid format. Must '
+                'be of format MajorNum.MinorNum.')
+
+
+class InvalidVolume(Invalid):
+    msg_fmt = _('Invalid volume: %(reason)s')
+
+
+class InvalidDevicePath(Invalid):
+    msg_fmt = _("The supplied device path (%(path)s) is invalid.")
+
+
+class InvalidVolumeType(Invalid):
+    msg_fmt = _('Invalid volume type: %(reason)s')
+
+
+class InvalidBDM(Invalid):
+    msg_fmt = _('Block Device Mapping is Invalid: %(details)s')
+
+
+class MultiattachNotSupportedOldMicroversion(Invalid):
+    msg_fmt = _('Multiattach volumes are only supported starting with '
+                'compute API version 2.60.')
+
+
+# -- 401/403 --------------------------------------------------------------
+
+class NotAuthenticated(NovaLiteException):
+    msg_fmt = _('Authentication required')
+    code = 401
+
+
+class Forbidden(NovaLiteException):
+    msg_fmt = _('Forbidden')
+    code = 403
+
+
+class PolicyNotAuthorized(Forbidden):
+    msg_fmt = _("Policy doesn't allow %(action)s to be performed.")
+
+
+class TooManyDiskDevices(Forbidden):
+    msg_fmt = _('The maximum allowed number of disk devices (%(maximum)d) '
+                'to attach to a single instance has been exceeded.')
+
+
+# -- 404 ------------------------------------------------------------------
+
+class NotFound(NovaLiteException):
+    msg_fmt = _('Resource could not be found.')
+    code = 404
+
+
+class InstanceNotFound(NotFound):
+    msg_fmt = _('Instance %(instance_id)s could not be found.')
+
+
+class VolumeNotFound(NotFound):
+    msg_fmt = _('Volume %(volume_id)s could not be found.')
+
+
+class VolumeTypeNotFound(NotFound):
+    msg_fmt = _('Volume type %(volume_type_id)s could not be found.')
+
+
+class VolumeAttachmentNotFound(NotFound):
+    msg_fmt = _('Volume attachment %(attachment_id)s could not be found.')
+
+
+class VolumeBDMNotFound(NotFound):
+    msg_fmt = _('Instance %(instance_uuid)s is not attached to volume '
+                '%(volume_id)s')
+
+
+class FlavorNotFound(NotFound):
+    msg_fmt = _('Flavor %(flavor_id)s could not be found.')
+
+
+class ServiceNotFound(NotFound):
+    msg_fmt = _('Service %(service_id)s could not be found.')
+
+
+class ComputeHostNotFound(NotFound):
+    msg_fmt = _('Compute host %(host)s could not be found.')
+
+
+class InstanceActionNotFound(NotFound):
+    msg_fmt = _('Action for request_id %(request_id)s on instance '
+                '%(instance_uuid)s not found')
+
+
+class VersionNotFoundForAPIMethod(NotFound):
+    msg_fmt = _('API version %(version)s is not supported on this method.')
+
+
+# -- 405/406 --------------------------------------------------------------
+
+class InvalidGlobalAPIVersion(NovaLiteException):
+    msg_fmt = _('Version %(req_ver)s is not supported by the API. Minimum '
+                'is %(min_ver)s and maximum is %(max_ver)s.')
+    code = 406
+
+
+# -- 409 ------------------------------------------------------------------
+
+class Conflict(NovaLiteException):
+    msg_fmt = _('Conflict: %(reason)s')
+    code = 409
+
+
+class InstanceInvalidState(Conflict):
+    msg_fmt = _("Cannot '%(method)s' instance %(instance_uuid)s while it is "
+                "in %(attr)s %(state)s")
+
+
+class InstanceIsLocked(Conflict):
+    msg_fmt = _('Instance %(instance_uuid)s is locked')
+
+
+class UnexpectedTaskStateError(Conflict):
+    msg_fmt = _('Conflict updating instance %(instance_uuid)s. Expected: '
+                '%(expected)s. Actual: %(actual)s')
+
+
+class ComputeServiceUnavailable(Conflict):
+    msg_fmt = _('Compute service of %(host)s is unavailable at this time.')
+
+
+class NoValidHost(Conflict):
+    msg_fmt = _('No valid host was found. %(reason)s')
+
+
+class ResourceConflict(Conflict):
+    msg_fmt = _('Conflict: %(reason)s')
+
+
+# -- 5xx ------------------------------------------------------------------
+
+class ServiceTooOld(NovaLiteException):
+    msg_fmt = _('%(reason)s')
+    code = 503
+
+
+class ServiceUnavailable(NovaLiteException):
+    msg_fmt = _('Service is unavailable at this time.')
+    code = 503
+
+
+class VolumeBackendAPIException(NovaLiteException):
+    msg_fmt = _('Bad or unexpected response from the storage volume '
+                'backend API: %(data)s')
+    code = 500
+
+
+class NotSupported(Invalid):
+    msg_fmt = _('Not supported: %(reason)s')

@@ -1,0 +1,141 @@
+"""The ``services`` table: every running conductor and compute, its
+heartbeat, and whether it is up."""
+
+import datetime
+
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+from oslo_versionedobjects import fields
+import sqlalchemy as sa
+
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite.objects import base
+
+# Bump when a compute or conductor gains something an older peer cannot do;
+# the API checks the minimum over all services before using a new feature.
+# History:
+#   1: nova_lite's first service version.
+SERVICE_VERSION = 1
+
+COMPUTE_BINARY = 'nova-lite-compute'
+CONDUCTOR_BINARY = 'nova-lite-conductor'
+
+
+@db_api.context_manager.reader
+def _get_by_host_and_binary(context, host, binary):
+    return context.session.execute(
+        sa.select(models.Service).filter_by(host=host, binary=binary)
+    ).scalar_one_or_none()
+
+
+@db_api.context_manager.reader
+def _get_all(context, binary=None):
+    query = sa.select(models.Service).order_by(models.Service.id)
+    if binary:
+        query = query.filter_by(binary=binary)
+    return context.session.execute(query).scalars().all()
+
+
+@db_api.context_manager.writer
+def _create(context, values):
+    service = models.Service(**values)
+    context.session.add(service)
+    context.session.flush()
+    return service
+
+
+@db_api.context_manager.writer
+def _update(context, service_id, values):
+    context.session.execute(
+        sa.update(models.Service).where(models.Service.id == service_id)
+        .values(**values))
+    return context.session.get(models.Service, service_id)
+
+
+@db_api.context_manager.reader
+def _min_version(context, binary):
+    return context.session.execute(
+        sa.select(sa.func.min(models.Service.version)).filter_by(
+            binary=binary, forced_down=False)).scalar()
+
+
+@base.NovaLiteObjectRegistry.register
+class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
+    VERSION = '1.0'
+
+    fields = dict(base.NovaLiteTimestampObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'host': fields.StringField(),
+        'binary': fields.StringField(),
+        'topic': fields.StringField(nullable=True),
+        'version': fields.IntegerField(),
+        'disabled': fields.BooleanField(),
+        'disabled_reason': fields.StringField(nullable=True),
+        'forced_down': fields.BooleanField(),
+        'last_seen_up': fields.DateTimeField(nullable=True),
+    })
+
+    @classmethod
+    def get_by_host_and_binary(cls, context, host, binary):
+        db_obj = _get_by_host_and_binary(context, host, binary)
+        if db_obj is None:
+            raise exception.ServiceNotFound(service_id='%s/%s' % (
+                binary, host))
+        return cls._from_db_object(context, cls(), db_obj)
+
+    @classmethod
+    def list(cls, context, binary=None):
+        return [cls._from_db_object(context, cls(), s)
+                for s in _get_all(context, binary)]
+
+    @classmethod
+    def register(cls, context, host, binary, topic):
+        """Create or refresh the row of a starting service."""
+        values = {'version': SERVICE_VERSION, 'topic': topic,
+                  'last_seen_up': base.utcnow()}
+        db_obj = _get_by_host_and_binary(context, host, binary)
+        if db_obj is None:
+            values.update(host=host, binary=binary,
+                          uuid=uuidutils.generate_uuid())
+            try:
+                db_obj = _create(context, values)
+            except Exception:
+                # Another process registered the same (host, binary) at the
+                # same moment: the unique constraint settled it; refresh.
+                db_obj = _get_by_host_and_binary(context, host, binary)
+                if db_obj is None:
+                    raise
+                db_obj = _update(context, db_obj.id, values)
+        else:
+            db_obj = _update(context, db_obj.id, values)
+        return cls._from_db_object(context, cls(), db_obj)
+
+    def heartbeat(self):
+        now = base.utcnow()
+        _update(self._context, self.id, {'last_seen_up': now})
+        self.last_seen_up = now
+        self.obj_reset_changes(['last_seen_up'])
+
+    def is_up(self, down_time):
+        """True if the last heartbeat is less than ``down_time`` s old."""
+        if self.forced_down:
+            return False
+        last = self.last_seen_up or self.updated_at or self.created_at
+        if last is None:
+            return False
+        last = last.replace(tzinfo=None)
+        elapsed = timeutils.utcnow().replace(tzinfo=None) - last
+        return abs(elapsed) <= datetime.timedelta(seconds=down_time)
+
+    @staticmethod
+    def get_minimum_version(context, binary):
+        return _min_version(context, binary) or 0
+
+
+def up_hosts(context, conf, binary=COMPUTE_BINARY):
+    """Hosts of enabled, up services of ``binary``, in registration order."""
+    return [s.host for s in Service.list(context, binary)
+            if not s.disabled and s.is_up(conf.service_down_time)]

@@ -1,0 +1,24 @@
+"""Policy defaults in code, one module per resource.
+
+``list_rules()`` is the ``oslo.policy.policies`` entry point used by
+``tox -e genpolicy`` and by ``nova_lite.policy``. A resource module adds
+itself to ``_MODULES``.
+"""
+
+import itertools
+
+from nova_lite.policies import base
+from nova_lite.policies import services
+
+_MODULES = [base, services]
+
+
+def register(module):
+    """Used by feature modules that are imported lazily (none yet)."""
+    if module not in _MODULES:
+        _MODULES.append(module)
+
+
+def list_rules():
+    return list(itertools.chain.from_iterable(
+        m.list_rules() for m in _MODULES))

@@ -1,0 +1,61 @@
+"""The one exception-to-HTTP mapping."""
+
+from oslo_serialization import jsonutils
+import testtools
+import webob.exc
+
+from nova_lite.api import fault
+from nova_lite import exception
+
+
+class FaultTest(testtools.TestCase):
+    def body(self, resp):
+        return jsonutils.loads(resp.body)
+
+    def test_domain_exceptions_carry_their_code(self):
+        cases = [
+            (exception.Invalid(reason='x'), 400, 'badRequest'),
+            (exception.PolicyNotAuthorized(action='a'), 403, 'forbidden'),
+            (exception.InstanceNotFound(instance_id='i'), 404,
+             'itemNotFound'),
+            (exception.InstanceIsLocked(instance_uuid='i'), 409,
+             'conflictingRequest'),
+            (exception.InvalidGlobalAPIVersion(
+                req_ver='2.999', min_ver='2.1', max_ver='2.100'), 406,
+             'computeFault'),
+            (exception.ServiceTooOld(reason='old'), 503,
+             'serviceUnavailable'),
+        ]
+        for exc, code, name in cases:
+            resp = fault.exception_to_response(exc)
+            self.assertEqual(code, resp.status_int)
+            self.assertEqual({name: {'code': code,
+                                     'message': exc.format_message()}},
+                             self.body(resp))
+
+    def test_webob_404_and_405(self):
+        resp = fault.exception_to_response(webob.exc.HTTPNotFound())
+        self.assertEqual(404, resp.status_int)
+        self.assertEqual('The resource could not be found.',
+                         self.body(resp)['itemNotFound']['message'])
+        resp = fault.exception_to_response(webob.exc.HTTPMethodNotAllowed(
+            headers={'Allow': 'GET, POST'}))
+        self.assertEqual(405, resp.status_int)
+        self.assertEqual('GET, POST', resp.headers['Allow'])
+        self.assertIn('badMethod', self.body(resp))
+
+    def test_unexpected_error_is_500_without_traceback(self):
+        try:
+            raise AttributeError('secret internals')
+        except AttributeError as exc:
+            resp = fault.exception_to_response(exc)
+        self.assertEqual(500, resp.status_int)
+        message = self.body(resp)['computeFault']['message']
+        self.assertIn("<class 'AttributeError'>", message)
+        self.assertNotIn('secret internals', message)
+        self.assertNotIn('Traceback', message)
+
+    def test_401_has_www_authenticate(self):
+        resp = fault.exception_to_response(exception.NotAuthenticated())
+        self.assertEqual(401, resp.status_int)
+        self.assertIn('WWW-Authenticate', resp.headers)
