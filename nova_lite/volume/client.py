@@ -1,0 +1,113 @@
+"""The one door from compute and conductor to the block storage.
+
+Compute and conductor never import volume internals or touch volume tables:
+they call a ``VolumeClient``, chosen by ``[volume] client``:
+
+* ``local``: direct calls into ``nova_lite.volume.api`` (nova-lite-all and
+  deployments sharing one database);
+* ``cinder``: REST through python-cinderclient and keystoneauth1, at the
+  microversions Nova uses, against nova_lite's own ``/v3`` or a real Cinder.
+
+Both return the same plain dicts, shaped like Cinder's REST views, and raise
+the same ``nova_lite.exception`` classes, so callers cannot tell them apart.
+
+Contract (every method takes the request context first):
+
+``get(ctxt, volume_id)``
+    Volume dict: ``id``, ``status``, ``attach_status``, ``size``,
+    ``multiattach`` (bool), ``bootable`` (bool), ``availability_zone``,
+    ``migration_status``, ``volume_type`` (name or None), ``encrypted``,
+    ``attachments`` (Cinder's volume-view list of attached attachments:
+    ``attachment_id``, ``server_id``, ``host_name``, ``device``,
+    ``attached_at``). ``VolumeNotFound`` (404) if unknown.
+``attachment_create(ctxt, volume_id, instance_uuid, connector=None,
+mode=None)``
+    Reserve (no connector: volume ``reserved``) or reserve and connect.
+    Returns the attachment dict: ``id``, ``status`` (attach status),
+    ``instance``, ``volume_id``, ``attach_mode``, ``connection_info``.
+    ``InvalidVolume`` (400) when the volume cannot be reserved.
+``attachment_update(ctxt, attachment_id, connector, mountpoint=None)``
+    Connect: volume ``attaching``; returns the attachment dict with
+    ``connection_info``. The connector's ``mode`` (ro/rw) is honoured.
+``attachment_complete(ctxt, attachment_id)``
+    Volume ``in-use``, attachment ``attached``.
+``attachment_get(ctxt, attachment_id)``
+    The attachment dict plus ``shared_connections_by_attachment``: ids of
+    the other attachments of the same volume on the same attached host.
+``attachment_delete(ctxt, attachment_id)``
+    Terminate the connection (unless still reserved) and delete; the
+    volume's status is recomputed. Returns ``{'shared_connections':
+    [attachment ids still using the same host connection]}``.
+``begin_detaching(ctxt, volume_id)`` / ``roll_detaching(ctxt, volume_id)``
+    Cinder's legacy detach markers Nova uses: ``in-use`` <-> ``detaching``.
+``delete(ctxt, volume_id)``
+    Delete a volume (``delete_on_termination``).
+
+Calls made by nova_lite services on behalf of a server are service
+requests (the OSSA-2023-003 rule lets only those delete an attachment that
+belongs to a server): ``service_context(ctxt)`` marks a context so.
+"""
+
+import abc
+
+
+class VolumeClient(abc.ABC):
+    def __init__(self, conf):
+        self.conf = conf
+
+    @abc.abstractmethod
+    def get(self, ctxt, volume_id):
+        pass
+
+    @abc.abstractmethod
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mode=None):
+        pass
+
+    @abc.abstractmethod
+    def attachment_update(self, ctxt, attachment_id, connector,
+                          mountpoint=None):
+        pass
+
+    @abc.abstractmethod
+    def attachment_complete(self, ctxt, attachment_id):
+        pass
+
+    @abc.abstractmethod
+    def attachment_get(self, ctxt, attachment_id):
+        pass
+
+    @abc.abstractmethod
+    def attachment_delete(self, ctxt, attachment_id):
+        pass
+
+    @abc.abstractmethod
+    def begin_detaching(self, ctxt, volume_id):
+        pass
+
+    @abc.abstractmethod
+    def roll_detaching(self, ctxt, volume_id):
+        pass
+
+    @abc.abstractmethod
+    def delete(self, ctxt, volume_id):
+        pass
+
+
+def service_context(ctxt):
+    """A copy of ``ctxt`` that acts as the compute service on the user's
+    behalf: same user and project, plus the ``service`` role."""
+    svc = ctxt.from_dict(ctxt.to_dict())
+    if 'service' not in [r.lower() for r in svc.roles]:
+        svc.roles = list(svc.roles) + ['service']
+    svc.enforcer = getattr(ctxt, 'enforcer', None)
+    return svc
+
+
+def get_client(conf):
+    """The VolumeClient for ``[volume] client``."""
+    if conf.volume.client == 'cinder':
+        from nova_lite.volume import cinder_client
+        return cinder_client.CinderClient(conf)
+    from nova_lite.volume import local_client
+    return local_client.LocalClient(conf)
