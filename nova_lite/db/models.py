@@ -1,0 +1,406 @@
+"""SQLAlchemy models: the tables nova_lite keeps, in two groups.
+
+Compute (``services``, ``instances``, ``block_device_mappings``,
+``instance_actions``, ``instance_actions_events``, ``instance_faults``) and
+block storage (``volume_types``, ``volume_type_extra_specs``, ``volumes``,
+``volume_attachment``, ``attachment_specs``) are separate services that
+happen to share one database: no foreign key crosses from one group to the
+other, and compute code never queries block-storage tables
+(``COMPUTE_TABLES`` / ``VOLUME_TABLES`` name the groups; a unit test keeps
+them apart).
+
+Alembic owns the schema (``nova_lite/db/migrations``); these models must
+describe exactly what the migrations create, and
+``tests/functional/db/test_migrations.py`` compares the two on SQLite,
+MariaDB and PostgreSQL. Every constraint and index has an explicit name,
+produced by ``NAMING_CONVENTION``, so that names are the same on every
+backend and later migrations can refer to them.
+
+Relationships are declared ``lazy='raise'``: list endpoints must load what
+they show with a fixed number of queries (``selectinload``/``joinedload``),
+and an accidental per-row lazy load fails loudly instead of turning into
+N+1 queries.
+"""
+
+import datetime
+from typing import Optional
+
+from oslo_db.sqlalchemy import models as oslo_models
+from oslo_utils import timeutils
+import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
+from sqlalchemy import orm
+
+
+def _column_names(constraint, table):
+    # Nova's spelling of unique constraint names: uniq_<table>0<col>0<col>.
+    return '0'.join(column.name for column in constraint.columns)
+
+
+NAMING_CONVENTION = {
+    'column_names': _column_names,
+    'pk': 'pk_%(table_name)s',
+    'ix': 'ix_%(table_name)s_%(column_0_N_name)s',
+    'uq': 'uniq_%(table_name)s0%(column_names)s',
+    'fk': 'fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s',
+    'ck': 'ck_%(table_name)s_%(constraint_name)s',
+}
+
+# Column types used across tables. MySQL's plain DATETIME drops fractional
+# seconds and TEXT holds only 64 KiB; the variants keep microseconds (as
+# SQLite and PostgreSQL do) and allow large connection_info blobs.
+DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
+                                      'mariadb')
+MediumText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql', 'mariadb')
+UUID = sa.String(36)
+
+_MYSQL_TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
+
+
+def _utcnow():
+    return timeutils.utcnow()
+
+
+class BASE(oslo_models.ModelBase, orm.DeclarativeBase):
+    """Declarative base of every nova_lite model (one MetaData)."""
+
+    metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {
+        datetime.datetime: DateTime,
+        str: sa.String(255),
+    }
+
+
+class TimestampMixin:
+    """``created_at`` set on insert, ``updated_at`` on every update."""
+
+    created_at: orm.Mapped[Optional[datetime.datetime]] = orm.mapped_column(
+        default=_utcnow)
+    updated_at: orm.Mapped[Optional[datetime.datetime]] = orm.mapped_column(
+        onupdate=_utcnow)
+
+
+# ---------------------------------------------------------------------------
+# Compute
+# ---------------------------------------------------------------------------
+
+class Service(TimestampMixin, BASE):
+    """A running nova-lite-conductor or nova-lite-compute and its heartbeat.
+
+    ``version`` is the service version the process was built with; the API
+    refuses features that the oldest compute service cannot do.
+    """
+
+    __tablename__ = 'services'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid'),
+        sa.UniqueConstraint('host', 'binary'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(UUID)
+    binary: orm.Mapped[str]
+    host: orm.Mapped[str]
+    topic: orm.Mapped[str]
+    version: orm.Mapped[int] = orm.mapped_column(default=0)
+    disabled: orm.Mapped[bool] = orm.mapped_column(default=False)
+    disabled_reason: orm.Mapped[Optional[str]]
+    forced_down: orm.Mapped[bool] = orm.mapped_column(default=False)
+    last_seen_up: orm.Mapped[Optional[datetime.datetime]]
+
+
+class Instance(TimestampMixin, BASE):
+    """A server. ``deleted_at`` is the soft-delete time (restore window)."""
+
+    __tablename__ = 'instances'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(UUID)
+    display_name: orm.Mapped[str]
+    project_id: orm.Mapped[str] = orm.mapped_column(index=True)
+    user_id: orm.Mapped[str]
+    host: orm.Mapped[Optional[str]] = orm.mapped_column(index=True)
+    availability_zone: orm.Mapped[Optional[str]]
+    flavor_id: orm.Mapped[str]
+    image_ref: orm.Mapped[Optional[str]]
+    vm_state: orm.Mapped[str]
+    task_state: orm.Mapped[Optional[str]]
+    power_state: orm.Mapped[int] = orm.mapped_column(default=0)
+    launched_at: orm.Mapped[Optional[datetime.datetime]]
+    terminated_at: orm.Mapped[Optional[datetime.datetime]]
+    locked: orm.Mapped[bool] = orm.mapped_column(default=False)
+    # 'admin' or 'owner': who may unlock.
+    locked_by: orm.Mapped[Optional[str]]
+    locked_reason: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    reservation_id: orm.Mapped[Optional[str]]
+    launch_index: orm.Mapped[int] = orm.mapped_column(default=0)
+    root_device_name: orm.Mapped[Optional[str]]
+    shelved_at: orm.Mapped[Optional[datetime.datetime]]
+    deleted_at: orm.Mapped[Optional[datetime.datetime]]
+
+
+class BlockDeviceMapping(TimestampMixin, BASE):
+    """One disk of a server: a volume, an image or a blank/local disk.
+
+    The unique constraints are how races are settled: the same volume
+    cannot be mapped twice to one server, nor one device name used twice
+    (NULL volume ids and device names never collide, on every backend).
+    """
+
+    __tablename__ = 'block_device_mappings'
+    __table_args__ = (
+        sa.UniqueConstraint('uuid'),
+        sa.UniqueConstraint('instance_uuid', 'volume_id'),
+        sa.UniqueConstraint('instance_uuid', 'device_name'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    uuid: orm.Mapped[str] = orm.mapped_column(UUID)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('instances.uuid', ondelete='CASCADE'),
+        index=True)
+    source_type: orm.Mapped[str]
+    destination_type: orm.Mapped[str]
+    guest_format: orm.Mapped[Optional[str]]
+    device_type: orm.Mapped[Optional[str]]
+    disk_bus: orm.Mapped[Optional[str]]
+    boot_index: orm.Mapped[Optional[int]]
+    device_name: orm.Mapped[Optional[str]]
+    delete_on_termination: orm.Mapped[bool] = orm.mapped_column(
+        default=False)
+    snapshot_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
+    volume_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID,
+                                                             index=True)
+    image_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
+    volume_size: orm.Mapped[Optional[int]]
+    no_device: orm.Mapped[bool] = orm.mapped_column(default=False)
+    connection_info: orm.Mapped[Optional[str]] = orm.mapped_column(
+        MediumText)
+    tag: orm.Mapped[Optional[str]]
+    # The block-storage attachment this mapping holds (NULL: legacy attach).
+    attachment_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
+    volume_type: orm.Mapped[Optional[str]]
+    # 'ro' or 'rw' (microversion 2.105); NULL means the default, 'rw'.
+    attach_mode: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(2))
+
+    instance: orm.Mapped['Instance'] = orm.relationship(lazy='raise')
+
+
+class InstanceAction(TimestampMixin, BASE):
+    """A user-visible action on a server (os-instance-actions)."""
+
+    __tablename__ = 'instance_actions'
+    __table_args__ = (
+        sa.Index('ix_instance_actions_instance_uuid_request_id',
+                 'instance_uuid', 'request_id'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    action: orm.Mapped[str]
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(UUID, index=True)
+    request_id: orm.Mapped[str]
+    user_id: orm.Mapped[str]
+    project_id: orm.Mapped[str]
+    start_time: orm.Mapped[datetime.datetime]
+    finish_time: orm.Mapped[Optional[datetime.datetime]]
+    message: orm.Mapped[Optional[str]]
+
+    events: orm.Mapped[list['InstanceActionEvent']] = orm.relationship(
+        back_populates='action', lazy='raise',
+        cascade='all, delete-orphan', passive_deletes=True,
+        order_by='InstanceActionEvent.id')
+
+
+class InstanceActionEvent(TimestampMixin, BASE):
+    """One step of an instance action, with its result and traceback."""
+
+    __tablename__ = 'instance_actions_events'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    action_id: orm.Mapped[int] = orm.mapped_column(
+        sa.ForeignKey('instance_actions.id', ondelete='CASCADE'),
+        index=True)
+    event: orm.Mapped[str]
+    result: orm.Mapped[Optional[str]]
+    traceback: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    start_time: orm.Mapped[datetime.datetime]
+    finish_time: orm.Mapped[Optional[datetime.datetime]]
+    host: orm.Mapped[Optional[str]]
+    details: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+
+    action: orm.Mapped['InstanceAction'] = orm.relationship(
+        back_populates='events', lazy='raise')
+
+
+class InstanceFault(TimestampMixin, BASE):
+    """The last errors of a server (the ``fault`` of server show)."""
+
+    __tablename__ = 'instance_faults'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(UUID, index=True)
+    code: orm.Mapped[int]
+    message: orm.Mapped[str]
+    details: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    host: orm.Mapped[Optional[str]]
+
+
+# ---------------------------------------------------------------------------
+# Block storage
+# ---------------------------------------------------------------------------
+
+class VolumeType(TimestampMixin, BASE):
+    """A volume type; its extra specs carry e.g. ``multiattach``."""
+
+    __tablename__ = 'volume_types'
+    __table_args__ = (
+        sa.UniqueConstraint('name'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[str] = orm.mapped_column(UUID, primary_key=True)
+    name: orm.Mapped[str]
+    description: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    is_public: orm.Mapped[bool] = orm.mapped_column(default=True)
+
+    extra_specs: orm.Mapped[list['VolumeTypeExtraSpec']] = orm.relationship(
+        back_populates='volume_type', lazy='raise',
+        cascade='all, delete-orphan', passive_deletes=True)
+
+
+class VolumeTypeExtraSpec(TimestampMixin, BASE):
+    __tablename__ = 'volume_type_extra_specs'
+    __table_args__ = (
+        sa.UniqueConstraint('volume_type_id', 'key'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    volume_type_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volume_types.id', ondelete='CASCADE'))
+    key: orm.Mapped[str]
+    value: orm.Mapped[str]
+
+    volume_type: orm.Mapped['VolumeType'] = orm.relationship(
+        back_populates='extra_specs', lazy='raise')
+
+
+class Volume(TimestampMixin, BASE):
+    """A block-storage volume; ``deleted`` rows are kept (soft delete)."""
+
+    __tablename__ = 'volumes'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    id: orm.Mapped[str] = orm.mapped_column(UUID, primary_key=True)
+    project_id: orm.Mapped[str] = orm.mapped_column(index=True)
+    user_id: orm.Mapped[str]
+    display_name: orm.Mapped[Optional[str]]
+    display_description: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.Text)
+    size: orm.Mapped[int]
+    status: orm.Mapped[str]
+    attach_status: orm.Mapped[str]
+    multiattach: orm.Mapped[bool] = orm.mapped_column(default=False)
+    bootable: orm.Mapped[bool] = orm.mapped_column(default=False)
+    volume_type_id: orm.Mapped[Optional[str]] = orm.mapped_column(
+        UUID, sa.ForeignKey('volume_types.id'), index=True)
+    # The backend the volume lives on.
+    host: orm.Mapped[Optional[str]]
+    availability_zone: orm.Mapped[Optional[str]]
+    migration_status: orm.Mapped[Optional[str]]
+    provider_location: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    encrypted: orm.Mapped[bool] = orm.mapped_column(default=False)
+    deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
+    deleted_at: orm.Mapped[Optional[datetime.datetime]]
+
+    volume_type: orm.Mapped[Optional['VolumeType']] = orm.relationship(
+        lazy='raise')
+    # The live (not soft-deleted) attachments. Read-only: attachments are
+    # created and deleted through VolumeAttachment rows themselves.
+    attachments: orm.Mapped[list['VolumeAttachment']] = orm.relationship(
+        primaryjoin='and_(Volume.id == VolumeAttachment.volume_id, '
+                    'VolumeAttachment.deleted == false())',
+        viewonly=True, lazy='raise', order_by='VolumeAttachment.id')
+
+
+class VolumeAttachment(TimestampMixin, BASE):
+    """An attachment of a volume to an instance (Cinder attachments API).
+
+    ``attach_mode`` is 'rw', 'ro', or the literal string 'null' before the
+    mode is known; deleted attachments are kept with ``deleted`` set.
+    """
+
+    __tablename__ = 'volume_attachment'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    id: orm.Mapped[str] = orm.mapped_column(UUID, primary_key=True)
+    volume_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volumes.id'), index=True)
+    instance_uuid: orm.Mapped[Optional[str]] = orm.mapped_column(UUID,
+                                                                 index=True)
+    attached_host: orm.Mapped[Optional[str]]
+    mountpoint: orm.Mapped[Optional[str]]
+    attach_time: orm.Mapped[Optional[datetime.datetime]]
+    detach_time: orm.Mapped[Optional[datetime.datetime]]
+    attach_status: orm.Mapped[str]
+    attach_mode: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(36))
+    connection_info: orm.Mapped[Optional[str]] = orm.mapped_column(
+        MediumText)
+    deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
+    deleted_at: orm.Mapped[Optional[datetime.datetime]]
+
+    volume: orm.Mapped['Volume'] = orm.relationship(lazy='raise')
+    specs: orm.Mapped[list['AttachmentSpec']] = orm.relationship(
+        back_populates='attachment', lazy='raise',
+        cascade='all, delete-orphan', passive_deletes=True)
+
+
+class AttachmentSpec(TimestampMixin, BASE):
+    """One key of an attachment's host connector; ``value`` is JSON.
+
+    The connector is stored as key/value rows, as in Cinder's
+    add-new-attach-apis spec.
+    """
+
+    __tablename__ = 'attachment_specs'
+    __table_args__ = (
+        sa.UniqueConstraint('attachment_id', 'key'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    attachment_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volume_attachment.id', ondelete='CASCADE'),
+        index=True)
+    key: orm.Mapped[str]
+    value: orm.Mapped[str] = orm.mapped_column(sa.Text)
+
+    attachment: orm.Mapped['VolumeAttachment'] = orm.relationship(
+        back_populates='specs', lazy='raise')
+
+
+COMPUTE_TABLES = frozenset([
+    'services', 'instances', 'block_device_mappings', 'instance_actions',
+    'instance_actions_events', 'instance_faults',
+])
+VOLUME_TABLES = frozenset([
+    'volume_types', 'volume_type_extra_specs', 'volumes',
+    'volume_attachment', 'attachment_specs',
+])
