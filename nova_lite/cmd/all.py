@@ -7,7 +7,6 @@ host on threads over the in-process transport, and serves the API on
 stops it cleanly.
 """
 
-import os
 import signal
 import sys
 import threading

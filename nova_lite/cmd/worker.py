@@ -16,6 +16,7 @@ from nova_lite import rpc
 
 LOG = logging.getLogger(__name__)
 
+
 def _split_host(argv):
     """``--host NAME`` overrides ``[DEFAULT] host`` (which oslo.config
     does not take on the command line), so several computes can share a

@@ -17,7 +17,6 @@ def set_defaults(conf=None):
     """Hook of ``oslo.config.opts.defaults``: nova_lite's defaults for
     options other libraries own ([database] connection, transport_url)."""
     from nova_lite.conf import database
-    from nova_lite.conf import rpc
     if conf is None:
         from oslo_config import cfg
         conf = cfg.CONF

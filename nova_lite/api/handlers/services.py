@@ -2,6 +2,7 @@
 
 from nova_lite.api import microversion
 from nova_lite.api.schemas import services as schema
+from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
@@ -18,7 +19,7 @@ def _serialize_service(svc, want, down_time):
         'host': svc.host,
         'state': 'up' if svc.is_up(down_time) else 'down',
         'status': 'disabled' if svc.disabled else 'enabled',
-        'updated_at': last.isoformat() if last else None,
+        'updated_at': util.isotime(last),
         'zone': zone,
     }
     if want.matches('2.11'):
