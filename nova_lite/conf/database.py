@@ -2,13 +2,13 @@
 
 from oslo_db import options as db_options
 
-_DEFAULT_CONNECTION = 'sqlite:///$state_path/nova_lite.sqlite'
+DEFAULT_CONNECTION = 'sqlite:///$state_path/nova_lite.sqlite'
 
 
 def register_opts(conf):
     # oslo.db owns the [database] group (connection, max_pool_size, ...);
     # nova_lite only sets the default: a SQLite file under state_path.
-    db_options.set_defaults(conf, connection=_DEFAULT_CONNECTION)
+    db_options.set_defaults(conf, connection=DEFAULT_CONNECTION)
 
 
 def list_opts():

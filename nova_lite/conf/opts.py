@@ -13,13 +13,19 @@ def list_opts():
     return [(g, o) for g, o in merged.items()]
 
 
-def set_defaults(conf=None):
-    """Hook of ``oslo.config.opts.defaults``: nova_lite's defaults for
-    options other libraries own ([database] connection, transport_url)."""
+def set_defaults():
+    """Hook of ``oslo.config.opts.defaults``, called by the config generator
+    only: show nova_lite's defaults for options that other libraries own
+    (``[database] connection``, ``transport_url``) in the sample file.
+    Services set these per ConfigOpts in ``nova_lite.conf``."""
+    from oslo_config import cfg
+    from oslo_db import options as db_options
+    from oslo_messaging import transport
+
     from nova_lite.conf import database
-    if conf is None:
-        from oslo_config import cfg
-        conf = cfg.CONF
-    database.register_opts(conf)
-    import oslo_messaging as messaging
-    messaging.set_transport_defaults(control_exchange='nova_lite')
+    from nova_lite.conf import rpc
+    cfg.set_defaults(db_options.database_opts,
+                     connection=database.DEFAULT_CONNECTION)
+    cfg.set_defaults(transport._transport_opts,
+                     transport_url=rpc.DEFAULT_TRANSPORT_URL,
+                     control_exchange='nova_lite')
