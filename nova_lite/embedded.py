@@ -43,10 +43,17 @@ class EmbeddedSystem(object):
         return self
 
     def stop(self):
+        # Stop every service first, then wait for them: their RPC servers
+        # drain in parallel.
         for svc in reversed(self.services):
             try:
                 svc.stop()
             except Exception:
                 LOG.exception('Stopping %s failed', svc.binary)
+        for svc in reversed(self.services):
+            try:
+                svc.wait()
+            except Exception:
+                LOG.exception('Waiting for %s failed', svc.binary)
         self.services = []
         rpc.cleanup(self.conf)

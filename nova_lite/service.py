@@ -75,9 +75,14 @@ class Service(object):
                 LOG.exception('Periodic tasks of %s failed', self.binary)
 
     def stop(self):
+        """Stop taking new messages (returns at once; see ``wait``)."""
         self._stop.set()
         if self._rpc_server is not None:
             self._rpc_server.stop()
+
+    def wait(self):
+        """Wait for messages in progress and the service threads."""
+        if self._rpc_server is not None:
             self._rpc_server.wait()
             self._rpc_server = None
         for thread in self._threads:

@@ -45,5 +45,6 @@ def run(factory, argv=None):
             pass
     finally:
         svc.stop()
+        svc.wait()
         rpc.cleanup(conf)
     return 0

@@ -28,4 +28,4 @@ def set_defaults():
                      connection=database.DEFAULT_CONNECTION)
     cfg.set_defaults(transport._transport_opts,
                      transport_url=rpc.DEFAULT_TRANSPORT_URL,
-                     control_exchange='nova_lite')
+                     control_exchange=rpc.CONTROL_EXCHANGE)

@@ -3,7 +3,6 @@
 import importlib
 
 from oslo_config import cfg
-import oslo_messaging as messaging
 from oslo_messaging import opts as msg_opts
 
 _PRIVATE_GROUPS = [
@@ -17,6 +16,8 @@ _PRIVATE_GROUPS = [
 # (nova_lite.transport.inproc), registered as the oslo.messaging driver
 # ``inproc``. Production uses rabbit://.
 DEFAULT_TRANSPORT_URL = 'inproc://'
+# The exchange (RabbitMQ) all nova_lite services share.
+CONTROL_EXCHANGE = 'nova_lite'
 
 ALL_OPTS = [
     cfg.IntOpt(
@@ -51,7 +52,6 @@ UPGRADE_OPTS = [
 
 
 def register_opts(conf):
-    messaging.set_transport_defaults(control_exchange='nova_lite')
     conf.register_opts(ALL_OPTS)
     conf.register_group(upgrade_group)
     conf.register_opts(UPGRADE_OPTS, group=upgrade_group)
@@ -70,6 +70,7 @@ def register_opts(conf):
             continue  # not in this oslo.messaging release
         conf.register_opts(opts, group=group)
     conf.set_default('transport_url', DEFAULT_TRANSPORT_URL)
+    conf.set_default('control_exchange', CONTROL_EXCHANGE)
 
 
 def list_opts():

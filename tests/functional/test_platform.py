@@ -218,6 +218,7 @@ class ServicesTest(base.TestCase):
         svc = [s for s in self.sys.system.services
                if s.host == 'compute2' and s.binary == 'nova-lite-compute'][0]
         svc.stop()
+        svc.wait()
         self.sys.system.services.remove(svc)
         old = datetime.datetime.utcnow() - datetime.timedelta(
             seconds=self.conf.service_down_time + 5)

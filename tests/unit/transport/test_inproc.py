@@ -482,7 +482,8 @@ class TestRPC(InProcTestCase):
 
     def test_queue_deleted_when_last_listener_cleaned_up(self):
         srv = self.start_server()
-        self.assertIn(('openstack', 't'), self.broker()._topics)
+        self.assertIn((self.conf.control_exchange, 't'),
+                      self.broker()._topics)
         self.stop_server(srv)
         self.assertEqual({}, self.broker()._topics)
         client = self.client()
