@@ -83,6 +83,64 @@ class MultiattachNotSupportedOldMicroversion(Invalid):
                 'compute API version 2.60.')
 
 
+class VolumeTypeInUse(Invalid):
+    msg_fmt = _('Volume Type %(volume_type_id)s deletion is not allowed '
+                'with volumes present with the type.')
+
+
+class MultiattachNotSupportedByVirtDriver(Invalid):
+    msg_fmt = _("Volume %(volume_id)s has 'multiattach' set, which is not "
+                "supported for this instance.")
+
+
+class MultiattachToShelvedNotSupported(Invalid):
+    msg_fmt = _('Attaching multiattach volumes is not supported for '
+                'shelved-offloaded instances.')
+
+
+class MultiattachSwapVolumeNotSupported(Invalid):
+    msg_fmt = _('Swapping multi-attach volumes with more than one read/write '
+                'attachment is not supported.')
+
+
+class VolumeTaggedAttachNotSupported(Invalid):
+    msg_fmt = _('Tagged volume attachment is not supported for this '
+                'instance.')
+
+
+class VolumeTaggedAttachToShelvedNotSupported(Invalid):
+    msg_fmt = _('Tagged volume attachment is not supported for '
+                'shelved-offloaded instances.')
+
+
+class InvalidBDMFormat(InvalidBDM):
+    msg_fmt = _('Block Device Mapping is Invalid: some fields are not '
+                'recognized, or have invalid values: %(details)s')
+
+
+class InvalidBDMBootSequence(InvalidBDM):
+    msg_fmt = _('Block Device Mapping is Invalid: Boot sequence for the '
+                'instance and image/block device mapping combination is not '
+                'valid.')
+
+
+class InvalidBDMVolume(InvalidBDM):
+    msg_fmt = _('Block Device Mapping is Invalid: failed to get volume '
+                '%(id)s.')
+
+
+class RootVolumeDetach(Invalid):
+    msg_fmt = _('Cannot detach a root device volume')
+
+
+class AttachmentFieldNotMutable(Invalid):
+    msg_fmt = _('The %(field)s property is not mutable')
+
+
+class MarkerNotFound(Invalid):
+    msg_fmt = _('Marker %(marker)s could not be found.')
+
+
 # -- 401/403 --------------------------------------------------------------
 
 class NotAuthenticated(NovaLiteException):
@@ -127,6 +185,19 @@ class VolumeAttachmentNotFound(NotFound):
     msg_fmt = _('Volume attachment %(attachment_id)s could not be found.')
 
 
+class VolumeTypeExtraSpecsNotFound(NotFound):
+    msg_fmt = _('Volume Type %(volume_type_id)s has no extra specs with '
+                'key %(extra_specs_key)s.')
+
+
+class SnapshotNotFound(NotFound):
+    msg_fmt = _('Snapshot %(snapshot_id)s could not be found.')
+
+
+class BackupNotFound(NotFound):
+    msg_fmt = _('Backup %(backup_id)s could not be found.')
+
+
 class VolumeBDMNotFound(NotFound):
     msg_fmt = _('Instance %(instance_uuid)s is not attached to volume '
                 '%(volume_id)s')
@@ -147,6 +218,10 @@ class ComputeHostNotFound(NotFound):
 class InstanceActionNotFound(NotFound):
     msg_fmt = _('Action for request_id %(request_id)s on instance '
                 '%(instance_uuid)s not found')
+
+
+class InstanceActionEventNotFound(NotFound):
+    msg_fmt = _('Event %(event)s not found for action id %(action_id)s')
 
 
 class VersionNotFoundForAPIMethod(NotFound):
@@ -177,6 +252,19 @@ class InstanceIsLocked(Conflict):
     msg_fmt = _('Instance %(instance_uuid)s is locked')
 
 
+class InstanceNotReady(Conflict):
+    msg_fmt = _('Instance %(instance_id)s is not ready')
+
+
+class DevicePathInUse(Conflict):
+    msg_fmt = _('The supplied device path (%(path)s) is in use.')
+
+
+class VolumeNotMigrating(Conflict):
+    msg_fmt = _('volume %(volume_id)s is not migrating; this API should only '
+                'be called by Cinder')
+
+
 class UnexpectedTaskStateError(Conflict):
     msg_fmt = _('Conflict updating instance %(instance_uuid)s. Expected: '
                 '%(expected)s. Actual: %(actual)s')
@@ -192,6 +280,15 @@ class NoValidHost(Conflict):
 
 class ResourceConflict(Conflict):
     msg_fmt = _('Conflict: %(reason)s')
+
+
+class VolumeTypeExists(Conflict):
+    msg_fmt = _('Volume Type %(id)s already exists.')
+
+
+class ConflictNovaUsingAttachment(Conflict):
+    msg_fmt = _('Detach volume from instance %(instance_id)s using the '
+                'Compute API')
 
 
 # -- 5xx ------------------------------------------------------------------

@@ -5,6 +5,7 @@ Backend groups (one per name in ``enabled_backends``) are registered by
 are only known from the configuration.
 """
 
+from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
 volume_group = cfg.OptGroup(
@@ -51,10 +52,60 @@ instead of looking it up in the Keystone catalog.
 ]
 
 
+cinder_group = cfg.OptGroup(
+    'cinder',
+    title='Block-storage REST client options',
+    help="""
+How compute and conductor authenticate to the block-storage REST API when
+``[volume] client = cinder``.
+
+Requests are made with the token of the user whose request is being served
+(the request context), at the endpoint ``[volume] endpoint_override`` or, with
+Keystone, the ``block-storage`` endpoint of the token's catalog. Requests
+made as the service (detaching a server's volume, the OSSA-2023-003 rule)
+also carry a service token: with ``[api] auth_strategy = keystone`` it is
+obtained with the auth plugin configured in this group (``auth_type`` and its
+options, e.g. ``password``); with ``noauth2`` the ``X-Service-Roles: service``
+header is sent instead.
+""")
+
+CINDER_OPTS = [
+    cfg.StrOpt(
+        'region_name',
+        help="""
+Region of the block-storage endpoint to look up in the Keystone catalog when
+``[volume] endpoint_override`` is not set.
+"""),
+    cfg.StrOpt(
+        'interface',
+        default='public',
+        choices=['public', 'internal', 'admin'],
+        help="""
+Endpoint interface of the block-storage endpoint to look up in the Keystone
+catalog when ``[volume] endpoint_override`` is not set.
+"""),
+]
+
+
 def register_opts(conf):
     conf.register_group(volume_group)
     conf.register_opts(ALL_OPTS, group=volume_group)
+    conf.register_group(cinder_group)
+    conf.register_opts(CINDER_OPTS, group=cinder_group)
+    ks_loading.register_session_conf_options(conf, cinder_group.name)
+    ks_loading.register_auth_conf_options(conf, cinder_group.name)
+
+
+def _backend_opts():
+    # Imported here: the driver modules are not needed to parse options.
+    from nova_lite.volume import drivers
+    return drivers.sample_opts()
 
 
 def list_opts():
-    return {volume_group: ALL_OPTS}
+    cinder_opts = (CINDER_OPTS + ks_loading.get_session_conf_options() +
+                   ks_loading.get_auth_common_conf_options() +
+                   ks_loading.get_auth_plugin_conf_options('password'))
+    result = {volume_group: ALL_OPTS, cinder_group: cinder_opts}
+    result.update(_backend_opts())
+    return result

@@ -7,10 +7,13 @@ itself to ``_MODULES``.
 
 import itertools
 
+from nova_lite.policies import attachments
 from nova_lite.policies import base
 from nova_lite.policies import services
+from nova_lite.policies import volume_types
+from nova_lite.policies import volumes
 
-_MODULES = [base, services]
+_MODULES = [base, services, volumes, volume_types, attachments]
 
 
 def register(module):

@@ -1,0 +1,132 @@
+"""Block-storage backends, chosen by ``[volume] enabled_backends``.
+
+Each name in ``enabled_backends`` is a backend with a config group of the
+same name, as Cinder operators know it::
+
+    [volume]
+    enabled_backends = fast, slow
+
+    [fast]
+    volume_driver = file
+    volume_backend_name = gold
+
+    [slow]
+    volume_driver = fake
+    connect_delay = 2.0
+
+``volume_driver`` names one of ``DRIVERS``; when unset, the backend name
+itself is taken as the driver name (so the default ``enabled_backends =
+file`` needs no group at all). The groups are registered on first use by
+``register_backend_opts(conf)`` (their names come from the configuration,
+so they cannot be registered earlier); ``get_backends(conf)`` returns the
+drivers, built once per ConfigOpts.
+
+A new volume goes to the first enabled backend whose
+``volume_backend_name`` matches its type's ``volume_backend_name`` extra
+spec (any backend when the type has none) and, for a multiattach type,
+that reports the ``multiattach`` capability.
+"""
+
+import threading
+import weakref
+
+from oslo_config import cfg
+from oslo_utils import importutils
+
+from nova_lite import exception
+
+DRIVERS = {
+    'fake': 'nova_lite.volume.drivers.fake.FakeDriver',
+    'file': 'nova_lite.volume.drivers.file.FileDriver',
+}
+
+COMMON_OPTS = [
+    cfg.StrOpt(
+        'volume_driver',
+        help="""
+The driver of this backend: ``file`` (each volume a sparse file) or
+``fake`` (no storage; for tests and benchmarks). Unset means the driver
+named like the backend group itself.
+"""),
+    cfg.StrOpt(
+        'volume_backend_name',
+        help="""
+The name volume types use to ask for this backend (their
+``volume_backend_name`` extra spec). Unset means the backend group's name.
+Several backends may share one name.
+"""),
+]
+
+_LOCK = threading.Lock()
+# id(conf) -> (weakref to conf, {backend name: driver})
+_BACKENDS = {}
+
+
+def _driver_name(conf, backend):
+    return conf[backend].volume_driver or backend
+
+
+def register_backend_opts(conf):
+    """Register the group of every enabled backend on ``conf``
+    (idempotent)."""
+    for backend in conf.volume.enabled_backends:
+        conf.register_opts(COMMON_OPTS, group=backend)
+        name = _driver_name(conf, backend)
+        if name not in DRIVERS:
+            raise exception.NovaLiteException(
+                message='Backend %s: unknown volume_driver %r (known: %s)' % (
+                    backend, name, ', '.join(sorted(DRIVERS))))
+        driver_cls = importutils.import_class(DRIVERS[name])
+        conf.register_opts(driver_cls.OPTS, group=backend)
+
+
+def get_backends(conf):
+    """``{backend name: driver}`` of ``conf``'s enabled backends, in the
+    configured order."""
+    key = id(conf)
+    with _LOCK:
+        entry = _BACKENDS.get(key)
+        if entry is not None and entry[0]() is conf:
+            return entry[1]
+        register_backend_opts(conf)
+        backends = {}
+        for backend in conf.volume.enabled_backends:
+            driver_cls = importutils.import_class(
+                DRIVERS[_driver_name(conf, backend)])
+            backends[backend] = driver_cls(conf, backend)
+        for stale in [k for k, (ref, _b) in _BACKENDS.items()
+                      if ref() is None]:
+            del _BACKENDS[stale]
+        _BACKENDS[key] = (weakref.ref(conf), backends)
+        return backends
+
+
+def get_driver(conf, backend):
+    """The driver of ``backend`` (a volume's ``host``)."""
+    driver = get_backends(conf).get(backend)
+    if driver is None:
+        raise exception.VolumeBackendAPIException(
+            data='the backend %s of this volume is not enabled on this '
+                 'service ([volume] enabled_backends)' % backend)
+    return driver
+
+
+def choose_backend(conf, extra_specs, multiattach):
+    """The backend name for a new volume, or None if none fits."""
+    wanted = (extra_specs or {}).get('volume_backend_name')
+    for name, driver in get_backends(conf).items():
+        if wanted and driver.volume_backend_name != wanted:
+            continue
+        if multiattach and not driver.get_capabilities().get('multiattach'):
+            continue
+        return name
+    return None
+
+
+def sample_opts():
+    """Options of the sample configuration: one group per driver, named
+    like it (a valid backend group as it is)."""
+    result = {}
+    for name, path in sorted(DRIVERS.items()):
+        result[name] = COMMON_OPTS + importutils.import_class(path).OPTS
+    return result

@@ -1,0 +1,82 @@
+"""Policies of /v3 volumes and their actions (Cinder's rule names)."""
+
+from oslo_policy import policy
+
+from nova_lite.policies import base
+
+CREATE = 'volume:create'
+GET = 'volume:get'
+GET_ALL = 'volume:get_all'
+UPDATE = 'volume:update'
+DELETE = 'volume:delete'
+MULTIATTACH = 'volume:multiattach'
+HOST_ATTRIBUTE = 'volume_extension:volume_host_attribute'
+MIG_STATUS_ATTRIBUTE = 'volume_extension:volume_mig_status_attribute'
+TENANT_ATTRIBUTE = 'volume_extension:volume_tenant_attribute'
+BEGIN_DETACHING = 'volume_extension:volume_actions:begin_detaching'
+ROLL_DETACHING = 'volume_extension:volume_actions:roll_detaching'
+
+_VOLUME = '/volumes/{volume_id}'
+_ACTION = '/volumes/{volume_id}/action'
+
+rules = [
+    policy.DocumentedRuleDefault(
+        name=CREATE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Create a volume.',
+        operations=[{'method': 'POST', 'path': '/volumes'}]),
+    policy.DocumentedRuleDefault(
+        name=GET, check_str=base.PROJECT_READER_OR_ADMIN,
+        description='Show a volume.',
+        operations=[{'method': 'GET', 'path': _VOLUME}]),
+    policy.DocumentedRuleDefault(
+        name=GET_ALL, check_str=base.PROJECT_READER_OR_ADMIN,
+        description='List volumes (an administrator may add all_tenants to '
+                    'see every project\'s).',
+        operations=[{'method': 'GET', 'path': '/volumes'},
+                    {'method': 'GET', 'path': '/volumes/detail'}]),
+    policy.DocumentedRuleDefault(
+        name=UPDATE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Update a volume\'s name or description, or its '
+                    'bootable flag.',
+        operations=[{'method': 'PUT', 'path': _VOLUME},
+                    {'method': 'POST',
+                     'path': _ACTION + ' (os-set_bootable)'}]),
+    policy.DocumentedRuleDefault(
+        name=DELETE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Delete a volume.',
+        operations=[{'method': 'DELETE', 'path': _VOLUME}]),
+    policy.DocumentedRuleDefault(
+        name=MULTIATTACH, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Create a volume of a multiattach volume type.',
+        operations=[{'method': 'POST', 'path': '/volumes'}]),
+    policy.DocumentedRuleDefault(
+        name=HOST_ATTRIBUTE, check_str=base.RULE_ADMIN_API,
+        description='See the backend of a volume '
+                    '(os-vol-host-attr:host) and the host of its '
+                    'attachments.',
+        operations=[{'method': 'GET', 'path': _VOLUME}]),
+    policy.DocumentedRuleDefault(
+        name=MIG_STATUS_ATTRIBUTE, check_str=base.RULE_ADMIN_API,
+        description='See the migration status of a volume.',
+        operations=[{'method': 'GET', 'path': _VOLUME}]),
+    policy.DocumentedRuleDefault(
+        name=TENANT_ATTRIBUTE, check_str=base.PROJECT_READER_OR_ADMIN,
+        description='See the project of a volume '
+                    '(os-vol-tenant-attr:tenant_id).',
+        operations=[{'method': 'GET', 'path': _VOLUME}]),
+    policy.DocumentedRuleDefault(
+        name=BEGIN_DETACHING, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Mark an in-use volume as detaching (legacy marker the '
+                    'compute service uses).',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-begin_detaching)'}]),
+    policy.DocumentedRuleDefault(
+        name=ROLL_DETACHING, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Roll a detaching volume back to in-use.',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-roll_detaching)'}]),
+]
+
+
+def list_rules():
+    return rules

@@ -1,0 +1,447 @@
+"""The block-storage service layer: volume types, volumes, attachments.
+
+Cinder's ``volume/api.py`` and the parts of its volume manager nova_lite
+needs, in one place, run by whichever process calls it: the API for
+``/v3``, compute and conductor through the ``local`` VolumeClient. Policy is
+checked here, so every caller gets the same rules; a volume of another
+project is "not found" (404) unless the caller is an administrator.
+
+Status moves follow ``nova_lite.volume.status`` and are made by
+compare-and-swap in ``nova_lite.volume.db``; backend calls
+(``nova_lite.volume.drivers``) are made between transactions, never inside
+one. When a backend call fails:
+
+* connecting (attachment update): the attachment goes to
+  ``error_attaching``, the volume's status is recomputed, and the caller
+  gets a 500 that says why; the caller deletes the attachment;
+* connecting within an attachment create: the reservation is undone (the
+  attachment deleted, the volume recomputed), since the caller never
+  learns the attachment's id;
+* disconnecting (attachment delete): nothing changes and the caller is told
+  why;
+* creating a volume: the volume is ``error``; deleting: ``error_deleting``.
+"""
+
+from oslo_log import log as logging
+from oslo_serialization import jsonutils
+from oslo_utils import excutils
+from oslo_utils import timeutils
+
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite.policies import attachments as attachment_policies
+from nova_lite.policies import volume_types as type_policies
+from nova_lite.policies import volumes as volume_policies
+from nova_lite.volume import db
+from nova_lite.volume import drivers
+from nova_lite.volume import instances
+from nova_lite.volume import status as st
+from nova_lite.volume import views
+
+LOG = logging.getLogger(__name__)
+
+MULTIATTACH_SPEC = 'multiattach'
+MULTIATTACH_TRUE = '<is> True'
+DELETABLE = st.VOLUME_MOVES['delete'][0]
+
+
+def is_service_request(ctxt):
+    """A request made by another service: the ``service`` role in the
+    token (noauth2's user ``service``, ``client.service_context``) or in
+    the service token (keystone's ``X-Service-Roles``)."""
+    roles = [r.lower() for r in ctxt.roles or []]
+    service_roles = [r.lower() for r in
+                     getattr(ctxt, 'service_roles', None) or []]
+    return 'service' in roles or 'service' in service_roles
+
+
+def is_multiattach_type(extra_specs):
+    """Cinder's exact test of the type's ``multiattach`` extra spec."""
+    return extra_specs.get(MULTIATTACH_SPEC) == MULTIATTACH_TRUE
+
+
+def _target(project_id):
+    return {'project_id': project_id}
+
+
+def _volume_dict(volume):
+    """What a driver is given about a volume."""
+    return {
+        'id': volume.id,
+        'size': volume.size,
+        'host': volume.host,
+        'provider_location': volume.provider_location,
+        'multiattach': bool(volume.multiattach),
+    }
+
+
+class API(object):
+    def __init__(self, conf):
+        self.conf = conf
+
+    @staticmethod
+    def _project(ctxt):
+        """The project a lookup is limited to (None: administrators see
+        every project)."""
+        return None if ctxt.is_admin else ctxt.project_id
+
+    # -- volume types ---------------------------------------------------------
+    def type_get_all(self, ctxt, is_public=None):
+        ctxt.can(type_policies.GET_ALL, target=_target(ctxt.project_id))
+        if not ctxt.is_admin:
+            is_public = True
+        return db.type_get_all(ctxt, is_public=is_public)
+
+    def type_get(self, ctxt, type_id):
+        ctxt.can(type_policies.GET, target=_target(ctxt.project_id))
+        return db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+
+    def type_create(self, ctxt, name, description=None, is_public=True,
+                    extra_specs=None):
+        ctxt.can(type_policies.CREATE, target=_target(ctxt.project_id))
+        return db.type_create(ctxt, name, description, is_public,
+                              extra_specs)
+
+    def type_update(self, ctxt, type_id, values):
+        ctxt.can(type_policies.UPDATE, target=_target(ctxt.project_id))
+        return db.type_update(ctxt, type_id, values)
+
+    def type_delete(self, ctxt, type_id):
+        ctxt.can(type_policies.DELETE, target=_target(ctxt.project_id))
+        db.type_destroy(ctxt, type_id)
+
+    def extra_specs_get(self, ctxt, type_id, key=None):
+        rule = (type_policies.EXTRA_SPECS_SHOW if key
+                else type_policies.EXTRA_SPECS_INDEX)
+        ctxt.can(rule, target=_target(ctxt.project_id))
+        vtype = db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+        specs = views.visible_extra_specs(ctxt, vtype)
+        if key is None:
+            return specs
+        if key not in specs:
+            raise exception.VolumeTypeExtraSpecsNotFound(
+                volume_type_id=type_id, extra_specs_key=key)
+        return {key: specs[key]}
+
+    def extra_specs_update(self, ctxt, type_id, specs, single=False):
+        rule = (type_policies.EXTRA_SPECS_UPDATE if single
+                else type_policies.EXTRA_SPECS_CREATE)
+        ctxt.can(rule, target=_target(ctxt.project_id))
+        db.type_extra_specs_update(ctxt, type_id, specs)
+        return specs
+
+    def extra_spec_delete(self, ctxt, type_id, key):
+        ctxt.can(type_policies.EXTRA_SPECS_DELETE,
+                 target=_target(ctxt.project_id))
+        db.type_extra_spec_delete(ctxt, type_id, key)
+
+    # -- volumes --------------------------------------------------------
+    def get(self, ctxt, volume_id):
+        volume = db.volume_get(ctxt, volume_id, self._project(ctxt))
+        ctxt.can(volume_policies.GET, target=_target(volume.project_id))
+        return volume
+
+    def get_all(self, ctxt, filters=None, all_tenants=False, marker=None,
+                limit=None, offset=None, sort_key='created_at',
+                sort_dir='desc'):
+        filters = dict(filters or {})
+        project_id = filters.pop('project_id', None)
+        ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
+        if not (ctxt.is_admin and all_tenants):
+            project_id = ctxt.project_id
+        return db.volume_get_all(ctxt, project_id=project_id,
+                                 filters=filters, marker=marker, limit=limit,
+                                 offset=offset, sort_key=sort_key,
+                                 sort_dir=sort_dir)
+
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, availability_zone=None, image_ref=None,
+               snapshot_id=None, source_volid=None, backup_id=None,
+               metadata=None):
+        ctxt.can(volume_policies.CREATE, target=_target(ctxt.project_id))
+        if snapshot_id:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
+        if backup_id:
+            raise exception.BackupNotFound(backup_id=backup_id)
+        if source_volid:
+            self.get(ctxt, source_volid)
+            raise exception.InvalidInput(
+                reason=_('creating a volume from another volume is not '
+                         'supported by nova_lite.'))
+        if metadata:
+            raise exception.InvalidInput(
+                reason=_('volume metadata is not supported by nova_lite.'))
+        if not isinstance(size, int) or size <= 0:
+            raise exception.InvalidInput(
+                reason=_("Volume size '%s' must be an integer and greater "
+                         "than 0") % size)
+        zone = views.DEFAULT_AVAILABILITY_ZONE
+        if availability_zone and availability_zone != zone:
+            raise exception.InvalidInput(
+                reason=_("Availability zone '%s' is invalid.") %
+                availability_zone)
+        vtype, specs = None, {}
+        if volume_type:
+            vtype = db.type_get_by_name_or_id(
+                ctxt, volume_type, include_private=ctxt.is_admin)
+            specs = views.extra_specs_of(vtype)
+        multiattach = is_multiattach_type(specs)
+        if multiattach:
+            ctxt.can(volume_policies.MULTIATTACH,
+                     target=_target(ctxt.project_id))
+        backend = drivers.choose_backend(self.conf, specs, multiattach)
+        volume = db.volume_create(ctxt, {
+            'project_id': ctxt.project_id,
+            'user_id': ctxt.user_id,
+            'display_name': name,
+            'display_description': description,
+            'size': size,
+            'multiattach': multiattach,
+            'bootable': bool(image_ref),
+            'volume_type_id': vtype.id if vtype is not None else None,
+            'host': backend,
+            'availability_zone': zone,
+        })
+        if backend is None:
+            LOG.error('No enabled backend can host volume %s (type %s)',
+                      volume.id, volume_type)
+            db.volume_move(ctxt, volume.id, 'create_failed')
+        else:
+            self._create_on_backend(ctxt, volume)
+        return db.volume_get(ctxt, volume.id)
+
+    def _create_on_backend(self, ctxt, volume):
+        try:
+            driver = drivers.get_driver(self.conf, volume.host)
+            updates = driver.create_volume(_volume_dict(volume)) or {}
+        except Exception:
+            LOG.exception('Creating volume %s on backend %s failed',
+                          volume.id, volume.host)
+            db.volume_move(ctxt, volume.id, 'create_failed')
+            return
+        db.volume_move(ctxt, volume.id, 'create_done', values=updates)
+
+    def update(self, ctxt, volume_id, values):
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.UPDATE, target=_target(volume.project_id))
+        db.volume_update(ctxt, volume_id, values)
+        return db.volume_get(ctxt, volume_id)
+
+    def delete(self, ctxt, volume_id):
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.DELETE, target=_target(volume.project_id))
+        if not db.volume_delete_start(ctxt, volume_id):
+            raise exception.InvalidVolume(reason=_(
+                'Volume status must be %s and must not be migrating, '
+                'attached, belong to a group, have snapshots, awaiting a '
+                'transfer, or be disassociated from snapshots after volume '
+                'transfer.') % st.or_str(DELETABLE))
+        if volume.host and volume.host in drivers.get_backends(self.conf):
+            try:
+                drivers.get_driver(self.conf, volume.host).delete_volume(
+                    _volume_dict(volume))
+            except Exception as e:
+                db.volume_move(ctxt, volume_id, 'delete_failed')
+                raise exception.VolumeBackendAPIException(
+                    data=_('deleting volume %(id)s failed: %(err)s') % {
+                        'id': volume_id, 'err': e})
+        db.volume_destroy(ctxt, volume_id)
+
+    def begin_detaching(self, ctxt, volume_id):
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.BEGIN_DETACHING,
+                 target=_target(volume.project_id))
+        moved = db.volume_move(
+            ctxt, volume_id, 'begin_detaching',
+            extra=(db.Volume.attach_status == st.ATTACHED,
+                   db.Volume.migration_status.is_(None)))
+        if not moved:
+            raise exception.InvalidVolume(reason=_(
+                "Unable to detach volume. Volume status must be 'in-use' "
+                "and attach_status must be 'attached' to detach."))
+
+    def roll_detaching(self, ctxt, volume_id):
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.ROLL_DETACHING,
+                 target=_target(volume.project_id))
+        # As in Cinder: nothing to roll back is not an error.
+        db.volume_move(ctxt, volume_id, 'roll_detaching')
+
+    # -- attachments ----------------------------------------------------
+    def attachment_get(self, ctxt, attachment_id):
+        """The attachment and the ids of the other attachments sharing its
+        host connection."""
+        attachment = db.attachment_get(ctxt, attachment_id,
+                                       self._project(ctxt))
+        return attachment, self._shared_connections(ctxt, attachment)
+
+    def attachment_get_all(self, ctxt, filters=None, all_tenants=False,
+                           marker=None, limit=None, offset=None,
+                           sort_dir='asc'):
+        project_id = (None if (ctxt.is_admin and all_tenants)
+                      else ctxt.project_id)
+        return db.attachment_get_all(ctxt, project_id=project_id,
+                                     filters=filters, marker=marker,
+                                     limit=limit, offset=offset,
+                                     sort_dir=sort_dir)
+
+    @staticmethod
+    def _shared_connections(ctxt, attachment):
+        """Other live attachments of the same volume on the same attached
+        host (the add-new-attach-apis spec's shared connections)."""
+        if not attachment.attached_host:
+            return []
+        return [a.id for a in db.attachments_of_volume(
+                ctxt, attachment.volume_id)
+                if a.id != attachment.id and
+                a.attach_status in st.LIVE_ATTACHMENT and
+                a.attached_host == attachment.attached_host]
+
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mode=None):
+        volume = db.volume_get(ctxt, volume_id, self._project(ctxt))
+        ctxt.can(attachment_policies.CREATE,
+                 target=_target(volume.project_id))
+        if 'error' in volume.status:
+            raise exception.InvalidVolume(reason=_(
+                'Volume attachments can not be created if the volume is in '
+                'an error state. The Volume %(id)s currently has a status '
+                'of: %(status)s ') % {'id': volume.id,
+                                      'status': volume.status})
+        if (volume.multiattach and volume.status == st.IN_USE and
+                volume.bootable):
+            ctxt.can(attachment_policies.MULTIATTACH_BOOTABLE_VOLUME,
+                     target=_target(volume.project_id))
+        attachment = db.attachment_reserve(ctxt, volume_id, instance_uuid,
+                                           mode or 'null')
+        if attachment is None:
+            current = db.volume_get(ctxt, volume_id)
+            raise exception.InvalidVolume(reason=_(
+                'Volume %(id)s status must be %(statuses)s to reserve, but '
+                'the current status is %(current)s.') % {
+                    'id': volume_id,
+                    'statuses': st.or_str(st.reserve_from(
+                        current.multiattach)),
+                    'current': current.status})
+        if connector:
+            try:
+                self._connect(ctxt, attachment, volume, connector)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    db.attachment_destroy(ctxt, attachment.id, volume_id)
+        return db.attachment_get(ctxt, attachment.id)
+
+    def attachment_update(self, ctxt, attachment_id, connector):
+        attachment = db.attachment_get(ctxt, attachment_id,
+                                       self._project(ctxt))
+        ctxt.can(attachment_policies.UPDATE,
+                 target=_target(attachment.volume.project_id))
+        volume = db.volume_get(ctxt, attachment.volume_id)
+        if 'error' in volume.status or volume.status in (st.DELETING,):
+            raise exception.ResourceConflict(reason=_(
+                'Volume attachments can not be updated if the volume is in '
+                'an error state or being deleted. The Volume %(id)s '
+                'currently has a status of: %(status)s') % {
+                    'id': volume.id, 'status': volume.status})
+        if attachment.attach_status not in st.LIVE_ATTACHMENT:
+            raise exception.InvalidVolume(reason=_(
+                'attachment %(id)s is %(status)s: delete it and create a new '
+                'one') % {'id': attachment_id,
+                          'status': attachment.attach_status})
+        live = [a for a in volume.attachments
+                if a.attach_status in st.LIVE_ATTACHMENT]
+        if not volume.multiattach and len(live) > 1:
+            if any(a.connection_info for a in live):
+                raise exception.ResourceConflict(reason=_(
+                    'duplicate connectors detected on volume %s') %
+                    volume.id)
+        self._connect(ctxt, attachment, volume, connector)
+        return db.attachment_get(ctxt, attachment_id)
+
+    def _connect(self, ctxt, attachment, volume, connector):
+        """Initialize the connection and record it (the connect move)."""
+        mode = attachment.attach_mode
+        if mode in (None, 'null'):
+            mode = connector.get('mode') or 'rw'
+        connector = dict(connector, mode=mode)
+        try:
+            driver = drivers.get_driver(self.conf, volume.host)
+            info = driver.initialize_connection(_volume_dict(volume),
+                                                connector)
+        except Exception as e:
+            LOG.warning('Connecting attachment %s of volume %s failed: %s',
+                        attachment.id, volume.id, e)
+            db.attachment_connect_failed(ctxt, attachment.id, volume.id)
+            raise exception.VolumeBackendAPIException(data=_(
+                'Unable to update the attachment %(att)s: the backend '
+                'could not connect volume %(vol)s: %(err)s') % {
+                    'att': attachment.id, 'vol': volume.id,
+                    'err': e.format_message() if isinstance(
+                        e, exception.NovaLiteException) else e})
+        connection_info = dict(info.get('data') or {})
+        connection_info['driver_volume_type'] = info['driver_volume_type']
+        connection_info['attachment_id'] = attachment.id
+        connection_info.setdefault('access_mode', mode)
+        values = {
+            'connection_info': jsonutils.dumps(connection_info),
+            'attached_host': connector.get('host'),
+            'mountpoint': connector.get('mountpoint'),
+            'attach_mode': mode,
+            'attach_time': timeutils.utcnow(),
+        }
+        try:
+            db.attachment_connect(ctxt, attachment.id, volume.id, values,
+                                  connector)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._terminate(volume, connector, quiet=True)
+        return connection_info
+
+    def _terminate(self, volume, connector, quiet=False):
+        try:
+            drivers.get_driver(self.conf, volume.host).terminate_connection(
+                _volume_dict(volume), connector)
+        except Exception as e:
+            if quiet:
+                LOG.exception('Terminating the connection of volume %s '
+                              'failed', volume.id)
+                return
+            raise exception.VolumeBackendAPIException(data=_(
+                'Unable to delete the attachment: the backend could not '
+                'disconnect volume %(vol)s (the attachment is unchanged): '
+                '%(err)s') % {'vol': volume.id, 'err': e})
+
+    def attachment_complete(self, ctxt, attachment_id):
+        attachment = db.attachment_get(ctxt, attachment_id,
+                                       self._project(ctxt))
+        ctxt.can(attachment_policies.COMPLETE,
+                 target=_target(attachment.volume.project_id))
+        db.attachment_complete(ctxt, attachment_id, attachment.volume_id)
+
+    def _check_deletion_allowed(self, ctxt, attachment):
+        """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
+        if is_service_request(ctxt):
+            return
+        if not attachment.instance_uuid or not attachment.connection_info:
+            return
+        if not instances.server_holds_attachment(
+                ctxt, attachment.instance_uuid, attachment.id):
+            return
+        raise exception.ConflictNovaUsingAttachment(
+            instance_id=attachment.instance_uuid)
+
+    def attachment_delete(self, ctxt, attachment_id):
+        """Returns ``(remaining attachments of the volume, ids of the
+        attachments that shared this one's host connection)``."""
+        attachment = db.attachment_get(ctxt, attachment_id,
+                                       self._project(ctxt))
+        ctxt.can(attachment_policies.DELETE,
+                 target=_target(attachment.volume.project_id))
+        self._check_deletion_allowed(ctxt, attachment)
+        shared = self._shared_connections(ctxt, attachment)
+        if (attachment.attach_status != st.RESERVED and
+                attachment.connection_info):
+            self._terminate(attachment.volume, db.connector_of(attachment))
+        remaining = db.attachment_destroy(ctxt, attachment_id,
+                                          attachment.volume_id)
+        return remaining, shared

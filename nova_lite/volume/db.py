@@ -1,0 +1,518 @@
+"""Queries of the block-storage tables, used by ``nova_lite.volume.api``.
+
+One ``@reader``/``@writer`` function is one transaction. Status moves are
+compare-and-swaps: ``UPDATE ... WHERE <expected>``, rowcount checked; the
+expected statuses come from ``nova_lite.volume.status``. A writer that
+changes a volume or its attachments first takes the volume row with
+``SELECT ... FOR UPDATE`` (a no-op on SQLite, whose writers are serialised
+by ``BEGIN IMMEDIATE``), so that the volume's derived ``attach_status`` is
+recomputed from a consistent set of attachments on MariaDB and PostgreSQL
+too; the CAS conditions are what decide who wins. No backend call is made
+inside a transaction: ``volume/api.py`` calls drivers between two.
+
+Reader functions return ORM rows with what the views need already loaded
+(relationships are ``lazy='raise'``): a list is a fixed number of queries.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_serialization import jsonutils
+from oslo_utils import timeutils
+from oslo_utils import uuidutils
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite.volume import status as st
+
+Volume = models.Volume
+VolumeType = models.VolumeType
+ExtraSpec = models.VolumeTypeExtraSpec
+Attachment = models.VolumeAttachment
+AttachmentSpec = models.AttachmentSpec
+
+_VOLUME_LOAD = (
+    orm.selectinload(Volume.attachments),
+    orm.joinedload(Volume.volume_type).selectinload(VolumeType.extra_specs),
+)
+_ATTACHMENT_LOAD = (
+    orm.joinedload(Attachment.volume),
+    orm.selectinload(Attachment.specs),
+)
+
+SORT_KEYS = {
+    'created_at': Volume.created_at,
+    'updated_at': Volume.updated_at,
+    'id': Volume.id,
+    'name': Volume.display_name,
+    'display_name': Volume.display_name,
+    'status': Volume.status,
+    'size': Volume.size,
+}
+
+
+def _now():
+    return timeutils.utcnow()
+
+
+# -- volume types -----------------------------------------------------------
+
+@db_api.context_manager.reader
+def type_get(ctxt, type_id, include_private=True):
+    query = sa.select(VolumeType).options(
+        orm.selectinload(VolumeType.extra_specs)).where(
+        VolumeType.id == type_id)
+    if not include_private:
+        query = query.where(VolumeType.is_public.is_(True))
+    vtype = ctxt.session.execute(query).scalar_one_or_none()
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    return vtype
+
+
+@db_api.context_manager.reader
+def type_get_by_name_or_id(ctxt, name_or_id, include_private=True):
+    query = sa.select(VolumeType).options(
+        orm.selectinload(VolumeType.extra_specs)).where(
+        sa.or_(VolumeType.id == name_or_id, VolumeType.name == name_or_id))
+    if not include_private:
+        query = query.where(VolumeType.is_public.is_(True))
+    vtype = ctxt.session.execute(query).scalars().first()
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=name_or_id)
+    return vtype
+
+
+@db_api.context_manager.reader
+def type_get_all(ctxt, is_public=None):
+    query = sa.select(VolumeType).options(
+        orm.selectinload(VolumeType.extra_specs)).order_by(
+        VolumeType.name, VolumeType.id)
+    if is_public is not None:
+        query = query.where(VolumeType.is_public.is_(is_public))
+    return ctxt.session.execute(query).scalars().all()
+
+
+@db_api.context_manager.writer
+def type_create(ctxt, name, description, is_public, extra_specs):
+    vtype = VolumeType(id=uuidutils.generate_uuid(), name=name,
+                       description=description, is_public=is_public)
+    vtype.extra_specs = [ExtraSpec(key=k, value=v)
+                         for k, v in (extra_specs or {}).items()]
+    ctxt.session.add(vtype)
+    try:
+        ctxt.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeExists(id=name)
+    return vtype
+
+
+@db_api.context_manager.writer
+def type_update(ctxt, type_id, values):
+    vtype = ctxt.session.get(VolumeType, type_id)
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    for key, value in values.items():
+        setattr(vtype, key, value)
+    try:
+        ctxt.session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeExists(id=values.get('name'))
+    return type_get(ctxt, type_id)
+
+
+@db_api.context_manager.writer
+def type_destroy(ctxt, type_id):
+    session = ctxt.session
+    if session.get(VolumeType, type_id) is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    in_use = session.execute(
+        sa.select(Volume.id).where(Volume.volume_type_id == type_id,
+                                   Volume.deleted.is_(False)).limit(1)
+    ).first()
+    if in_use:
+        raise exception.VolumeTypeInUse(volume_type_id=type_id)
+    # Deleted volumes keep no reference to a type that goes away.
+    session.execute(sa.update(Volume).where(
+        Volume.volume_type_id == type_id, Volume.deleted.is_(True)).values(
+        volume_type_id=None))
+    session.execute(sa.delete(ExtraSpec).where(
+        ExtraSpec.volume_type_id == type_id))
+    session.execute(sa.delete(VolumeType).where(VolumeType.id == type_id))
+
+
+@db_api.context_manager.writer
+def type_extra_specs_update(ctxt, type_id, specs):
+    """Set (create or replace) the given keys; returns all specs."""
+    session = ctxt.session
+    if session.get(VolumeType, type_id) is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    existing = {s.key: s for s in session.execute(
+        sa.select(ExtraSpec).where(ExtraSpec.volume_type_id == type_id)
+    ).scalars()}
+    for key, value in specs.items():
+        if key in existing:
+            existing[key].value = value
+        else:
+            session.add(ExtraSpec(volume_type_id=type_id, key=key,
+                                  value=value))
+    session.flush()
+    return type_get(ctxt, type_id)
+
+
+@db_api.context_manager.writer
+def type_extra_spec_delete(ctxt, type_id, key):
+    result = ctxt.session.execute(sa.delete(ExtraSpec).where(
+        ExtraSpec.volume_type_id == type_id, ExtraSpec.key == key))
+    if result.rowcount != 1:
+        raise exception.VolumeTypeExtraSpecsNotFound(
+            volume_type_id=type_id, extra_specs_key=key)
+
+
+# -- volumes ------------------------------------------------------------------
+
+def _volume_query(project_id=None):
+    query = sa.select(Volume).options(*_VOLUME_LOAD).where(
+        Volume.deleted.is_(False))
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    return query
+
+
+@db_api.context_manager.reader
+def volume_get(ctxt, volume_id, project_id=None):
+    """The live volume ``volume_id`` (only in ``project_id`` if given)."""
+    volume = ctxt.session.execute(
+        _volume_query(project_id).where(Volume.id == volume_id)
+    ).scalar_one_or_none()
+    if volume is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return volume
+
+
+@db_api.context_manager.reader
+def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
+                   limit=None, offset=None, sort_key='created_at',
+                   sort_dir='desc'):
+    query = _volume_query(project_id)
+    filters = filters or {}
+    if 'name' in filters:
+        query = query.where(Volume.display_name == filters['name'])
+    if 'status' in filters:
+        query = query.where(Volume.status == filters['status'])
+    if 'bootable' in filters:
+        query = query.where(Volume.bootable.is_(filters['bootable']))
+    column = SORT_KEYS.get(sort_key, Volume.created_at)
+    desc = sort_dir == 'desc'
+    if marker is not None:
+        marker_row = ctxt.session.execute(
+            _volume_query(project_id).where(Volume.id == marker)
+        ).scalar_one_or_none()
+        if marker_row is None:
+            raise exception.VolumeNotFound(volume_id=marker)
+        value = getattr(marker_row, column.key)
+        after = (sa.tuple_(column, Volume.id) < (value, marker_row.id)
+                 if desc else
+                 sa.tuple_(column, Volume.id) > (value, marker_row.id))
+        query = query.where(after)
+    order = (column.desc(), Volume.id.desc()) if desc else (
+        column.asc(), Volume.id.asc())
+    query = query.order_by(*order)
+    if offset:
+        query = query.offset(offset)
+    if limit is not None:
+        query = query.limit(limit)
+    return ctxt.session.execute(query).scalars().all()
+
+
+@db_api.context_manager.writer
+def volume_create(ctxt, values):
+    volume = Volume(id=uuidutils.generate_uuid(), status=st.CREATING,
+                    attach_status=st.DETACHED, **values)
+    ctxt.session.add(volume)
+    try:
+        ctxt.session.flush()
+    except db_exc.DBReferenceError:
+        raise exception.VolumeTypeNotFound(
+            volume_type_id=values.get('volume_type_id'))
+    return volume
+
+
+@db_api.context_manager.writer
+def volume_update(ctxt, volume_id, values):
+    """Plain attribute changes (name, description, bootable): not moves."""
+    result = ctxt.session.execute(sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False)).values(**values))
+    if result.rowcount != 1:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+
+
+@db_api.context_manager.writer
+def volume_move(ctxt, volume_id, move, values=None, extra=()):
+    """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won."""
+    expected, target = st.VOLUME_MOVES[move]
+    query = sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status.in_(expected), *extra).values(
+        status=target, **(values or {}))
+    return ctxt.session.execute(query).rowcount == 1
+
+
+def _live_attachment_exists(volume_id):
+    return sa.exists().where(
+        Attachment.volume_id == volume_id, Attachment.deleted.is_(False),
+        Attachment.attach_status.in_(st.LIVE_ATTACHMENT))
+
+
+@db_api.context_manager.writer
+def volume_delete_start(ctxt, volume_id):
+    """available/error... -> deleting, only with no live attachment."""
+    return volume_move(ctxt, volume_id, 'delete',
+                       extra=(~_live_attachment_exists(volume_id),
+                              Volume.migration_status.is_(None)))
+
+
+@db_api.context_manager.writer
+def volume_destroy(ctxt, volume_id):
+    """deleting -> deleted (soft delete), with any error attachments."""
+    now = _now()
+    result = ctxt.session.execute(sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status == st.DELETING).values(
+        status=st.DELETED, attach_status=st.DETACHED, deleted=True,
+        deleted_at=now))
+    ctxt.session.execute(sa.update(Attachment).where(
+        Attachment.volume_id == volume_id,
+        Attachment.deleted.is_(False)).values(
+        deleted=True, deleted_at=now, attach_status=st.DETACHED,
+        detach_time=now))
+    return result.rowcount == 1
+
+
+# -- attachments --------------------------------------------------------------
+
+def _lock_volume(session, volume_id):
+    volume = session.execute(
+        sa.select(Volume).where(Volume.id == volume_id,
+                                Volume.deleted.is_(False))
+        .with_for_update()).scalar_one_or_none()
+    if volume is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    return volume
+
+
+def _live_attachments(session, volume_id):
+    return session.execute(
+        sa.select(Attachment).options(orm.selectinload(Attachment.specs))
+        .where(Attachment.volume_id == volume_id,
+               Attachment.deleted.is_(False))
+        .order_by(Attachment.id)).scalars().all()
+
+
+def _recompute(session, volume_id):
+    """Set the volume's status and attach_status from its attachments,
+    as a CAS on the status just read (repeated if it moved meanwhile)."""
+    for _attempt in range(5):
+        volume = session.execute(
+            sa.select(Volume.status, Volume.migration_status).where(
+                Volume.id == volume_id)).one()
+        statuses = [a.attach_status
+                    for a in _live_attachments(session, volume_id)]
+        new_status, attach_status = st.recompute(
+            volume.status, volume.migration_status, statuses)
+        result = session.execute(sa.update(Volume).where(
+            Volume.id == volume_id, Volume.status == volume.status).values(
+            status=new_status, attach_status=attach_status))
+        if result.rowcount == 1:
+            return new_status
+    raise exception.ResourceConflict(
+        reason='volume %s kept changing status' % volume_id)
+
+
+def _refresh_attach_status(session, volume_id):
+    statuses = [a.attach_status for a in _live_attachments(session, volume_id)
+                if not a.attach_status.startswith('error')]
+    session.execute(sa.update(Volume).where(Volume.id == volume_id).values(
+        attach_status=st.attach_status_of(statuses)))
+
+
+def _attachment_query(project_id=None):
+    query = sa.select(Attachment).options(*_ATTACHMENT_LOAD).where(
+        Attachment.deleted.is_(False))
+    if project_id is not None:
+        query = query.join(Attachment.volume).where(
+            Volume.project_id == project_id)
+    return query
+
+
+@db_api.context_manager.reader
+def attachment_get(ctxt, attachment_id, project_id=None):
+    attachment = ctxt.session.execute(
+        _attachment_query(project_id).where(Attachment.id == attachment_id)
+    ).unique().scalar_one_or_none()
+    if attachment is None:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    return attachment
+
+
+@db_api.context_manager.reader
+def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
+                       limit=None, offset=None, sort_dir='asc'):
+    query = _attachment_query(project_id)
+    filters = filters or {}
+    if 'volume_id' in filters:
+        query = query.where(Attachment.volume_id == filters['volume_id'])
+    if 'instance_uuid' in filters:
+        query = query.where(
+            Attachment.instance_uuid == filters['instance_uuid'])
+    if 'attach_status' in filters:
+        query = query.where(
+            Attachment.attach_status == filters['attach_status'])
+    desc = sort_dir == 'desc'
+    if marker is not None:
+        query = query.where(Attachment.id < marker if desc
+                            else Attachment.id > marker)
+    query = query.order_by(Attachment.id.desc() if desc
+                           else Attachment.id.asc())
+    if offset:
+        query = query.offset(offset)
+    if limit is not None:
+        query = query.limit(limit)
+    return ctxt.session.execute(query).unique().scalars().all()
+
+
+@db_api.context_manager.reader
+def attachments_of_volume(ctxt, volume_id):
+    return _live_attachments(ctxt.session, volume_id)
+
+
+@db_api.context_manager.writer
+def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
+    """The reserve move: a new ``reserved`` attachment, the volume
+    ``reserved``. Returns the attachment, or None if the volume's status
+    does not allow a reservation (nothing changed)."""
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    same_instance = sa.exists().where(
+        Attachment.volume_id == volume_id,
+        Attachment.instance_uuid == instance_uuid,
+        Attachment.attach_status == st.ATTACHED,
+        Attachment.deleted.is_(False))
+    allowed = sa.or_(
+        sa.and_(Volume.multiattach.is_(False),
+                Volume.status.in_(st.reserve_from(False))),
+        sa.and_(Volume.multiattach.is_(True),
+                Volume.status.in_(st.reserve_from(True))),
+        sa.and_(Volume.status.in_(
+            st.VOLUME_MOVES['reserve_same_instance'][0]), same_instance)
+        if instance_uuid else sa.false())
+    result = session.execute(sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False), allowed).values(
+        status=st.VOLUME_MOVES['reserve'][1]))
+    if result.rowcount != 1:
+        return None
+    attachment = Attachment(
+        id=uuidutils.generate_uuid(), volume_id=volume_id,
+        instance_uuid=instance_uuid, attach_status=st.RESERVED,
+        attach_mode=attach_mode, connection_info=None)
+    session.add(attachment)
+    session.flush()
+    _refresh_attach_status(session, volume_id)
+    return attachment
+
+
+@db_api.context_manager.writer
+def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
+    """The connect move: attachment and volume ``attaching``, the
+    connection saved, the connector stored as ``attachment_specs`` rows.
+    Raises (and changes nothing) if either has moved meanwhile."""
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    expected, target = st.ATTACHMENT_MOVES['connect']
+    result = session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False),
+        Attachment.attach_status.in_(expected)).values(
+        attach_status=target, **values))
+    if result.rowcount != 1:
+        raise exception.ResourceConflict(
+            reason='attachment %s was deleted or changed status while it '
+                   'was being connected' % attachment_id)
+    if not volume_move(ctxt, volume_id, 'connect'):
+        current = session.get(Volume, volume_id).status
+        raise exception.ResourceConflict(
+            reason='volume %s is %s: it cannot be connected' % (
+                volume_id, current))
+    session.execute(sa.delete(AttachmentSpec).where(
+        AttachmentSpec.attachment_id == attachment_id))
+    for key, value in (connector or {}).items():
+        session.add(AttachmentSpec(attachment_id=attachment_id, key=key,
+                                   value=jsonutils.dumps(value)))
+    session.flush()
+    _refresh_attach_status(session, volume_id)
+
+
+@db_api.context_manager.writer
+def attachment_connect_failed(ctxt, attachment_id, volume_id):
+    """A failed connect: attachment ``error_attaching``, volume status
+    recomputed (error attachments do not count)."""
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    expected, target = st.ATTACHMENT_MOVES['connect_failed']
+    result = session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False),
+        Attachment.attach_status.in_(expected)).values(attach_status=target))
+    if result.rowcount == 1:
+        _recompute(session, volume_id)
+    return result.rowcount == 1
+
+
+@db_api.context_manager.writer
+def attachment_complete(ctxt, attachment_id, volume_id):
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    expected, target = st.ATTACHMENT_MOVES['complete']
+    result = session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False),
+        Attachment.attach_status.in_(expected)).values(attach_status=target))
+    if result.rowcount != 1:
+        current = session.execute(sa.select(Attachment.attach_status).where(
+            Attachment.id == attachment_id,
+            Attachment.deleted.is_(False))).scalar()
+        if current is None:
+            raise exception.VolumeAttachmentNotFound(
+                attachment_id=attachment_id)
+        raise exception.InvalidVolume(
+            reason='attachment %s is %s and cannot be completed' % (
+                attachment_id, current))
+    result = session.execute(sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status.notin_(st.NOT_COMPLETABLE)).values(
+        status=st.VOLUME_MOVES['complete'][1]))
+    if result.rowcount != 1:
+        raise exception.InvalidVolume(
+            reason='volume %s is being deleted' % volume_id)
+    _refresh_attach_status(session, volume_id)
+
+
+@db_api.context_manager.writer
+def attachment_destroy(ctxt, attachment_id, volume_id):
+    """The delete move: soft-delete the attachment, recompute the volume.
+    Returns the volume's remaining attachments."""
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    now = _now()
+    result = session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False)).values(
+        attach_status=st.DETACHED, deleted=True, deleted_at=now,
+        detach_time=now))
+    if result.rowcount != 1:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    _recompute(session, volume_id)
+    return _live_attachments(session, volume_id)
+
+
+def connector_of(attachment):
+    """The host connector stored with ``attachment`` (its loaded specs)."""
+    return {spec.key: jsonutils.loads(spec.value)
+            for spec in attachment.specs}

@@ -1,0 +1,42 @@
+"""Does a server nova_lite manages hold an attachment? (OSSA-2023-003)
+
+Cinder refuses to let a user (a request without the service role) delete
+an attachment that belongs to a Nova server, since that would leave the
+guest with a disk whose connection is gone (bug 2004555): "Detach volume
+from instance <id> using the Compute API" (409). Cinder decides it in two
+steps, and so does ``volume/api.py``:
+
+1. from the attachment itself: one with no instance, or with no
+   ``connection_info`` (only reserved, never connected), may be deleted;
+2. otherwise Cinder asks Nova (``GET /servers/{id}/os-volume_attachments/
+   {volume_id}``): deletion is allowed when Nova answers 404 or names a
+   different attachment id.
+
+nova_lite's compute and block storage share one database, so step 2 is
+this module: the in-database equivalent of asking Nova. It reads
+``block_device_mappings`` (the compute side's table) with a plain query
+for a row of that instance holding that attachment id, and nothing else of
+the compute side: no compute module is imported, and the query names only
+the two columns it needs. Keep it that way; if compute and block storage
+ever get separate databases, this becomes a REST call to ``/v2.1``.
+"""
+
+import sqlalchemy as sa
+
+from nova_lite.db import api as db_api
+
+# The compute table, seen as narrowly as possible.
+_BDM = sa.table('block_device_mappings',
+                sa.column('instance_uuid'),
+                sa.column('attachment_id'))
+
+
+@db_api.context_manager.reader
+def server_holds_attachment(ctxt, instance_uuid, attachment_id):
+    """True if server ``instance_uuid`` has a block device mapping that
+    holds ``attachment_id``."""
+    row = ctxt.session.execute(
+        sa.select(sa.literal(1)).select_from(_BDM).where(
+            _BDM.c.instance_uuid == instance_uuid,
+            _BDM.c.attachment_id == attachment_id).limit(1)).first()
+    return row is not None

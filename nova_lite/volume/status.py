@@ -1,0 +1,135 @@
+"""The volume and attachment status machine (API-CONTRACT.md 5.4), as data.
+
+Every move below is made in the database by a compare-and-swap
+(``UPDATE ... WHERE status IN (<from>)``, rowcount checked) in
+``nova_lite.volume.db``; this module only says which moves exist, so that
+the rules are read (and unit-tested) in one place.
+
+Volume moves (``VOLUME_MOVES``, keyed by operation), from -> to:
+
+* reserve: available, downloading -> reserved
+* reserve_multiattach: available, in-use, downloading -> reserved
+* reserve_same_instance: in-use, while that instance has an ``attached``
+  attachment (live migration) -> reserved
+* connect: reserved, attaching, in-use -> attaching
+* complete: anything but deleting/deleted (no check, as Cinder) -> in-use
+* begin_detaching: in-use (attached, not migrating) -> detaching
+* roll_detaching: detaching -> in-use
+* delete: available, error, error_restoring, error_extending,
+  error_managing, with no live attachment -> deleting
+* create_done / create_failed: creating -> available / error
+* delete_failed: deleting -> error_deleting
+* an attachment deleted or failed: recomputed (below)
+
+Attachment moves (``ATTACHMENT_MOVES``), from -> to:
+
+* reserve: (a new row) -> reserved
+* connect: reserved, attaching, attached -> attaching
+* connect_failed: reserved, attaching, attached -> error_attaching
+* complete: reserved, attaching, attached -> attached
+* delete: any not deleted -> detached (and deleted)
+
+After an attachment is deleted or fails to connect, the volume's status is
+recomputed from its remaining live attachments, ignoring ``error_*`` ones:
+``attached`` gives ``in-use``; ``attaching``, ``detaching`` and ``reserved``
+give the same word; none gives ``available`` (Cinder's order: attached >
+attaching > detaching > reserved). It is left alone while the volume is
+being deleted, and while it migrates or uploads with no attachment left.
+The volume's ``attach_status`` is always the same summary of its
+attachments (``detached`` when none).
+"""
+
+# -- volume statuses --------------------------------------------------------
+AVAILABLE = 'available'
+RESERVED = 'reserved'
+ATTACHING = 'attaching'
+IN_USE = 'in-use'
+DETACHING = 'detaching'
+DOWNLOADING = 'downloading'
+CREATING = 'creating'
+DELETING = 'deleting'
+DELETED = 'deleted'
+ERROR = 'error'
+ERROR_DELETING = 'error_deleting'
+UPLOADING = 'uploading'
+
+# -- attachment (and volume attach_status) values ----------------------------
+ATTACHED = 'attached'
+DETACHED = 'detached'
+ERROR_ATTACHING = 'error_attaching'
+ERROR_DETACHING = 'error_detaching'
+
+ATTACH_STATUSES = (ATTACHED, ATTACHING, DETACHED, RESERVED, ERROR_ATTACHING,
+                   ERROR_DETACHING, DELETED)
+
+LIVE_ATTACHMENT = (RESERVED, ATTACHING, ATTACHED)
+
+VOLUME_MOVES = {
+    'reserve': ((AVAILABLE, DOWNLOADING), RESERVED),
+    'reserve_multiattach': ((AVAILABLE, IN_USE, DOWNLOADING), RESERVED),
+    'reserve_same_instance': ((IN_USE,), RESERVED),
+    'connect': ((RESERVED, ATTACHING, IN_USE), ATTACHING),
+    'complete': (None, IN_USE),
+    'begin_detaching': ((IN_USE,), DETACHING),
+    'roll_detaching': ((DETACHING,), IN_USE),
+    'delete': ((AVAILABLE, ERROR, 'error_restoring', 'error_extending',
+                'error_managing'), DELETING),
+    'create_done': ((CREATING,), AVAILABLE),
+    'create_failed': ((CREATING,), ERROR),
+    'delete_failed': ((DELETING,), ERROR_DELETING),
+}
+
+# 'complete' has no precondition on the volume (as in Cinder) other than
+# that the volume still exists and is not going away.
+NOT_COMPLETABLE = (DELETING, DELETED)
+
+ATTACHMENT_MOVES = {
+    'reserve': (None, RESERVED),
+    'connect': (LIVE_ATTACHMENT, ATTACHING),
+    'connect_failed': (LIVE_ATTACHMENT, ERROR_ATTACHING),
+    'complete': (LIVE_ATTACHMENT, ATTACHED),
+    'delete': ('live', DETACHED),
+}
+
+# Cinder's order when several attachments disagree (smallest wins).
+_PRIORITY = (ATTACHED, ATTACHING, DETACHING, RESERVED)
+_VOLUME_STATUS_OF = {
+    ATTACHED: IN_USE,
+    ATTACHING: ATTACHING,
+    DETACHING: DETACHING,
+    RESERVED: RESERVED,
+}
+
+
+def reserve_from(multiattach):
+    """Volume statuses from which a reservation may be made."""
+    key = 'reserve_multiattach' if multiattach else 'reserve'
+    return VOLUME_MOVES[key][0]
+
+
+def attach_status_of(attach_statuses):
+    """The volume's ``attach_status`` summarising its attachments'."""
+    for candidate in _PRIORITY:
+        if candidate in attach_statuses:
+            return candidate
+    return DETACHED
+
+
+def recompute(volume_status, migration_status, attach_statuses):
+    """``(status, attach_status)`` of a volume after its attachments
+    changed; ``attach_statuses`` are those of its remaining live
+    attachments (``error_*`` ones are ignored)."""
+    statuses = [s for s in attach_statuses if not s.startswith('error')]
+    attach_status = attach_status_of(statuses)
+    if volume_status in (DELETING, DELETED):
+        return volume_status, attach_status
+    if not statuses and (migration_status or volume_status == UPLOADING):
+        return volume_status, attach_status
+    if attach_status == DETACHED:
+        return AVAILABLE, DETACHED
+    return _VOLUME_STATUS_OF[attach_status], attach_status
+
+
+def or_str(items):
+    """Cinder's ``build_or_str``: 'available or downloading'."""
+    return ' or '.join(items)

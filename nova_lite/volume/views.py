@@ -1,0 +1,218 @@
+"""Cinder's REST views of volumes, volume types and attachments.
+
+Used by the ``/v3`` handlers and by the ``local`` VolumeClient, so that
+compute sees exactly what the ``cinder`` client would read over REST.
+``version`` is the request's microversion (an ``APIVersion``); ``links_base``
+the URL root for ``links`` (None: no links, as for in-process callers).
+"""
+
+from oslo_serialization import jsonutils
+
+from nova_lite.api import microversion as mv
+from nova_lite.api import util
+from nova_lite.policies import volume_types as type_policies
+from nova_lite.policies import volumes as volume_policies
+from nova_lite.volume import status as st
+
+# Cinder's volume detail fields by microversion.
+GROUP_VOLUME = '3.13'
+VOLUME_DETAIL_PROVIDER_ID = '3.21'
+SHARED_TARGETS_AND_SERVICE_FIELDS = '3.48'
+VOLUME_CLUSTER_NAME = '3.61'
+VOLUME_TYPE_ID_IN_VOLUME_DETAIL = '3.63'
+USE_QUOTA = '3.65'
+
+DEFAULT_AVAILABILITY_ZONE = 'nova'
+
+
+def _allowed(ctxt, rule, project_id=None):
+    return ctxt.can(rule, target={'project_id': project_id or
+                                  ctxt.project_id}, fatal=False)
+
+
+def sees_hosts(ctxt):
+    """Admins and services see attachment host names, as in Cinder."""
+    return ctxt.is_admin or 'service' in [r.lower() for r in ctxt.roles]
+
+
+def links(links_base, project_id, collection, item_id):
+    if links_base is None:
+        return []
+    return [
+        {'rel': 'self', 'href': '%s/v3/%s/%s/%s' % (
+            links_base, project_id, collection, item_id)},
+        {'rel': 'bookmark', 'href': '%s/%s/%s/%s' % (
+            links_base, project_id, collection, item_id)},
+    ]
+
+
+def volume_attachments(ctxt, volume):
+    """The volume view's ``attachments``: attached ones only."""
+    show_host = sees_hosts(ctxt)
+    return [{
+        'id': volume.id,
+        'attachment_id': a.id,
+        'volume_id': volume.id,
+        'server_id': a.instance_uuid,
+        'host_name': a.attached_host if show_host else None,
+        'device': a.mountpoint,
+        'attached_at': util.isotime(a.attach_time),
+    } for a in volume.attachments if a.attach_status == st.ATTACHED]
+
+
+def volume_summary(volume, links_base=None):
+    return {
+        'id': volume.id,
+        'name': volume.display_name,
+        'links': links(links_base, volume.project_id, 'volumes', volume.id),
+    }
+
+
+def volume_detail(ctxt, volume, version, links_base=None):
+    vtype = volume.volume_type
+    view = {
+        'id': volume.id,
+        'status': volume.status,
+        'size': volume.size,
+        'availability_zone': volume.availability_zone,
+        'created_at': util.isotime(volume.created_at),
+        'updated_at': util.isotime(volume.updated_at),
+        'name': volume.display_name,
+        'description': volume.display_description,
+        'volume_type': vtype.name if vtype is not None else None,
+        'snapshot_id': None,
+        'source_volid': None,
+        'metadata': {},
+        'links': links(links_base, volume.project_id, 'volumes', volume.id),
+        'user_id': volume.user_id,
+        'bootable': str(bool(volume.bootable)).lower(),
+        'encrypted': bool(volume.encrypted),
+        'replication_status': None,
+        'consistencygroup_id': None,
+        'multiattach': bool(volume.multiattach),
+        'attachments': volume_attachments(ctxt, volume),
+    }
+    if _allowed(ctxt, volume_policies.TENANT_ATTRIBUTE, volume.project_id):
+        view['os-vol-tenant-attr:tenant_id'] = volume.project_id
+    if _allowed(ctxt, volume_policies.HOST_ATTRIBUTE):
+        view['os-vol-host-attr:host'] = volume.host
+    if _allowed(ctxt, volume_policies.MIG_STATUS_ATTRIBUTE):
+        view['migration_status'] = volume.migration_status
+        view['os-vol-mig-status-attr:migstat'] = volume.migration_status
+        view['os-vol-mig-status-attr:name_id'] = None
+    if version.matches(GROUP_VOLUME):
+        view['group_id'] = None
+    if ctxt.is_admin and version.matches(VOLUME_DETAIL_PROVIDER_ID):
+        view['provider_id'] = None
+    if version.matches(SHARED_TARGETS_AND_SERVICE_FIELDS):
+        view['shared_targets'] = False
+        view['service_uuid'] = None
+    if ctxt.is_admin and version.matches(VOLUME_CLUSTER_NAME):
+        view['cluster_name'] = None
+    if version.matches(VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
+        view['volume_type_id'] = volume.volume_type_id
+    if version.matches(USE_QUOTA):
+        view['consumes_quota'] = True
+    return view
+
+
+def type_view(ctxt, vtype):
+    view = {
+        'id': vtype.id,
+        'name': vtype.name,
+        'description': vtype.description,
+        'is_public': bool(vtype.is_public),
+        'os-volume-type-access:is_public': bool(vtype.is_public),
+    }
+    if _allowed(ctxt, type_policies.EXTRA_SPECS):
+        view['extra_specs'] = visible_extra_specs(ctxt, vtype)
+    if ctxt.is_admin:
+        view['qos_specs_id'] = None
+    return view
+
+
+def extra_specs_of(vtype):
+    return {spec.key: spec.value for spec in vtype.extra_specs}
+
+
+def visible_extra_specs(ctxt, vtype):
+    specs = extra_specs_of(vtype)
+    if _allowed(ctxt, type_policies.READ_SENSITIVE):
+        return specs
+    return {k: v for k, v in specs.items()
+            if k in type_policies.USER_VISIBLE_EXTRA_SPECS}
+
+
+def _normalize(value):
+    # Cinder shows empty attachment times as "".
+    return util.isotime(value) if value else ''
+
+
+def attachment_summary(attachment):
+    return {
+        'id': attachment.id,
+        'status': attachment.attach_status,
+        'instance': attachment.instance_uuid,
+        'volume_id': attachment.volume_id,
+    }
+
+
+def attachment_detail(attachment):
+    view = attachment_summary(attachment)
+    view.update({
+        'attached_at': _normalize(attachment.attach_time),
+        'detached_at': _normalize(attachment.detach_time),
+        'attach_mode': attachment.attach_mode,
+        'connection_info': (jsonutils.loads(attachment.connection_info)
+                            if attachment.connection_info else {}),
+    })
+    return view
+
+
+# -- the VolumeClient's dicts -------------------------------------------------
+
+# The microversions the clients use, as Nova does: volume show at 3.48,
+# attachments at 3.44 (3.54 when a mode is given).
+CLIENT_VOLUME_VERSION = mv.APIVersion(3, 48)
+CLIENT_ATTACHMENT_VERSION = mv.APIVersion(3, 44)
+CLIENT_ATTACHMENT_MODE_VERSION = mv.APIVersion(3, 54)
+
+
+def client_volume(view):
+    """A volume REST view (a dict) as the VolumeClient returns it."""
+    bootable = view.get('bootable')
+    if isinstance(bootable, str):
+        bootable = bootable.lower() == 'true'
+    attachments = [{
+        'attachment_id': a.get('attachment_id'),
+        'server_id': a.get('server_id'),
+        'host_name': a.get('host_name'),
+        'device': a.get('device'),
+        'attached_at': a.get('attached_at'),
+    } for a in view.get('attachments') or []]
+    return {
+        'id': view['id'],
+        'status': view['status'],
+        'attach_status': st.ATTACHED if attachments else st.DETACHED,
+        'size': view['size'],
+        'multiattach': bool(view.get('multiattach')),
+        'bootable': bool(bootable),
+        'availability_zone': view.get('availability_zone'),
+        'migration_status': view.get('migration_status'),
+        'volume_type': view.get('volume_type'),
+        'encrypted': bool(view.get('encrypted')),
+        'attachments': attachments,
+    }
+
+
+_ATTACHMENT_KEYS = ('id', 'status', 'instance', 'volume_id', 'attached_at',
+                    'detached_at', 'attach_mode', 'connection_info')
+
+
+def client_attachment(view, shared=None):
+    """An attachment REST view (a dict) as the VolumeClient returns it."""
+    result = {key: view.get(key) for key in _ATTACHMENT_KEYS}
+    result['connection_info'] = dict(result['connection_info'] or {})
+    if shared is not None:
+        result['shared_connections_by_attachment'] = list(shared)
+    return result
