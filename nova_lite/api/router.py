@@ -46,6 +46,11 @@ class Action(object):
     def __init__(self, actions):
         self.actions = actions
 
+    def __call__(self, *args, **kwargs):
+        # Never called: being callable keeps the routes library from
+        # turning the Action (a route default) into its str().
+        raise TypeError('resolve() an Action, do not call it')
+
     def resolve(self, body):
         if not isinstance(body, dict) or len(body) != 1:
             raise exception.ValidationError(

@@ -5,7 +5,11 @@
 ``router.Action({...})`` dispatches ``POST .../action`` bodies by key.
 """
 
+from nova_lite.api.handlers import attachments
 from nova_lite.api.handlers import services
+from nova_lite.api.handlers import volume_types
+from nova_lite.api.handlers import volumes
+from nova_lite.api import router
 
 COMPUTE_ROUTES = {
     '/os-services': {
@@ -14,4 +18,61 @@ COMPUTE_ROUTES = {
 }
 
 VOLUME_ROUTES = {
+    # Volumes ('/volumes/detail' before '/volumes/{volume_id}').
+    '/volumes': {
+        'GET': volumes.list_volumes,
+        'POST': volumes.create_volume,
+    },
+    '/volumes/detail': {
+        'GET': volumes.list_volumes_detail,
+    },
+    '/volumes/{volume_id}': {
+        'GET': volumes.show_volume,
+        'PUT': volumes.update_volume,
+        'DELETE': volumes.delete_volume,
+    },
+    '/volumes/{volume_id}/action': {
+        'POST': router.Action({
+            'os-set_bootable': volumes.set_bootable,
+            'os-begin_detaching': volumes.begin_detaching,
+            'os-roll_detaching': volumes.roll_detaching,
+        }),
+    },
+    # Volume types and their extra specs.
+    '/types': {
+        'GET': volume_types.list_types,
+        'POST': volume_types.create_type,
+    },
+    '/types/{type_id}': {
+        'GET': volume_types.show_type,
+        'PUT': volume_types.update_type,
+        'DELETE': volume_types.delete_type,
+    },
+    '/types/{type_id}/extra_specs': {
+        'GET': volume_types.list_extra_specs,
+        'POST': volume_types.create_extra_specs,
+    },
+    '/types/{type_id}/extra_specs/{key}': {
+        'GET': volume_types.show_extra_spec,
+        'PUT': volume_types.update_extra_spec,
+        'DELETE': volume_types.delete_extra_spec,
+    },
+    # Attachments (3.27+).
+    '/attachments': {
+        'GET': attachments.list_attachments,
+        'POST': attachments.create_attachment,
+    },
+    '/attachments/detail': {
+        'GET': attachments.list_attachments_detail,
+    },
+    '/attachments/{attachment_id}': {
+        'GET': attachments.show_attachment,
+        'PUT': attachments.update_attachment,
+        'DELETE': attachments.delete_attachment,
+    },
+    '/attachments/{attachment_id}/action': {
+        'POST': router.Action({
+            'os-complete': attachments.complete_attachment,
+        }),
+    },
 }

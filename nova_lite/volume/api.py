@@ -45,14 +45,7 @@ MULTIATTACH_TRUE = '<is> True'
 DELETABLE = st.VOLUME_MOVES['delete'][0]
 
 
-def is_service_request(ctxt):
-    """A request made by another service: the ``service`` role in the
-    token (noauth2's user ``service``, ``client.service_context``) or in
-    the service token (keystone's ``X-Service-Roles``)."""
-    roles = [r.lower() for r in ctxt.roles or []]
-    service_roles = [r.lower() for r in
-                     getattr(ctxt, 'service_roles', None) or []]
-    return 'service' in roles or 'service' in service_roles
+is_service_request = views.is_service_request
 
 
 def is_multiattach_type(extra_specs):

@@ -30,9 +30,19 @@ def _allowed(ctxt, rule, project_id=None):
                                   ctxt.project_id}, fatal=False)
 
 
+def is_service_request(ctxt):
+    """A request made by another service: the ``service`` role in the
+    token (noauth2's user ``service``, ``client.service_context``) or in
+    the service token (keystone's ``X-Service-Roles``)."""
+    roles = [r.lower() for r in ctxt.roles or []]
+    service_roles = [r.lower() for r in
+                     getattr(ctxt, 'service_roles', None) or []]
+    return 'service' in roles or 'service' in service_roles
+
+
 def sees_hosts(ctxt):
     """Admins and services see attachment host names, as in Cinder."""
-    return ctxt.is_admin or 'service' in [r.lower() for r in ctxt.roles]
+    return ctxt.is_admin or is_service_request(ctxt)
 
 
 def links(links_base, project_id, collection, item_id):

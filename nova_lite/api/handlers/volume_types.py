@@ -1,0 +1,123 @@
+"""/v3 types: volume types and their extra specs.
+
+Everyone may list and show (public) types; creating, changing and deleting
+types and their extra specs is for administrators. Non-administrators see
+only the user-visible extra specs (e.g. ``multiattach``).
+"""
+
+from oslo_utils import strutils
+
+from nova_lite.api.handlers import volumes as volume_handlers
+from nova_lite.api import router
+from nova_lite.api.schemas import volume_types as schema
+from nova_lite.api import validation
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite.volume import api as volume_api
+from nova_lite.volume import views
+
+
+def _api(req):
+    return volume_api.API(req.environ['nova_lite.conf'])
+
+
+def _ctxt(req):
+    return req.environ['nova_lite.context']
+
+
+@validation.query(schema.LIST_QUERY, '3.0')
+@validation.response(200, schema.LIST_RESPONSE, '3.0')
+def list_types(req):
+    ctxt = _ctxt(req)
+    is_public = None
+    if 'is_public' in req.GET and req.GET['is_public'].lower() != 'none':
+        is_public = volume_handlers.bool_param(req.GET['is_public'],
+                                               'is_public')
+    types = _api(req).type_get_all(ctxt, is_public=is_public)
+    return {'volume_types': [views.type_view(ctxt, t) for t in types]}
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+def show_type(req, type_id):
+    ctxt = _ctxt(req)
+    if type_id == 'default':
+        raise exception.VolumeTypeNotFound(volume_type_id='default')
+    return {'volume_type': views.type_view(
+        ctxt, _api(req).type_get(ctxt, type_id))}
+
+
+@validation.request_body(schema.CREATE, '3.0')
+@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+def create_type(req, body):
+    ctxt = _ctxt(req)
+    data = body['volume_type']
+    is_public = strutils.bool_from_string(
+        data.get('os-volume-type-access:is_public', True), strict=True)
+    vtype = _api(req).type_create(
+        ctxt, data['name'].strip(), description=data.get('description'),
+        is_public=is_public, extra_specs=data.get('extra_specs'))
+    return {'volume_type': views.type_view(ctxt, vtype)}
+
+
+@validation.request_body(schema.UPDATE, '3.0')
+@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+def update_type(req, type_id, body):
+    ctxt = _ctxt(req)
+    data = body['volume_type']
+    values = {}
+    if data.get('name') is not None:
+        values['name'] = data['name'].strip()
+    if 'description' in data:
+        values['description'] = data['description']
+    if 'is_public' in data:
+        values['is_public'] = strutils.bool_from_string(data['is_public'],
+                                                        strict=True)
+    if not values:
+        raise exception.InvalidInput(reason=_(
+            'Specify volume type name, description, is_public or a '
+            'combination thereof.'))
+    vtype = _api(req).type_update(ctxt, type_id, values)
+    return {'volume_type': views.type_view(ctxt, vtype)}
+
+
+@validation.response(202, None, '3.0')
+def delete_type(req, type_id):
+    _api(req).type_delete(_ctxt(req), type_id)
+    return router.reply(202)
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.EXTRA_SPECS_RESPONSE, '3.0')
+def list_extra_specs(req, type_id):
+    return {'extra_specs': _api(req).extra_specs_get(_ctxt(req), type_id)}
+
+
+@validation.request_body(schema.SET_EXTRA_SPECS, '3.0')
+@validation.response(200, schema.EXTRA_SPECS_RESPONSE, '3.0')
+def create_extra_specs(req, type_id, body):
+    specs = _api(req).extra_specs_update(_ctxt(req), type_id,
+                                         body['extra_specs'])
+    return {'extra_specs': specs}
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.EXTRA_SPEC_RESPONSE, '3.0')
+def show_extra_spec(req, type_id, key):
+    return _api(req).extra_specs_get(_ctxt(req), type_id, key=key)
+
+
+@validation.request_body(schema.SET_EXTRA_SPEC, '3.0')
+@validation.response(200, schema.EXTRA_SPEC_RESPONSE, '3.0')
+def update_extra_spec(req, type_id, key, body):
+    if key not in body:
+        raise exception.InvalidInput(reason=_(
+            'Request body and URI mismatch'))
+    return _api(req).extra_specs_update(_ctxt(req), type_id,
+                                        {key: body[key]}, single=True)
+
+
+@validation.response(202, None, '3.0')
+def delete_extra_spec(req, type_id, key):
+    _api(req).extra_spec_delete(_ctxt(req), type_id, key)
+    return router.reply(202)

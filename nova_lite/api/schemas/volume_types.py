@@ -1,0 +1,125 @@
+"""Schemas of /v3 types and their extra specs."""
+
+from nova_lite.api.schemas import common
+from nova_lite.api.schemas import volumes
+
+_SPEC_KEY = '^[a-zA-Z0-9-_:. /]{1,255}$'
+EXTRA_SPECS = {
+    'type': 'object',
+    'patternProperties': {
+        _SPEC_KEY: {'type': 'string', 'maxLength': 255},
+    },
+    'additionalProperties': False,
+}
+
+CREATE = {
+    'type': 'object',
+    'properties': {
+        'volume_type': {
+            'type': 'object',
+            'properties': {
+                'name': {'type': 'string', 'minLength': 1,
+                         'maxLength': 255, 'pattern': r'^(?!\s*$).+'},
+                'description': {'type': ['string', 'null'],
+                                'maxLength': 255},
+                'os-volume-type-access:is_public': volumes.BOOLEAN,
+                'extra_specs': EXTRA_SPECS,
+            },
+            'required': ['name'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['volume_type'],
+    'additionalProperties': False,
+}
+
+UPDATE = {
+    'type': 'object',
+    'properties': {
+        'volume_type': {
+            'type': 'object',
+            'properties': {
+                'name': {'type': ['string', 'null'], 'minLength': 1,
+                         'maxLength': 255},
+                'description': {'type': ['string', 'null'],
+                                'maxLength': 255},
+                'is_public': volumes.BOOLEAN,
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['volume_type'],
+    'additionalProperties': False,
+}
+
+SET_EXTRA_SPECS = {
+    'type': 'object',
+    'properties': {'extra_specs': EXTRA_SPECS},
+    'required': ['extra_specs'],
+    'additionalProperties': False,
+}
+# PUT /types/{id}/extra_specs/{key}: {key: value}, one key (checked
+# against the URL by the handler).
+SET_EXTRA_SPEC = {
+    'type': 'object',
+    'patternProperties': {
+        _SPEC_KEY: {'type': 'string', 'maxLength': 255},
+    },
+    'minProperties': 1,
+    'maxProperties': 1,
+    'additionalProperties': False,
+}
+
+LIST_QUERY = common.query({
+    'is_public': common.STRING_PARAM,
+    'limit': common.NON_NEGATIVE_INT_PARAM,
+    'marker': common.STRING_PARAM,
+    'offset': common.NON_NEGATIVE_INT_PARAM,
+    'sort': common.STRING_PARAM,
+    'sort_key': common.STRING_PARAM,
+    'sort_dir': common.STRING_PARAM,
+    'all_tenants': common.STRING_PARAM,
+}, strict=False)
+SHOW_QUERY = common.query({}, strict=False)
+
+_TYPE = {
+    'type': 'object',
+    'properties': {
+        'id': common.UUID,
+        'name': {'type': 'string'},
+        'description': common.NULLABLE_STRING,
+        'is_public': {'type': 'boolean'},
+        'os-volume-type-access:is_public': {'type': 'boolean'},
+        'extra_specs': {'type': 'object',
+                        'additionalProperties': {'type': 'string'}},
+        'qos_specs_id': common.NULLABLE_STRING,
+    },
+    'required': ['id', 'name', 'description', 'is_public',
+                 'os-volume-type-access:is_public'],
+    'additionalProperties': False,
+}
+SHOW_RESPONSE = {
+    'type': 'object',
+    'properties': {'volume_type': _TYPE},
+    'required': ['volume_type'],
+    'additionalProperties': False,
+}
+LIST_RESPONSE = {
+    'type': 'object',
+    'properties': {'volume_types': {'type': 'array', 'items': _TYPE}},
+    'required': ['volume_types'],
+    'additionalProperties': False,
+}
+EXTRA_SPECS_RESPONSE = {
+    'type': 'object',
+    'properties': {'extra_specs': {
+        'type': 'object', 'additionalProperties': {'type': 'string'}}},
+    'required': ['extra_specs'],
+    'additionalProperties': False,
+}
+EXTRA_SPEC_RESPONSE = {
+    'type': 'object',
+    'additionalProperties': {'type': 'string'},
+    'minProperties': 1,
+    'maxProperties': 1,
+}

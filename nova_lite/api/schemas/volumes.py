@@ -1,0 +1,254 @@
+"""Schemas of /v3 volumes and their actions (Cinder's, per microversion)."""
+
+import copy
+
+from nova_lite.api.schemas import common
+
+# Cinder's boolean parameter: a JSON boolean or one of these strings.
+BOOLEAN = {
+    'type': ['boolean', 'string'],
+    'enum': [True, 'True', 'TRUE', 'true', '1', 'ON', 'On', 'on', 'YES',
+             'Yes', 'yes', 'y', 't', False, 'False', 'FALSE', 'false', '0',
+             'OFF', 'Off', 'off', 'NO', 'No', 'no', 'n', 'f'],
+}
+OPTIONAL_UUID = {'type': ['string', 'null'], 'format': 'uuid'}
+_NAME = {'type': ['string', 'null'], 'maxLength': 255}
+_DESCRIPTION = {'type': ['string', 'null'], 'maxLength': 65535}
+METADATA = {
+    'type': ['object', 'null'],
+    'patternProperties': {
+        '^[a-zA-Z0-9-_:. /]{1,255}$': {'type': 'string', 'maxLength': 255},
+    },
+    'additionalProperties': False,
+}
+
+# -- requests ----------------------------------------------------------------
+
+CREATE = {
+    'type': 'object',
+    'properties': {
+        'volume': {
+            'type': 'object',
+            'properties': {
+                'name': _NAME,
+                'description': _DESCRIPTION,
+                'display_name': _NAME,
+                'display_description': _DESCRIPTION,
+                'volume_type': {'type': ['string', 'null'],
+                                'maxLength': 255},
+                'metadata': METADATA,
+                'snapshot_id': OPTIONAL_UUID,
+                'source_volid': OPTIONAL_UUID,
+                'consistencygroup_id': OPTIONAL_UUID,
+                'size': {'type': ['integer', 'string', 'null'],
+                         'pattern': '^[0-9]+$', 'minimum': 1,
+                         'maximum': 2147483647},
+                'availability_zone': {'type': ['string', 'null'],
+                                      'maxLength': 255},
+                'multiattach': {'anyOf': [BOOLEAN, {'type': 'null'}]},
+                'image_id': {'type': ['string', 'null'], 'maxLength': 255},
+                'imageRef': {'type': ['string', 'null'], 'maxLength': 255},
+            },
+            'additionalProperties': True,
+        },
+        'OS-SCH-HNT:scheduler_hints': {'type': ['object', 'null']},
+    },
+    'required': ['volume'],
+    'additionalProperties': False,
+}
+CREATE_V313 = common.extend(CREATE, ['volume'], group_id={
+    'type': ['string', 'null'], 'maxLength': 255})
+CREATE_V347 = common.extend(CREATE_V313, ['volume'],
+                            backup_id=OPTIONAL_UUID)
+CREATE_V353 = copy.deepcopy(CREATE_V347)
+CREATE_V353['properties']['volume']['additionalProperties'] = False
+
+UPDATE = {
+    'type': 'object',
+    'properties': {
+        'volume': {
+            'type': 'object',
+            'properties': {
+                'name': _NAME,
+                'description': _DESCRIPTION,
+                'display_name': _NAME,
+                'display_description': _DESCRIPTION,
+                'metadata': METADATA,
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['volume'],
+    'additionalProperties': False,
+}
+
+SET_BOOTABLE = {
+    'type': 'object',
+    'properties': {
+        'os-set_bootable': {
+            'type': 'object',
+            'properties': {'bootable': BOOLEAN},
+            'required': ['bootable'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-set_bootable'],
+    'additionalProperties': False,
+}
+
+
+def _marker_action(name):
+    # {"os-begin_detaching": null} (any value is accepted, as in Cinder).
+    return {
+        'type': 'object',
+        'properties': {name: {}},
+        'required': [name],
+        'additionalProperties': False,
+    }
+
+
+BEGIN_DETACHING = _marker_action('os-begin_detaching')
+ROLL_DETACHING = _marker_action('os-roll_detaching')
+
+LIST_QUERY = common.query({
+    'all_tenants': common.STRING_PARAM,
+    'project_id': common.STRING_PARAM,
+    'name': common.STRING_PARAM,
+    'status': common.STRING_PARAM,
+    'bootable': common.STRING_PARAM,
+    'limit': common.NON_NEGATIVE_INT_PARAM,
+    'offset': common.NON_NEGATIVE_INT_PARAM,
+    'marker': common.STRING_PARAM,
+    'sort': common.STRING_PARAM,
+    'sort_key': common.STRING_PARAM,
+    'sort_dir': common.STRING_PARAM,
+}, strict=False)
+SHOW_QUERY = common.query({}, strict=False)
+
+# -- responses ---------------------------------------------------------------
+
+LINKS = {
+    'type': 'array',
+    'items': {
+        'type': 'object',
+        'properties': {'rel': {'type': 'string'},
+                       'href': {'type': 'string'}},
+        'required': ['rel', 'href'],
+        'additionalProperties': False,
+    },
+}
+
+_ATTACHMENT = {
+    'type': 'object',
+    'properties': {
+        'id': common.UUID,
+        'attachment_id': common.UUID,
+        'volume_id': common.UUID,
+        'server_id': {'type': ['string', 'null']},
+        'host_name': common.NULLABLE_STRING,
+        'device': common.NULLABLE_STRING,
+        'attached_at': common.NULLABLE_DATETIME,
+    },
+    'required': ['id', 'attachment_id', 'volume_id', 'server_id',
+                 'host_name', 'device', 'attached_at'],
+    'additionalProperties': False,
+}
+
+_DETAIL = {
+    'type': 'object',
+    'properties': {
+        'id': common.UUID,
+        'status': {'type': 'string'},
+        'size': {'type': 'integer'},
+        'availability_zone': common.NULLABLE_STRING,
+        'created_at': common.DATETIME,
+        'updated_at': common.NULLABLE_DATETIME,
+        'name': common.NULLABLE_STRING,
+        'description': common.NULLABLE_STRING,
+        'volume_type': common.NULLABLE_STRING,
+        'snapshot_id': common.NULLABLE_STRING,
+        'source_volid': common.NULLABLE_STRING,
+        'metadata': {'type': 'object', 'additionalProperties': True},
+        'links': LINKS,
+        'user_id': {'type': 'string'},
+        'bootable': {'enum': ['true', 'false']},
+        'encrypted': {'type': 'boolean'},
+        'replication_status': common.NULLABLE_STRING,
+        'consistencygroup_id': common.NULLABLE_STRING,
+        'multiattach': {'type': 'boolean'},
+        'attachments': {'type': 'array', 'items': _ATTACHMENT},
+        # Shown by policy (owner/admin, admin).
+        'os-vol-tenant-attr:tenant_id': {'type': 'string'},
+        'os-vol-host-attr:host': common.NULLABLE_STRING,
+        'migration_status': common.NULLABLE_STRING,
+        'os-vol-mig-status-attr:migstat': common.NULLABLE_STRING,
+        'os-vol-mig-status-attr:name_id': common.NULLABLE_STRING,
+    },
+    'required': ['id', 'status', 'size', 'availability_zone', 'created_at',
+                 'updated_at', 'name', 'description', 'volume_type',
+                 'snapshot_id', 'source_volid', 'metadata', 'links',
+                 'user_id', 'bootable', 'encrypted', 'replication_status',
+                 'consistencygroup_id', 'multiattach', 'attachments'],
+    'additionalProperties': False,
+}
+_DETAIL_V313 = copy.deepcopy(_DETAIL)
+_DETAIL_V313['properties']['group_id'] = common.NULLABLE_STRING
+_DETAIL_V313['required'].append('group_id')
+_DETAIL_V321 = copy.deepcopy(_DETAIL_V313)
+_DETAIL_V321['properties']['provider_id'] = common.NULLABLE_STRING  # admin
+_DETAIL_V348 = copy.deepcopy(_DETAIL_V321)
+_DETAIL_V348['properties'].update(shared_targets={'type': ['boolean',
+                                                           'null']},
+                                  service_uuid=common.NULLABLE_STRING)
+_DETAIL_V348['required'] += ['shared_targets', 'service_uuid']
+_DETAIL_V361 = copy.deepcopy(_DETAIL_V348)
+_DETAIL_V361['properties']['cluster_name'] = common.NULLABLE_STRING  # admin
+_DETAIL_V363 = copy.deepcopy(_DETAIL_V361)
+_DETAIL_V363['properties']['volume_type_id'] = common.NULLABLE_STRING
+_DETAIL_V363['required'].append('volume_type_id')
+_DETAIL_V365 = copy.deepcopy(_DETAIL_V363)
+_DETAIL_V365['properties']['consumes_quota'] = {'type': 'boolean'}
+_DETAIL_V365['required'].append('consumes_quota')
+
+# (min, max, detail item) bands of the detailed views.
+DETAIL_BANDS = [
+    ('3.0', '3.12', _DETAIL),
+    ('3.13', '3.20', _DETAIL_V313),
+    ('3.21', '3.47', _DETAIL_V321),
+    ('3.48', '3.60', _DETAIL_V348),
+    ('3.61', '3.62', _DETAIL_V361),
+    ('3.63', '3.64', _DETAIL_V363),
+    ('3.65', None, _DETAIL_V365),
+]
+
+
+def one(item):
+    return {
+        'type': 'object',
+        'properties': {'volume': item},
+        'required': ['volume'],
+        'additionalProperties': False,
+    }
+
+
+def many(item):
+    return {
+        'type': 'object',
+        'properties': {'volumes': {'type': 'array', 'items': item},
+                       'volumes_links': LINKS},
+        'required': ['volumes'],
+        'additionalProperties': False,
+    }
+
+
+SUMMARY = {
+    'type': 'object',
+    'properties': {
+        'id': common.UUID,
+        'name': common.NULLABLE_STRING,
+        'links': LINKS,
+    },
+    'required': ['id', 'name', 'links'],
+    'additionalProperties': False,
+}
+LIST_RESPONSE = many(SUMMARY)

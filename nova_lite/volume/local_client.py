@@ -1,0 +1,63 @@
+"""``[volume] client = local``: the VolumeClient as direct calls into
+``nova_lite.volume.api`` (nova-lite-all, and any deployment whose compute
+and block storage share the database and the backends' storage).
+
+Results are built with the same views as the ``/v3`` REST API, at the
+microversions the ``cinder`` client uses, so callers cannot tell the two
+apart. Policy applies as over REST: the context is the caller's (the
+user's, or ``client.service_context`` for service requests).
+"""
+
+import copy
+
+from nova_lite.volume import api as volume_api
+from nova_lite.volume import client
+from nova_lite.volume import views
+
+
+class LocalClient(client.VolumeClient):
+    def __init__(self, conf):
+        super().__init__(conf)
+        self.api = volume_api.API(conf)
+
+    def get(self, ctxt, volume_id):
+        volume = self.api.get(ctxt, volume_id)
+        return views.client_volume(views.volume_detail(
+            ctxt, volume, views.CLIENT_VOLUME_VERSION))
+
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mode=None):
+        attachment = self.api.attachment_create(
+            ctxt, volume_id, instance_uuid, connector=connector, mode=mode)
+        return views.client_attachment(views.attachment_detail(attachment))
+
+    def attachment_update(self, ctxt, attachment_id, connector,
+                          mountpoint=None):
+        if mountpoint and 'mountpoint' not in connector:
+            # As Nova does: the mountpoint travels in the connector.
+            connector = copy.deepcopy(connector)
+            connector['mountpoint'] = mountpoint
+        attachment = self.api.attachment_update(ctxt, attachment_id,
+                                                connector)
+        return views.client_attachment(views.attachment_detail(attachment))
+
+    def attachment_complete(self, ctxt, attachment_id):
+        self.api.attachment_complete(ctxt, attachment_id)
+
+    def attachment_get(self, ctxt, attachment_id):
+        attachment, shared = self.api.attachment_get(ctxt, attachment_id)
+        return views.client_attachment(views.attachment_detail(attachment),
+                                       shared=shared)
+
+    def attachment_delete(self, ctxt, attachment_id):
+        _remaining, shared = self.api.attachment_delete(ctxt, attachment_id)
+        return {'shared_connections': list(shared)}
+
+    def begin_detaching(self, ctxt, volume_id):
+        self.api.begin_detaching(ctxt, volume_id)
+
+    def roll_detaching(self, ctxt, volume_id):
+        self.api.roll_detaching(ctxt, volume_id)
+
+    def delete(self, ctxt, volume_id):
+        self.api.delete(ctxt, volume_id)
