@@ -1,0 +1,210 @@
+"""Block device mappings: the disks of a server (volumes, image, local).
+
+The table's unique constraints settle races across processes: one mapping
+per (server, volume) and per (server, device name). ``create()`` turns a
+lost race into ``InvalidVolume`` ("already attached", 400) or
+``DevicePathInUse`` (409), so callers can retry with another device name.
+"""
+
+from oslo_db import exception as db_exc
+from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
+from oslo_versionedobjects import fields
+import sqlalchemy as sa
+
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite.objects import base
+
+SOURCE_VOLUME = 'volume'
+SOURCE_IMAGE = 'image'
+DESTINATION_VOLUME = 'volume'
+DESTINATION_LOCAL = 'local'
+
+_MODEL_FIELDS = (
+    'uuid', 'instance_uuid', 'source_type', 'destination_type',
+    'guest_format', 'device_type', 'disk_bus', 'boot_index', 'device_name',
+    'delete_on_termination', 'snapshot_id', 'volume_id', 'image_id',
+    'volume_size', 'no_device', 'connection_info', 'tag', 'attachment_id',
+    'volume_type', 'attach_mode')
+
+
+@db_api.context_manager.writer
+def _create(context, values):
+    bdm = models.BlockDeviceMapping(**values)
+    context.session.add(bdm)
+    context.session.flush()
+    return bdm
+
+
+@db_api.context_manager.writer
+def _update(context, bdm_id, values):
+    context.session.execute(
+        sa.update(models.BlockDeviceMapping)
+        .where(models.BlockDeviceMapping.id == bdm_id).values(**values)
+        .execution_options(synchronize_session=False))
+    return context.session.execute(
+        sa.select(models.BlockDeviceMapping).filter_by(id=bdm_id)
+        .execution_options(populate_existing=True)).scalar_one_or_none()
+
+
+@db_api.context_manager.writer
+def _destroy(context, bdm_id):
+    return context.session.execute(
+        sa.delete(models.BlockDeviceMapping)
+        .where(models.BlockDeviceMapping.id == bdm_id)).rowcount
+
+
+@db_api.context_manager.reader
+def _get_by_volume_and_instance(context, volume_id, instance_uuid):
+    return context.session.execute(
+        sa.select(models.BlockDeviceMapping).filter_by(
+            volume_id=volume_id, instance_uuid=instance_uuid)
+    ).scalar_one_or_none()
+
+
+@db_api.context_manager.reader
+def _get_by_volume(context, volume_id):
+    return context.session.execute(
+        sa.select(models.BlockDeviceMapping).filter_by(volume_id=volume_id)
+        .order_by(models.BlockDeviceMapping.id)).scalars().all()
+
+
+@db_api.context_manager.reader
+def _get_by_instance_uuids(context, instance_uuids):
+    return context.session.execute(
+        sa.select(models.BlockDeviceMapping)
+        .where(models.BlockDeviceMapping.instance_uuid.in_(instance_uuids))
+        .order_by(models.BlockDeviceMapping.id)).scalars().all()
+
+
+def _translate_duplicate(exc, values):
+    if 'device_name' in (exc.columns or []):
+        raise exception.DevicePathInUse(path=values.get('device_name'))
+    if 'volume_id' in (exc.columns or []):
+        raise exception.InvalidVolume(
+            reason=_('volume %s already attached') % values.get('volume_id'))
+    raise exc
+
+
+@base.NovaLiteObjectRegistry.register
+class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
+    VERSION = '1.0'
+
+    fields = dict(base.NovaLiteTimestampObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'instance_uuid': fields.UUIDField(),
+        'source_type': fields.StringField(),
+        'destination_type': fields.StringField(),
+        'guest_format': fields.StringField(nullable=True),
+        'device_type': fields.StringField(nullable=True),
+        'disk_bus': fields.StringField(nullable=True),
+        'boot_index': fields.IntegerField(nullable=True),
+        'device_name': fields.StringField(nullable=True),
+        'delete_on_termination': fields.BooleanField(default=False),
+        'snapshot_id': fields.UUIDField(nullable=True),
+        'volume_id': fields.UUIDField(nullable=True),
+        'image_id': fields.StringField(nullable=True),
+        'volume_size': fields.IntegerField(nullable=True),
+        'no_device': fields.BooleanField(default=False),
+        'connection_info': fields.SensitiveStringField(nullable=True),
+        'tag': fields.StringField(nullable=True),
+        'attachment_id': fields.UUIDField(nullable=True),
+        'volume_type': fields.StringField(nullable=True),
+        'attach_mode': fields.StringField(nullable=True),
+    })
+
+    @property
+    def is_volume(self):
+        return self.destination_type == DESTINATION_VOLUME
+
+    @property
+    def is_root(self):
+        return self.obj_attr_is_set('boot_index') and self.boot_index == 0
+
+    def get_connection_info(self):
+        if not self.obj_attr_is_set('connection_info') or \
+                not self.connection_info:
+            return None
+        return jsonutils.loads(self.connection_info)
+
+    def set_connection_info(self, info):
+        self.connection_info = (jsonutils.dumps(info)
+                                if info is not None else None)
+
+    @classmethod
+    def new_volume(cls, context, instance_uuid, volume_id, device_name=None,
+                   boot_index=None, tag=None, delete_on_termination=False,
+                   attach_mode=None, volume_size=None):
+        """A (not yet created) mapping of a volume to a server."""
+        return cls(context, uuid=uuidutils.generate_uuid(),
+                   instance_uuid=instance_uuid, source_type=SOURCE_VOLUME,
+                   destination_type=DESTINATION_VOLUME, volume_id=volume_id,
+                   device_name=device_name, boot_index=boot_index, tag=tag,
+                   delete_on_termination=bool(delete_on_termination),
+                   attach_mode=attach_mode, volume_size=volume_size,
+                   no_device=False)
+
+    def create(self):
+        values = {k: v for k, v in self.obj_get_changes().items()
+                  if k in _MODEL_FIELDS}
+        if 'uuid' not in values:
+            values['uuid'] = uuidutils.generate_uuid()
+        try:
+            db_obj = _create(self._context, values)
+        except db_exc.DBDuplicateEntry as exc:
+            _translate_duplicate(exc, values)
+        self._from_db_object(self._context, self, db_obj)
+
+    def save(self):
+        values = {k: v for k, v in self.obj_get_changes().items()
+                  if k in _MODEL_FIELDS and k != 'uuid'}
+        if not values:
+            return
+        try:
+            db_obj = _update(self._context, self.id, values)
+        except db_exc.DBDuplicateEntry as exc:
+            _translate_duplicate(exc, values)
+        if db_obj is None:
+            raise exception.VolumeBDMNotFound(
+                instance_uuid=self.instance_uuid, volume_id=self.volume_id)
+        self._from_db_object(self._context, self, db_obj)
+
+    def destroy(self):
+        """Delete the mapping; True if it was still there."""
+        return bool(_destroy(self._context, self.id))
+
+    @classmethod
+    def get_by_volume_and_instance(cls, context, volume_id, instance_uuid):
+        """``VolumeBDMNotFound`` (404) when the volume is not mapped."""
+        db_obj = _get_by_volume_and_instance(context, volume_id,
+                                             instance_uuid)
+        if db_obj is None:
+            raise exception.VolumeBDMNotFound(instance_uuid=instance_uuid,
+                                              volume_id=volume_id)
+        return cls._from_db_object(context, cls(), db_obj)
+
+    @classmethod
+    def get_all_by_volume(cls, context, volume_id):
+        """Every mapping of the volume, on any server."""
+        return [cls._from_db_object(context, cls(), b)
+                for b in _get_by_volume(context, volume_id)]
+
+    @classmethod
+    def get_all_by_instance(cls, context, instance_uuid):
+        """The server's mappings, in creation order."""
+        return [cls._from_db_object(context, cls(), b)
+                for b in _get_by_instance_uuids(context, [instance_uuid])]
+
+    @classmethod
+    def get_all_by_instances(cls, context, instance_uuids):
+        """{instance uuid: [mappings]} in one query."""
+        result = {uuid: [] for uuid in instance_uuids}
+        if instance_uuids:
+            for b in _get_by_instance_uuids(context, list(instance_uuids)):
+                result[b.instance_uuid].append(
+                    cls._from_db_object(context, cls(), b))
+        return result

@@ -1,0 +1,222 @@
+"""Servers (the ``instances`` table).
+
+State moves by compare-and-swap: ``Instance.save(expected_task_state=...)``
+is one ``UPDATE ... WHERE task_state IN (...)``, and a lost race raises
+``UnexpectedTaskStateError`` (409) instead of overwriting another request's
+change. A deleted server keeps its row with ``vm_state = 'deleted'`` (its
+instance actions stay readable); every lookup skips it unless asked.
+"""
+
+import re
+
+from oslo_utils import uuidutils
+from oslo_versionedobjects import fields
+import sqlalchemy as sa
+
+from nova_lite.compute import states
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite.objects import base
+
+_UNSET = object()
+
+# Columns a caller may change with save(); the rest are set at create.
+_UPDATABLE = ('display_name', 'host', 'availability_zone', 'vm_state',
+              'task_state', 'power_state', 'launched_at', 'terminated_at',
+              'locked', 'locked_by', 'locked_reason', 'root_device_name',
+              'shelved_at', 'deleted_at')
+
+
+def _state_clause(column, expected):
+    """``column IN expected``, where ``None`` in ``expected`` means NULL."""
+    expected = list(expected)
+    values = [v for v in expected if v is not None]
+    clauses = []
+    if values:
+        clauses.append(column.in_(values))
+    if None in expected:
+        clauses.append(column.is_(None))
+    return sa.or_(*clauses) if clauses else sa.false()
+
+
+def _not_deleted():
+    return models.Instance.vm_state != states.DELETED
+
+
+@db_api.context_manager.reader
+def _get_by_uuid(context, uuid, read_deleted):
+    query = sa.select(models.Instance).filter_by(uuid=uuid)
+    if not read_deleted:
+        query = query.where(_not_deleted())
+    return context.session.execute(query).scalar_one_or_none()
+
+
+@db_api.context_manager.writer
+def _create(context, values, bdm_values):
+    instance = models.Instance(**values)
+    context.session.add(instance)
+    for values in bdm_values:
+        context.session.add(models.BlockDeviceMapping(**values))
+    context.session.flush()
+    return instance
+
+
+@db_api.context_manager.writer
+def _update(context, uuid, values, expected_task_state, expected_vm_state,
+            expected_host):
+    query = sa.update(models.Instance).where(
+        models.Instance.uuid == uuid, _not_deleted())
+    if expected_task_state is not _UNSET:
+        query = query.where(_state_clause(models.Instance.task_state,
+                                          expected_task_state))
+    if expected_vm_state is not _UNSET:
+        query = query.where(_state_clause(models.Instance.vm_state,
+                                          expected_vm_state))
+    if expected_host is not _UNSET:
+        query = query.where(_state_clause(models.Instance.host,
+                                          [expected_host]))
+    result = context.session.execute(
+        query.values(**values).execution_options(synchronize_session=False))
+    instance = context.session.execute(
+        sa.select(models.Instance).filter_by(uuid=uuid)
+        .execution_options(populate_existing=True)).scalar_one_or_none()
+    return result.rowcount, instance
+
+
+@db_api.context_manager.reader
+def _get_all(context, project_id, vm_states, read_deleted, host):
+    query = sa.select(models.Instance).order_by(
+        models.Instance.created_at.desc(), models.Instance.id.desc())
+    if project_id is not None:
+        query = query.filter_by(project_id=project_id)
+    if vm_states is not None:
+        query = query.where(models.Instance.vm_state.in_(vm_states))
+    elif not read_deleted:
+        query = query.where(_not_deleted())
+    if host is not None:
+        query = query.filter_by(host=host)
+    return context.session.execute(query).scalars().all()
+
+
+@db_api.context_manager.reader
+def _count_by_host(context, hosts):
+    rows = context.session.execute(
+        sa.select(models.Instance.host, sa.func.count())
+        .where(models.Instance.host.in_(hosts), _not_deleted())
+        .group_by(models.Instance.host)).all()
+    return dict(rows)
+
+
+@base.NovaLiteObjectRegistry.register
+class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
+    VERSION = '1.0'
+
+    fields = dict(base.NovaLiteTimestampObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'uuid': fields.UUIDField(),
+        'display_name': fields.StringField(),
+        'project_id': fields.StringField(),
+        'user_id': fields.StringField(),
+        'host': fields.StringField(nullable=True),
+        'availability_zone': fields.StringField(nullable=True),
+        'flavor_id': fields.StringField(),
+        'image_ref': fields.StringField(nullable=True),
+        'vm_state': fields.StringField(),
+        'task_state': fields.StringField(nullable=True),
+        'power_state': fields.IntegerField(),
+        'launched_at': fields.DateTimeField(nullable=True),
+        'terminated_at': fields.DateTimeField(nullable=True),
+        'locked': fields.BooleanField(),
+        'locked_by': fields.StringField(nullable=True),
+        'locked_reason': fields.StringField(nullable=True),
+        'reservation_id': fields.StringField(nullable=True),
+        'launch_index': fields.IntegerField(),
+        'root_device_name': fields.StringField(nullable=True),
+        'shelved_at': fields.DateTimeField(nullable=True),
+        'deleted_at': fields.DateTimeField(nullable=True),
+    })
+
+    @property
+    def status(self):
+        return states.status_of(self.vm_state, self.task_state)
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid, read_deleted=False):
+        """The server ``uuid``; ``InstanceNotFound`` (404) if there is none
+        (or it is deleted, unless ``read_deleted``)."""
+        db_obj = _get_by_uuid(context, uuid, read_deleted)
+        if db_obj is None:
+            raise exception.InstanceNotFound(instance_id=uuid)
+        return cls._from_db_object(context, cls(), db_obj)
+
+    def create(self, block_device_mappings=()):
+        """Insert the server and its block device mappings (objects not
+        yet created) in one transaction."""
+        values = self.obj_get_changes()
+        values.pop('id', None)
+        bdms = []
+        for bdm in block_device_mappings:
+            bdm_values = bdm.obj_get_changes()
+            bdm_values['instance_uuid'] = self.uuid
+            bdm_values.setdefault('uuid', uuidutils.generate_uuid())
+            bdms.append(bdm_values)
+        db_obj = _create(self._context, values, bdms)
+        self._from_db_object(self._context, self, db_obj)
+
+    def save(self, expected_task_state=_UNSET, expected_vm_state=_UNSET,
+             expected_host=_UNSET):
+        """Write the changed fields, if the server is (still) in the
+        expected states: ``UnexpectedTaskStateError`` (409) otherwise."""
+        changes = {k: v for k, v in self.obj_get_changes().items()
+                   if k in _UPDATABLE}
+        if not changes:
+            return
+        rowcount, db_obj = _update(self._context, self.uuid, changes,
+                                   expected_task_state, expected_vm_state,
+                                   expected_host)
+        if db_obj is None or (rowcount == 0 and
+                              db_obj.vm_state == states.DELETED):
+            raise exception.InstanceNotFound(instance_id=self.uuid)
+        if rowcount == 0:
+            if expected_task_state is not _UNSET:
+                expected, actual = expected_task_state, db_obj.task_state
+            elif expected_vm_state is not _UNSET:
+                expected, actual = expected_vm_state, db_obj.vm_state
+            else:
+                expected, actual = expected_host, db_obj.host
+            raise exception.UnexpectedTaskStateError(
+                instance_uuid=self.uuid, expected=expected, actual=actual)
+        self._from_db_object(self._context, self, db_obj)
+
+    def refresh(self):
+        db_obj = _get_by_uuid(self._context, self.uuid, True)
+        if db_obj is None:
+            raise exception.InstanceNotFound(instance_id=self.uuid)
+        self._from_db_object(self._context, self, db_obj)
+
+
+def get_all(context, project_id=None, status=None, name=None,
+            read_deleted=False, host=None):
+    """Servers, newest first: of one project (None: all), with this API
+    ``status`` and a ``name`` matching this regular expression."""
+    vm_states = None
+    if status is not None:
+        vm_states = states.vm_states_of_status(status)
+        if not vm_states:
+            return []
+    rows = _get_all(context, project_id, vm_states, read_deleted, host)
+    if name:
+        try:
+            pattern = re.compile(name)
+        except re.error:
+            pattern = re.compile(re.escape(name))
+        rows = [r for r in rows if pattern.search(r.display_name or '')]
+    return [Instance._from_db_object(context, Instance(), r) for r in rows]
+
+
+def count_by_host(context, hosts):
+    """{host: number of servers on it} for ``hosts``."""
+    if not hosts:
+        return {}
+    return _count_by_host(context, list(hosts))

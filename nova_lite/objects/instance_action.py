@@ -1,0 +1,303 @@
+"""Instance actions and their events (``os-instance-actions``).
+
+An action is one user request on a server (``attach_volume``, ``stop``),
+keyed by the request id; events are the steps services ran for it
+(``compute_attach_volume``), each with its result and, on failure, the
+traceback and a short ``details`` string. ``EventReporter`` wraps a step.
+"""
+
+import sys
+import traceback as tb_module
+
+from oslo_log import log as logging
+from oslo_versionedobjects import fields
+import sqlalchemy as sa
+from sqlalchemy import orm
+
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite.objects import base
+from nova_lite.objects import instance_fault
+
+LOG = logging.getLogger(__name__)
+
+RESULT_SUCCESS = 'Success'
+RESULT_ERROR = 'Error'
+
+# Action names (Nova's).
+CREATE = 'create'
+DELETE = 'delete'
+STOP = 'stop'
+START = 'start'
+PAUSE = 'pause'
+UNPAUSE = 'unpause'
+LOCK = 'lock'
+UNLOCK = 'unlock'
+ATTACH_VOLUME = 'attach_volume'
+DETACH_VOLUME = 'detach_volume'
+SWAP_VOLUME = 'swap_volume'
+UPDATE_VOLUME = 'update_volume'
+
+
+@db_api.context_manager.writer
+def _action_start(context, values):
+    action = models.InstanceAction(**values)
+    context.session.add(action)
+    context.session.flush()
+    return action
+
+
+@db_api.context_manager.reader
+def _get_action(context, instance_uuid, request_id):
+    return context.session.execute(
+        sa.select(models.InstanceAction)
+        .filter_by(instance_uuid=instance_uuid, request_id=request_id)
+        .order_by(models.InstanceAction.id.desc()).limit(1)
+    ).scalar_one_or_none()
+
+
+@db_api.context_manager.reader
+def _get_action_with_events(context, instance_uuid, request_id):
+    return context.session.execute(
+        sa.select(models.InstanceAction)
+        .filter_by(instance_uuid=instance_uuid, request_id=request_id)
+        .options(orm.selectinload(models.InstanceAction.events))
+        .order_by(models.InstanceAction.id.desc()).limit(1)
+    ).scalar_one_or_none()
+
+
+@db_api.context_manager.reader
+def _get_actions(context, instance_uuid, limit, marker, changes_since,
+                 changes_before):
+    model = models.InstanceAction
+    query = sa.select(model).filter_by(instance_uuid=instance_uuid)
+    if marker is not None:
+        mark = _get_action(context, instance_uuid, marker)
+        if mark is None:
+            raise exception.MarkerNotFound(marker=marker)
+        query = query.where(sa.or_(
+            model.created_at < mark.created_at,
+            sa.and_(model.created_at == mark.created_at,
+                    model.id < mark.id)))
+    if changes_since is not None:
+        query = query.where(sa.func.coalesce(
+            model.updated_at, model.created_at) >= changes_since)
+    if changes_before is not None:
+        query = query.where(sa.func.coalesce(
+            model.updated_at, model.created_at) <= changes_before)
+    query = query.order_by(model.created_at.desc(), model.id.desc())
+    if limit is not None:
+        query = query.limit(limit)
+    return context.session.execute(query).scalars().all()
+
+
+@db_api.context_manager.writer
+def _finish_action(context, action_id, values):
+    context.session.execute(
+        sa.update(models.InstanceAction)
+        .where(models.InstanceAction.id == action_id).values(**values))
+
+
+@db_api.context_manager.writer
+def _event_start(context, instance_uuid, request_id, values):
+    action = _get_action(context, instance_uuid, request_id)
+    if action is None:
+        raise exception.InstanceActionNotFound(request_id=request_id,
+                                               instance_uuid=instance_uuid)
+    event = models.InstanceActionEvent(action_id=action.id, **values)
+    context.session.add(event)
+    # The action's updated_at follows its events (changes-since, 2.58).
+    context.session.execute(
+        sa.update(models.InstanceAction)
+        .where(models.InstanceAction.id == action.id)
+        .values(updated_at=values['start_time']))
+    context.session.flush()
+    return event
+
+
+@db_api.context_manager.writer
+def _event_finish(context, instance_uuid, request_id, event_name, values):
+    action = _get_action(context, instance_uuid, request_id)
+    if action is None:
+        raise exception.InstanceActionNotFound(request_id=request_id,
+                                               instance_uuid=instance_uuid)
+    event = context.session.execute(
+        sa.select(models.InstanceActionEvent)
+        .filter_by(action_id=action.id, event=event_name)
+        .order_by(models.InstanceActionEvent.id.desc()).limit(1)
+    ).scalar_one_or_none()
+    if event is None:
+        raise exception.InstanceActionEventNotFound(action_id=action.id,
+                                                    event=event_name)
+    context.session.execute(
+        sa.update(models.InstanceActionEvent)
+        .where(models.InstanceActionEvent.id == event.id).values(**values))
+    action_values = {'updated_at': values['finish_time']}
+    if values['result'] == RESULT_ERROR:
+        action_values['message'] = RESULT_ERROR
+    context.session.execute(
+        sa.update(models.InstanceAction)
+        .where(models.InstanceAction.id == action.id)
+        .values(**action_values))
+
+
+@base.NovaLiteObjectRegistry.register
+class InstanceActionEvent(base.NovaLiteObject,
+                          base.NovaLiteTimestampObject):
+    VERSION = '1.0'
+
+    fields = dict(base.NovaLiteTimestampObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'action_id': fields.IntegerField(),
+        'event': fields.StringField(),
+        'start_time': fields.DateTimeField(),
+        'finish_time': fields.DateTimeField(nullable=True),
+        'result': fields.StringField(nullable=True),
+        'traceback': fields.StringField(nullable=True),
+        'host': fields.StringField(nullable=True),
+        'details': fields.StringField(nullable=True),
+    })
+
+    @staticmethod
+    def event_start(context, instance_uuid, event_name, host=None):
+        _event_start(context, instance_uuid, context.request_id, {
+            'event': event_name, 'start_time': base.utcnow(),
+            'host': host})
+
+    @staticmethod
+    def event_finish(context, instance_uuid, event_name, exc=None,
+                     exc_tb=None):
+        values = {'finish_time': base.utcnow(), 'result': RESULT_SUCCESS}
+        if exc is not None:
+            message, _code = instance_fault.message_and_code(exc)
+            values.update(
+                result=RESULT_ERROR, details=message,
+                traceback=''.join(tb_module.format_exception(
+                    type(exc), exc, exc_tb or exc.__traceback__)))
+        _event_finish(context, instance_uuid, context.request_id,
+                      event_name, values)
+
+
+@base.NovaLiteObjectRegistry.register
+class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
+    VERSION = '1.0'
+
+    fields = dict(base.NovaLiteTimestampObject.fields, **{
+        'id': fields.IntegerField(read_only=True),
+        'action': fields.StringField(),
+        'instance_uuid': fields.UUIDField(),
+        'request_id': fields.StringField(),
+        'user_id': fields.StringField(nullable=True),
+        'project_id': fields.StringField(nullable=True),
+        'start_time': fields.DateTimeField(),
+        'finish_time': fields.DateTimeField(nullable=True),
+        'message': fields.StringField(nullable=True),
+        'events': fields.ListOfObjectsField('InstanceActionEvent'),
+    })
+
+    @classmethod
+    def _from_db_object(cls, context, obj, db_obj, events=None):
+        cls._from_db_fields(obj, db_obj, [
+            f for f in obj.fields if f != 'events'])
+        if events is not None:
+            obj.events = [InstanceActionEvent._from_db_object(
+                context, InstanceActionEvent(), e) for e in events]
+        obj._context = context
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def action_start(cls, context, instance_uuid, action):
+        """Record that the request ``context`` started ``action``."""
+        db_obj = _action_start(context, {
+            'action': action, 'instance_uuid': instance_uuid,
+            'request_id': context.request_id,
+            'user_id': context.user_id or '',
+            'project_id': context.project_id or '',
+            'start_time': base.utcnow()})
+        return cls._from_db_object(context, cls(), db_obj)
+
+    def finish(self):
+        self.finish_time = base.utcnow()
+        _finish_action(self._context, self.id,
+                       {'finish_time': self.finish_time})
+        self.obj_reset_changes(['finish_time'])
+
+    @classmethod
+    def get_by_request_id(cls, context, instance_uuid, request_id):
+        """The action with its events; ``InstanceActionNotFound`` (404)."""
+        db_obj = _get_action_with_events(context, instance_uuid, request_id)
+        if db_obj is None:
+            raise exception.InstanceActionNotFound(
+                request_id=request_id, instance_uuid=instance_uuid)
+        return cls._from_db_object(context, cls(), db_obj,
+                                   events=db_obj.events)
+
+    @classmethod
+    def get_all_by_instance(cls, context, instance_uuid, limit=None,
+                            marker=None, changes_since=None,
+                            changes_before=None):
+        """Newest first; ``marker`` is a request id (``MarkerNotFound``)."""
+        return [cls._from_db_object(context, cls(), a)
+                for a in _get_actions(context, instance_uuid, limit, marker,
+                                      changes_since, changes_before)]
+
+
+class EventReporter(object):
+    """Record one step of the current request's action as an event::
+
+        with EventReporter(ctxt, 'compute_attach_volume', host, uuid):
+            ...
+
+    The event is finished with ``Success``, or with ``Error`` plus the
+    traceback when the block raises (the exception propagates). When the
+    request recorded no action (nothing to attach the event to), the step
+    runs unrecorded.
+    """
+
+    def __init__(self, context, event_name, host, *instance_uuids):
+        self.context = context
+        self.event_name = event_name
+        self.host = host
+        self.instance_uuids = instance_uuids
+        self._started = []
+
+    def __enter__(self):
+        for uuid in self.instance_uuids:
+            try:
+                InstanceActionEvent.event_start(self.context, uuid,
+                                                self.event_name, self.host)
+                self._started.append(uuid)
+            except exception.InstanceActionNotFound:
+                LOG.debug('No action for request %s on %s: event %s not '
+                          'recorded', self.context.request_id, uuid,
+                          self.event_name)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        for uuid in self._started:
+            try:
+                InstanceActionEvent.event_finish(
+                    self.context, uuid, self.event_name, exc=exc_val,
+                    exc_tb=exc_tb)
+            except Exception:
+                LOG.exception('Could not finish event %s of %s',
+                              self.event_name, uuid)
+        return False
+
+
+def record_failure(context, instance_uuid, event_name, exc, host=None):
+    """A finished ``Error`` event for a step that failed before it could
+    be wrapped (e.g. in the conductor); no action: nothing recorded.
+    True if the event was recorded."""
+    try:
+        InstanceActionEvent.event_start(context, instance_uuid, event_name,
+                                        host)
+        InstanceActionEvent.event_finish(context, instance_uuid, event_name,
+                                         exc=exc, exc_tb=sys.exc_info()[2])
+    except exception.InstanceActionNotFound:
+        LOG.debug('No action for request %s on %s: %s not recorded',
+                  context.request_id, instance_uuid, event_name)
+        return False
+    return True
