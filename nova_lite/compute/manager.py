@@ -1,9 +1,32 @@
-"""Server side of the compute RPC API: one per host."""
+"""Server side of the compute RPC API: one per host.
 
+A doorway: each method takes the server's instance lock (one per server
+uuid in this process, like oslo.concurrency's internal ``synchronized``
+lock; other processes are kept out by the database), records its step as an
+instance action event and hands off to ``volume_ops`` or the virt driver.
+Casts never raise back to a caller: a failure is recorded as the event's
+error, an instance fault and (for attach) an ``.error`` notification.
+"""
+
+import contextlib
+
+from oslo_concurrency import lockutils
+from oslo_log import log as logging
 import oslo_messaging as messaging
 
+from nova_lite.compute import driver as virt_driver
+from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi
+from nova_lite.compute import states
+from nova_lite.compute import volume_ops
+from nova_lite import exception
 from nova_lite import manager
+from nova_lite import objects
+from nova_lite.objects import base as obj_base
+from nova_lite.objects import instance_action
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
 
@@ -11,3 +34,177 @@ RPC_API_VERSION = rpcapi.RPC_API_VERSION
 class ComputeManager(manager.Manager):
     target = messaging.Target(namespace=rpcapi.NAMESPACE,
                               version=RPC_API_VERSION)
+
+    def __init__(self, conf, host):
+        super().__init__(conf, host)
+        self.driver = virt_driver.load_driver(conf, host)
+        self.notifier = notifications.Notifier(conf, host)
+        self._volume_api = None
+        self._semaphores = lockutils.Semaphores()
+
+    @property
+    def volume_api(self):
+        if self._volume_api is None:
+            self._volume_api = volume_client.get_client(self.conf)
+        return self._volume_api
+
+    def instance_lock(self, instance_uuid):
+        """The lock every operation on one server holds on this host."""
+        return lockutils.lock(instance_uuid, semaphores=self._semaphores,
+                              do_log=False)
+
+    @contextlib.contextmanager
+    def _operation(self, context, instance, event_name):
+        """Lock the server and record the step; failures are recorded as
+        the event's error and an instance fault, then re-raised."""
+        try:
+            with instance_action.EventReporter(context, event_name,
+                                               self.host, instance.uuid):
+                with self.instance_lock(instance.uuid):
+                    yield
+        except Exception as exc:
+            try:
+                objects.InstanceFault.record(context, instance.uuid, exc,
+                                             host=self.host)
+            except Exception:
+                LOG.exception('Could not record the fault of %s',
+                              instance.uuid)
+            raise
+
+    def _cast_operation(self, context, instance, event_name, fn, *args):
+        try:
+            with self._operation(context, instance, event_name):
+                fn(*args)
+        except Exception as exc:
+            LOG.error('%s of server %s failed: %s', event_name,
+                      instance.uuid, exc)
+
+    # -- servers -------------------------------------------------------------
+    def build_and_run_instance(self, context, instance):
+        self._cast_operation(context, instance,
+                             'compute_build_and_run_instance',
+                             self._build, context, instance)
+
+    def _build(self, context, instance):
+        instance.task_state = states.SPAWNING
+        try:
+            instance.save(expected_task_state=[states.SCHEDULING])
+        except (exception.UnexpectedTaskStateError,
+                exception.InstanceNotFound):
+            LOG.info('Server %s was deleted before it was built',
+                     instance.uuid)
+            return
+        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid)
+        try:
+            disks = volume_ops.connect_for_spawn(
+                context, self.driver, self.volume_api, instance, bdms)
+            self.driver.spawn(context, instance, disks)
+            volume_ops.complete_for_spawn(context, self.volume_api, bdms)
+        except Exception:
+            instance.vm_state = states.ERROR
+            instance.task_state = None
+            try:
+                instance.save(expected_task_state=[states.SPAWNING])
+            except (exception.UnexpectedTaskStateError,
+                    exception.InstanceNotFound):
+                pass
+            raise
+        instance.vm_state = states.ACTIVE
+        instance.task_state = None
+        instance.power_state = states.RUNNING
+        instance.launched_at = obj_base.utcnow()
+        instance.save(expected_task_state=[states.SPAWNING])
+
+    def terminate_instance(self, context, instance):
+        self._cast_operation(context, instance, 'compute_terminate_instance',
+                             self._terminate, context, instance)
+
+    def _terminate(self, context, instance):
+        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid)
+        self.driver.destroy(context, instance, None)
+        volume_ops.cleanup_for_delete(context, self.volume_api, bdms)
+        instance.vm_state = states.DELETED
+        instance.task_state = None
+        instance.power_state = states.NOSTATE
+        instance.terminated_at = obj_base.utcnow()
+        instance.save()
+
+    def _power_action(self, context, instance, event_name, driver_fn,
+                      vm_state, power_state, task_state):
+        def run():
+            driver_fn(instance)
+            instance.vm_state = vm_state
+            instance.power_state = power_state
+            instance.task_state = None
+            instance.save(expected_task_state=[task_state])
+        try:
+            self._cast_operation(context, instance, event_name, run)
+        finally:
+            if instance.task_state == task_state:
+                # The driver failed: the server is idle again.
+                instance.task_state = None
+                try:
+                    instance.save(expected_task_state=[task_state])
+                except (exception.UnexpectedTaskStateError,
+                        exception.InstanceNotFound):
+                    pass
+
+    def stop_instance(self, context, instance):
+        self._power_action(context, instance, 'compute_stop_instance',
+                           self.driver.power_off, states.STOPPED,
+                           states.SHUTDOWN, states.POWERING_OFF)
+
+    def start_instance(self, context, instance):
+        self._power_action(context, instance, 'compute_start_instance',
+                           self.driver.power_on, states.ACTIVE,
+                           states.RUNNING, states.POWERING_ON)
+
+    def pause_instance(self, context, instance):
+        self._power_action(context, instance, 'compute_pause_instance',
+                           self.driver.pause, states.PAUSED,
+                           states.POWER_PAUSED, states.PAUSING)
+
+    def unpause_instance(self, context, instance):
+        self._power_action(context, instance, 'compute_unpause_instance',
+                           self.driver.unpause, states.ACTIVE,
+                           states.RUNNING, states.UNPAUSING)
+
+    # -- volumes ---------------------------------------------------------
+    @messaging.expected_exceptions(exception.NovaLiteException)
+    def reserve_block_device_name(self, context, instance, device, volume_id,
+                                  tag=None, multiattach=False,
+                                  delete_on_termination=False):
+        with self.instance_lock(instance.uuid):
+            return volume_ops.reserve_device_name(
+                context, self.conf, self.driver, instance, volume_id,
+                device=device, tag=tag, multiattach=multiattach,
+                delete_on_termination=delete_on_termination)
+
+    def attach_volume(self, context, instance, bdm):
+        self._cast_operation(context, instance, 'compute_attach_volume',
+                             volume_ops.attach, context, self.driver,
+                             self.volume_api, self.notifier, instance, bdm)
+
+    def detach_volume(self, context, instance, volume_id, attachment_id):
+        def run():
+            try:
+                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                    context, volume_id, instance.uuid)
+            except exception.VolumeBDMNotFound:
+                LOG.info('Volume %s is no longer attached to %s', volume_id,
+                         instance.uuid)
+                return
+            volume_ops.detach(context, self.driver, self.volume_api,
+                              self.notifier, instance, bdm)
+        self._cast_operation(context, instance, 'compute_detach_volume', run)
+
+    def swap_volume(self, context, instance, old_volume_id, new_volume_id,
+                    new_attachment_id):
+        def run():
+            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                context, old_volume_id, instance.uuid)
+            volume_ops.swap(context, self.driver, self.volume_api, instance,
+                            bdm, new_volume_id, new_attachment_id)
+        self._cast_operation(context, instance, 'compute_swap_volume', run)

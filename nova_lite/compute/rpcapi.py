@@ -6,15 +6,21 @@ method to the lowest version that carries its arguments, and keep
 ``manager.RPC_API_VERSION`` in step; ``tests/unit/test_rpcapi.py`` checks):
 
 * 1.0 - Initial version.
+* 1.1 - Servers and their volumes: build_and_run_instance,
+  terminate_instance, stop_instance, start_instance, pause_instance,
+  unpause_instance (casts); reserve_block_device_name (call);
+  attach_volume, detach_volume, swap_volume (casts).
 """
 
 import oslo_messaging as messaging
 
+from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite import rpc
 
 TOPIC = 'compute'
 NAMESPACE = 'compute'
-RPC_API_VERSION = '1.0'
+RPC_API_VERSION = '1.1'
 
 
 class ComputeAPI(object):
@@ -26,4 +32,62 @@ class ComputeAPI(object):
             conf, target, version_cap=conf.upgrade_levels.compute)
 
     def _prepare(self, host, version, **kwargs):
+        if not self.client.can_send_version(version):
+            raise exception.ServiceTooOld(
+                reason=_('nova-lite-compute too old for RPC %s') % version)
         return self.client.prepare(server=host, version=version, **kwargs)
+
+    # -- servers (casts) ---------------------------------------------------
+    def build_and_run_instance(self, ctxt, instance, host):
+        self._prepare(host, '1.1').cast(
+            ctxt, 'build_and_run_instance', instance=instance)
+
+    def terminate_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'terminate_instance', instance=instance)
+
+    def stop_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'stop_instance', instance=instance)
+
+    def start_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'start_instance', instance=instance)
+
+    def pause_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'pause_instance', instance=instance)
+
+    def unpause_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'unpause_instance', instance=instance)
+
+    # -- volumes -------------------------------------------------------------
+    def reserve_block_device_name(self, ctxt, instance, device, volume_id,
+                                  tag=None, multiattach=False,
+                                  delete_on_termination=False):
+        """Call: create the volume's mapping with a device name under the
+        instance lock on its host; returns the BlockDeviceMapping."""
+        cctxt = self._prepare(instance.host, '1.1',
+                              timeout=self.conf.long_rpc_timeout)
+        return cctxt.call(
+            ctxt, 'reserve_block_device_name', instance=instance,
+            device=device, volume_id=volume_id, tag=tag,
+            multiattach=multiattach,
+            delete_on_termination=delete_on_termination)
+
+    def attach_volume(self, ctxt, instance, bdm):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'attach_volume', instance=instance, bdm=bdm)
+
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'detach_volume', instance=instance, volume_id=volume_id,
+            attachment_id=attachment_id)
+
+    def swap_volume(self, ctxt, instance, old_volume_id, new_volume_id,
+                    new_attachment_id):
+        self._prepare(instance.host, '1.1').cast(
+            ctxt, 'swap_volume', instance=instance,
+            old_volume_id=old_volume_id, new_volume_id=new_volume_id,
+            new_attachment_id=new_attachment_id)

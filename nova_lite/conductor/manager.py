@@ -1,9 +1,15 @@
-"""Server side of the conductor RPC API: a doorway to the workflows."""
+"""Server side of the conductor RPC API: a doorway to the workflows
+(``build.py``, ``attach.py``)."""
 
 import oslo_messaging as messaging
 
+from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.conductor import attach
+from nova_lite.conductor import build
 from nova_lite.conductor import rpcapi
+from nova_lite import exception
 from nova_lite import manager
+from nova_lite.volume import client as volume_client
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
 
@@ -11,3 +17,27 @@ RPC_API_VERSION = rpcapi.RPC_API_VERSION
 class ConductorManager(manager.Manager):
     target = messaging.Target(namespace=rpcapi.NAMESPACE,
                               version=RPC_API_VERSION)
+
+    def __init__(self, conf, host):
+        super().__init__(conf, host)
+        self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
+        self._volume_api = None
+
+    @property
+    def volume_api(self):
+        if self._volume_api is None:
+            self._volume_api = volume_client.get_client(self.conf)
+        return self._volume_api
+
+    def build_instances(self, context, instances):
+        build.build_instances(context, self.conf, self.compute_rpcapi,
+                              instances)
+
+    @messaging.expected_exceptions(exception.NovaLiteException)
+    def attach_volume(self, context, instance, volume_id, device, tag,
+                      delete_on_termination, multiattach):
+        return attach.attach_volume(
+            context, self.compute_rpcapi, self.volume_api, instance,
+            volume_id, device=device, tag=tag,
+            delete_on_termination=delete_on_termination,
+            multiattach=multiattach)

@@ -5,15 +5,19 @@ method to the lowest version that carries its arguments, and keep
 ``manager.RPC_API_VERSION`` in step; ``tests/unit/test_rpcapi.py`` checks):
 
 * 1.0 - Initial version.
+* 1.1 - build_instances (cast); attach_volume (call, or cast with
+  ``do_cast``).
 """
 
 import oslo_messaging as messaging
 
+from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite import rpc
 
 TOPIC = 'conductor'
 NAMESPACE = 'conductor'
-RPC_API_VERSION = '1.0'
+RPC_API_VERSION = '1.1'
 
 
 class ConductorAPI(object):
@@ -23,3 +27,31 @@ class ConductorAPI(object):
                                   version=RPC_API_VERSION)
         self.client = rpc.get_client(
             conf, target, version_cap=conf.upgrade_levels.conductor)
+
+    def _check_version(self, version):
+        if not self.client.can_send_version(version):
+            raise exception.ServiceTooOld(
+                reason=_('nova-lite-conductor too old for RPC %s') %
+                version)
+
+    def build_instances(self, ctxt, instances):
+        self._check_version('1.1')
+        cctxt = self.client.prepare(version='1.1')
+        cctxt.cast(ctxt, 'build_instances', instances=instances)
+
+    def attach_volume(self, ctxt, instance, volume_id, device, tag,
+                      delete_on_termination, multiattach, do_cast=False):
+        """Run the attach workflow. A call returns the device name (errors
+        come back as themselves); a cast returns None at once."""
+        version = '1.1'
+        self._check_version(version)
+        kwargs = dict(instance=instance, volume_id=volume_id, device=device,
+                      tag=tag, delete_on_termination=delete_on_termination,
+                      multiattach=multiattach)
+        if do_cast:
+            self.client.prepare(version=version).cast(
+                ctxt, 'attach_volume', **kwargs)
+            return None
+        cctxt = self.client.prepare(version=version,
+                                    timeout=self.conf.long_rpc_timeout)
+        return cctxt.call(ctxt, 'attach_volume', **kwargs)

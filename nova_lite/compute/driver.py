@@ -1,0 +1,228 @@
+"""The virt driver interface and the in-process ``FakeDriver``.
+
+A driver is what a compute host drives: guests and their block devices.
+nova_lite ships the fake one (the embedded default and the test double):
+it records each guest, its power state and its devices in memory, honours
+read-only attachments, and can be slowed down with ``[fake_driver]
+reserve_delay`` and ``attach_delay`` to reproduce a busy hypervisor.
+"""
+
+import abc
+import string
+import threading
+import time
+
+from oslo_log import log as logging
+
+from nova_lite.compute import states
+from nova_lite import exception
+from nova_lite.i18n import _
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_ROOT_DEVICE = '/dev/vda'
+
+
+def device_letters(index):
+    """0 -> 'a', 25 -> 'z', 26 -> 'aa' (the Linux disk naming)."""
+    letters = ''
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = string.ascii_lowercase[rest] + letters
+    return letters
+
+
+def _split_device(name):
+    """'/dev/vdb' -> ('vd', 'b'); None for names that do not parse."""
+    if not name:
+        return None
+    base = name.rsplit('/', 1)[-1]
+    for prefix in ('xvd', 'vd', 'sd', 'hd'):
+        if base.startswith(prefix) and base[len(prefix):].isalpha():
+            return prefix, base[len(prefix):]
+    return None
+
+
+class ComputeDriver(abc.ABC):
+    """What the compute manager needs from a hypervisor."""
+
+    capabilities = {
+        'supports_multiattach': False,
+        'supports_tagged_attach_volume': False,
+    }
+
+    def __init__(self, conf, host):
+        self.conf = conf
+        self.host = host
+
+    def get_volume_connector(self, instance):
+        """The host connector block storage needs to export a volume."""
+        return {
+            'platform': 'x86_64',
+            'os_type': 'linux',
+            'ip': '127.0.0.1',
+            'host': self.host,
+            'initiator': 'iqn.2010-10.org.openstack:%s' % self.host,
+            'multipath': False,
+        }
+
+    def get_device_name_for_instance(self, instance, used_names,
+                                     requested=None):
+        """The next free disk name of the server's bus (``/dev/vdb``...).
+
+        A requested name is used when it is free and well formed; otherwise
+        (as libvirt does, which ignores the request) the next free name of
+        the root disk's bus is chosen.
+        """
+        root = _split_device(instance.root_device_name or
+                             DEFAULT_ROOT_DEVICE) or ('vd', 'a')
+        used = set(used_names)
+        if requested and requested not in used and _split_device(requested):
+            return requested
+        if requested:
+            LOG.info('Device %s is in use or not a disk name on %s; '
+                     'choosing another', requested, instance.uuid)
+        used_letters = {p[1] for p in map(_split_device, used)
+                        if p and p[0] == root[0]}
+        index = 0
+        while True:
+            letters = device_letters(index)
+            if letters not in used_letters:
+                return '/dev/%s%s' % (root[0], letters)
+            index += 1
+
+    @abc.abstractmethod
+    def spawn(self, context, instance, block_device_info):
+        pass
+
+    @abc.abstractmethod
+    def destroy(self, context, instance, block_device_info):
+        pass
+
+    @abc.abstractmethod
+    def power_off(self, instance):
+        pass
+
+    @abc.abstractmethod
+    def power_on(self, instance):
+        pass
+
+    @abc.abstractmethod
+    def pause(self, instance):
+        pass
+
+    @abc.abstractmethod
+    def unpause(self, instance):
+        pass
+
+    @abc.abstractmethod
+    def attach_volume(self, context, connection_info, instance, mountpoint,
+                      mode='rw'):
+        pass
+
+    @abc.abstractmethod
+    def detach_volume(self, context, connection_info, instance, mountpoint):
+        pass
+
+    @abc.abstractmethod
+    def swap_volume(self, context, old_connection_info, new_connection_info,
+                    instance, mountpoint):
+        pass
+
+
+class FakeGuest(object):
+    def __init__(self, uuid):
+        self.uuid = uuid
+        self.power_state = states.RUNNING
+        # mountpoint -> {'connection_info': ..., 'mode': 'rw'|'ro'}
+        self.devices = {}
+
+
+class FakeDriver(ComputeDriver):
+    """Guests in memory. Thread safe: RPC workers call it concurrently."""
+
+    capabilities = {
+        'supports_multiattach': True,
+        'supports_tagged_attach_volume': True,
+    }
+
+    def __init__(self, conf, host):
+        super().__init__(conf, host)
+        self.guests = {}
+        self._lock = threading.Lock()
+
+    def _guest(self, instance):
+        guest = self.guests.get(instance.uuid)
+        if guest is None:
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
+        return guest
+
+    def get_device_name_for_instance(self, instance, used_names,
+                                     requested=None):
+        delay = self.conf.fake_driver.reserve_delay
+        if delay:
+            time.sleep(delay)  # a slow hypervisor, by configuration
+        return super().get_device_name_for_instance(instance, used_names,
+                                                    requested)
+
+    def spawn(self, context, instance, block_device_info):
+        guest = FakeGuest(instance.uuid)
+        for disk in block_device_info or []:
+            guest.devices[disk['mount_device']] = {
+                'connection_info': disk.get('connection_info'),
+                'mode': disk.get('mode') or 'rw'}
+        with self._lock:
+            self.guests[instance.uuid] = guest
+
+    def destroy(self, context, instance, block_device_info):
+        with self._lock:
+            self.guests.pop(instance.uuid, None)
+
+    def power_off(self, instance):
+        self._guest(instance).power_state = states.SHUTDOWN
+
+    def power_on(self, instance):
+        self._guest(instance).power_state = states.RUNNING
+
+    def pause(self, instance):
+        self._guest(instance).power_state = states.POWER_PAUSED
+
+    def unpause(self, instance):
+        self._guest(instance).power_state = states.RUNNING
+
+    def attach_volume(self, context, connection_info, instance, mountpoint,
+                      mode='rw'):
+        delay = self.conf.fake_driver.attach_delay
+        if delay:
+            time.sleep(delay)  # a slow hypervisor, by configuration
+        guest = self._guest(instance)
+        with self._lock:
+            if mountpoint in guest.devices:
+                raise exception.DevicePathInUse(path=mountpoint)
+            guest.devices[mountpoint] = {'connection_info': connection_info,
+                                         'mode': mode or 'rw'}
+
+    def detach_volume(self, context, connection_info, instance, mountpoint):
+        guest = self.guests.get(instance.uuid)
+        if guest is None:
+            return
+        with self._lock:
+            if guest.devices.pop(mountpoint, None) is None:
+                LOG.info('%s was not attached to %s; nothing to detach',
+                         mountpoint, instance.uuid)
+
+    def swap_volume(self, context, old_connection_info, new_connection_info,
+                    instance, mountpoint):
+        guest = self._guest(instance)
+        with self._lock:
+            device = guest.devices.get(mountpoint)
+            if device is None:
+                raise exception.NotSupported(
+                    reason=_('%s is not attached') % mountpoint)
+            device['connection_info'] = new_connection_info
+
+
+def load_driver(conf, host):
+    """The virt driver of this compute host (the fake one)."""
+    return FakeDriver(conf, host)

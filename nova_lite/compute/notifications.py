@@ -1,0 +1,100 @@
+"""Versioned notifications of volume operations on servers.
+
+Emitted by the compute host over oslo.messaging's notifier (topic
+``versioned_notifications``; ``[oslo_messaging_notifications] driver``
+decides where they go, unset means nowhere), shaped as Nova's:
+
+* ``instance.volume_attach.start`` / ``.end`` (INFO), ``.error`` (ERROR,
+  with a ``fault``);
+* ``instance.volume_detach.start`` / ``.end`` (INFO).
+
+The payload is an ``InstanceActionVolumePayload`` in the versioned-object
+envelope (``nova_object.name``/``version``/``data``), with the server's
+identity and state and the ``volume_id``.
+"""
+
+import traceback as tb_module
+
+from oslo_log import log as logging
+
+from nova_lite.api import util as api_util
+from nova_lite import rpc
+
+LOG = logging.getLogger(__name__)
+
+VOLUME_ATTACH = 'volume_attach'
+VOLUME_DETACH = 'volume_detach'
+VOLUME_SWAP = 'volume_swap'
+
+START = 'start'
+END = 'end'
+ERROR = 'error'
+
+PAYLOAD_NAME = 'InstanceActionVolumePayload'
+PAYLOAD_VERSION = '1.0'
+
+
+def _exception_payload(exc):
+    frames = tb_module.extract_tb(exc.__traceback__) if \
+        exc.__traceback__ else []
+    last = frames[-1] if frames else None
+    return {
+        'nova_object.name': 'ExceptionPayload',
+        'nova_object.namespace': 'nova_lite',
+        'nova_object.version': '1.0',
+        'nova_object.data': {
+            'module_name': (type(exc).__module__),
+            'function_name': last.name if last else None,
+            'exception': type(exc).__name__,
+            'exception_message': str(exc),
+            'traceback': ''.join(tb_module.format_exception(
+                type(exc), exc, exc.__traceback__)),
+        },
+    }
+
+
+def volume_payload(instance, volume_id, exc=None):
+    """The payload of an ``instance.volume_*`` notification."""
+    data = {
+        'uuid': instance.uuid,
+        'display_name': instance.display_name,
+        'tenant_id': instance.project_id,
+        'user_id': instance.user_id,
+        'host': instance.host,
+        'availability_zone': instance.availability_zone,
+        'flavor_id': instance.flavor_id,
+        'image_uuid': instance.image_ref or '',
+        'state': instance.vm_state,
+        'task_state': instance.task_state,
+        'power_state': instance.power_state,
+        'locked': instance.locked,
+        'launched_at': api_util.isotime(instance.launched_at),
+        'volume_id': volume_id,
+        'fault': _exception_payload(exc) if exc is not None else None,
+    }
+    return {
+        'nova_object.name': PAYLOAD_NAME,
+        'nova_object.namespace': 'nova_lite',
+        'nova_object.version': PAYLOAD_VERSION,
+        'nova_object.data': data,
+    }
+
+
+class Notifier(object):
+    """Sends one host's notifications (publisher ``nova-lite-compute:H``)."""
+
+    def __init__(self, conf, host, binary='nova-lite-compute'):
+        self.notifier = rpc.get_notifier(conf, '%s:%s' % (binary, host))
+
+    def notify_volume(self, context, instance, operation, phase, volume_id,
+                      exc=None):
+        event_type = 'instance.%s.%s' % (operation, phase)
+        payload = volume_payload(instance, volume_id, exc)
+        send = (self.notifier.error if phase == ERROR
+                else self.notifier.info)
+        try:
+            send(context, event_type, payload)
+        except Exception:
+            # A notification is never worth failing the operation for.
+            LOG.exception('Could not send %s for %s', event_type,
+                          instance.uuid)

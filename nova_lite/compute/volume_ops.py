@@ -1,0 +1,238 @@
+"""Host-side volume steps, run by the compute manager under the instance
+lock. Every step undoes what it did when a later one fails.
+
+* ``reserve_device_name``: check the driver can do it, pick a free device
+  name and create the block device mapping (the unique constraints settle
+  races with other processes: a lost race picks another name);
+* ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
+  driver attach -> ``attachment_complete`` (``in-use``); on failure the
+  guest device, the attachment and the mapping are removed;
+* ``detach``: driver detach -> ``attachment_delete`` -> mapping destroyed;
+  on a driver failure the volume goes back to ``in-use``;
+* ``swap``: connect the new volume, swap in the guest, complete the new
+  attachment and delete the old one;
+* ``connect_for_spawn``/``complete_for_spawn``/``cleanup_for_delete``: the
+  volumes of a server being built or deleted.
+
+Block storage is reached only through the ``VolumeClient`` given in, with a
+service context (these calls act on the server's behalf).
+"""
+
+from oslo_log import log as logging
+from oslo_utils import excutils
+
+from nova_lite.compute import notifications
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
+
+# Attempts at a device name when other processes keep taking them.
+_RESERVE_ATTEMPTS = 10
+
+
+def _svc(context):
+    return volume_client.service_context(context)
+
+
+def _mode(attachment):
+    mode = (attachment or {}).get('attach_mode')
+    return mode if mode in ('ro', 'rw') else 'rw'
+
+
+def reserve_device_name(context, conf, driver, instance, volume_id,
+                        device=None, tag=None, multiattach=False,
+                        delete_on_termination=False):
+    """Create the volume's mapping with a free device name (the caller
+    holds the instance lock). Returns the BlockDeviceMapping."""
+    caps = driver.capabilities
+    if tag and not caps.get('supports_tagged_attach_volume'):
+        raise exception.VolumeTaggedAttachNotSupported()
+    if multiattach and not caps.get('supports_multiattach'):
+        raise exception.MultiattachNotSupportedByVirtDriver(
+            volume_id=volume_id)
+    for _attempt in range(_RESERVE_ATTEMPTS):
+        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid)
+        if any(b.volume_id == volume_id for b in bdms):
+            raise exception.InvalidVolume(
+                reason='volume %s already attached' % volume_id)
+        maximum = conf.compute.max_disk_devices_to_attach
+        if maximum >= 0 and len(bdms) + 1 > maximum:
+            raise exception.TooManyDiskDevices(maximum=maximum)
+        name = driver.get_device_name_for_instance(
+            instance, [b.device_name for b in bdms if b.device_name],
+            requested=device)
+        bdm = objects.BlockDeviceMapping.new_volume(
+            context, instance.uuid, volume_id, device_name=name, tag=tag,
+            delete_on_termination=delete_on_termination)
+        try:
+            bdm.create()
+            return bdm
+        except exception.DevicePathInUse:
+            # Another process took the name between our read and insert.
+            LOG.info('Device %s of %s was taken meanwhile; retrying',
+                     name, instance.uuid)
+            device = None
+    raise exception.DevicePathInUse(path=device or name)
+
+
+def _delete_attachment(context, volume_api, attachment_id):
+    try:
+        volume_api.attachment_delete(_svc(context), attachment_id)
+    except exception.VolumeAttachmentNotFound:
+        pass
+    except Exception:
+        LOG.exception('Could not delete attachment %s', attachment_id)
+
+
+def attach(context, driver, volume_api, notifier, instance, bdm):
+    """Connect and attach the reserved mapping ``bdm``; on any failure
+    leave nothing behind (no guest device, attachment or mapping)."""
+    notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
+                           notifications.START, bdm.volume_id)
+    svc = _svc(context)
+    guest_attached = False
+    try:
+        connector = driver.get_volume_connector(instance)
+        if bdm.attach_mode:
+            connector['mode'] = bdm.attach_mode
+        attachment = volume_api.attachment_update(
+            svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
+        info = attachment.get('connection_info') or {}
+        bdm.set_connection_info(info)
+        bdm.save()
+        driver.attach_volume(context, info, instance, bdm.device_name,
+                             mode=_mode(attachment))
+        guest_attached = True
+        volume_api.attachment_complete(svc, bdm.attachment_id)
+    except Exception as exc:
+        with excutils.save_and_reraise_exception():
+            LOG.warning('Attaching volume %s to %s failed: %s; rolling '
+                        'back', bdm.volume_id, instance.uuid, exc)
+            if guest_attached:
+                try:
+                    driver.detach_volume(context, info, instance,
+                                         bdm.device_name)
+                except Exception:
+                    LOG.exception('Could not undo the guest attach')
+            _delete_attachment(context, volume_api, bdm.attachment_id)
+            bdm.destroy()
+            notifier.notify_volume(
+                context, instance, notifications.VOLUME_ATTACH,
+                notifications.ERROR, bdm.volume_id, exc=exc)
+    notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
+                           notifications.END, bdm.volume_id)
+
+
+def detach(context, driver, volume_api, notifier, instance, bdm):
+    """Detach ``bdm`` from the guest, delete its attachment and mapping.
+    A driver failure puts the volume back to ``in-use`` (mapping kept)."""
+    notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
+                           notifications.START, bdm.volume_id)
+    svc = _svc(context)
+    try:
+        if bdm.device_name:
+            driver.detach_volume(context, bdm.get_connection_info(),
+                                 instance, bdm.device_name)
+    except Exception:
+        with excutils.save_and_reraise_exception():
+            try:
+                volume_api.roll_detaching(svc, bdm.volume_id)
+            except Exception:
+                LOG.exception('Could not roll back detaching of %s',
+                              bdm.volume_id)
+    if bdm.attachment_id:
+        try:
+            volume_api.attachment_delete(svc, bdm.attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                try:
+                    volume_api.roll_detaching(svc, bdm.volume_id)
+                except Exception:
+                    LOG.exception('Could not roll back detaching of %s',
+                                  bdm.volume_id)
+    bdm.destroy()
+    notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
+                           notifications.END, bdm.volume_id)
+
+
+def swap(context, driver, volume_api, instance, bdm, new_volume_id,
+         new_attachment_id):
+    """Move ``bdm`` (the old volume) to ``new_volume_id``; on failure the
+    new attachment is deleted and the old volume is ``in-use`` again."""
+    svc = _svc(context)
+    old_info = bdm.get_connection_info()
+    old_attachment_id = bdm.attachment_id
+    try:
+        connector = driver.get_volume_connector(instance)
+        attachment = volume_api.attachment_update(
+            svc, new_attachment_id, connector, mountpoint=bdm.device_name)
+        new_info = attachment.get('connection_info') or {}
+        driver.swap_volume(context, old_info, new_info, instance,
+                           bdm.device_name)
+        volume_api.attachment_complete(svc, new_attachment_id)
+    except Exception:
+        with excutils.save_and_reraise_exception():
+            _delete_attachment(context, volume_api, new_attachment_id)
+            try:
+                volume_api.roll_detaching(svc, bdm.volume_id)
+            except Exception:
+                LOG.exception('Could not roll back detaching of %s',
+                              bdm.volume_id)
+    bdm.volume_id = new_volume_id
+    bdm.attachment_id = new_attachment_id
+    bdm.set_connection_info(new_info)
+    bdm.save()
+    if old_attachment_id:
+        _delete_attachment(context, volume_api, old_attachment_id)
+
+
+def connect_for_spawn(context, driver, volume_api, instance, bdms):
+    """Connect the volumes of a server being built: the block device info
+    the driver spawns with."""
+    svc = _svc(context)
+    disks = []
+    for bdm in bdms:
+        if not bdm.is_volume or not bdm.attachment_id:
+            continue
+        connector = driver.get_volume_connector(instance)
+        attachment = volume_api.attachment_update(
+            svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
+        info = attachment.get('connection_info') or {}
+        bdm.set_connection_info(info)
+        bdm.save()
+        disks.append({'mount_device': bdm.device_name,
+                      'connection_info': info, 'mode': _mode(attachment)})
+    return disks
+
+
+def complete_for_spawn(context, volume_api, bdms):
+    svc = _svc(context)
+    for bdm in bdms:
+        if bdm.is_volume and bdm.attachment_id:
+            volume_api.attachment_complete(svc, bdm.attachment_id)
+
+
+def cleanup_for_delete(context, volume_api, bdms):
+    """Delete the attachments of a deleted server's volumes (and the
+    volumes marked ``delete_on_termination``) and the mappings. Errors
+    are logged and the cleanup goes on, as in Nova."""
+    svc = _svc(context)
+    for bdm in bdms:
+        if bdm.is_volume and bdm.volume_id:
+            if bdm.attachment_id:
+                _delete_attachment(context, volume_api, bdm.attachment_id)
+            if bdm.delete_on_termination:
+                try:
+                    volume_api.delete(svc, bdm.volume_id)
+                except exception.VolumeNotFound:
+                    pass
+                except Exception:
+                    LOG.exception('Could not delete volume %s of deleted '
+                                  'server %s', bdm.volume_id,
+                                  bdm.instance_uuid)
+        bdm.destroy()
