@@ -103,9 +103,10 @@ def _backend_opts():
 
 
 def list_opts():
+    # The auth plugin's own options (auth_url, username...) depend on
+    # auth_type; keystoneauth registers them when the plugin is loaded.
     cinder_opts = (CINDER_OPTS + ks_loading.get_session_conf_options() +
-                   ks_loading.get_auth_common_conf_options() +
-                   ks_loading.get_auth_plugin_conf_options('password'))
+                   ks_loading.get_auth_common_conf_options())
     result = {volume_group: ALL_OPTS, cinder_group: cinder_opts}
     result.update(_backend_opts())
     return result

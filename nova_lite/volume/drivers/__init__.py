@@ -68,16 +68,21 @@ def _driver_name(conf, backend):
 
 def register_backend_opts(conf):
     """Register the group of every enabled backend on ``conf``
-    (idempotent)."""
+    (idempotent; call again after changing a group's ``volume_driver`` to
+    register that driver's options)."""
     for backend in conf.volume.enabled_backends:
         conf.register_opts(COMMON_OPTS, group=backend)
         name = _driver_name(conf, backend)
-        if name not in DRIVERS:
-            raise exception.NovaLiteException(
-                message='Backend %s: unknown volume_driver %r (known: %s)' % (
-                    backend, name, ', '.join(sorted(DRIVERS))))
-        driver_cls = importutils.import_class(DRIVERS[name])
-        conf.register_opts(driver_cls.OPTS, group=backend)
+        if name in DRIVERS:
+            conf.register_opts(_driver_class(name).OPTS, group=backend)
+
+
+def _driver_class(name):
+    if name not in DRIVERS:
+        raise exception.NovaLiteException(
+            message='Unknown volume_driver %r (known: %s)' % (
+                name, ', '.join(sorted(DRIVERS))))
+    return importutils.import_class(DRIVERS[name])
 
 
 def get_backends(conf):
@@ -91,8 +96,7 @@ def get_backends(conf):
         register_backend_opts(conf)
         backends = {}
         for backend in conf.volume.enabled_backends:
-            driver_cls = importutils.import_class(
-                DRIVERS[_driver_name(conf, backend)])
+            driver_cls = _driver_class(_driver_name(conf, backend))
             backends[backend] = driver_cls(conf, backend)
         for stale in [k for k, (ref, _b) in _BACKENDS.items()
                       if ref() is None]:

@@ -1,0 +1,66 @@
+"""Helpers of the block-storage functional tests."""
+
+from oslo_utils import uuidutils
+
+from tests.functional import base
+
+LATEST = '3.71'
+
+
+class VolumeTestCase(base.TestCase):
+    """The whole system, plus shortcuts for /v3 calls."""
+
+    def setUp(self):
+        super().setUp()
+        self.vol = self.api.as_(volume_version=LATEST)
+        self.admin = self.admin_api.as_(volume_version=LATEST)
+
+    def create_volume(self, api=None, expect=202, **fields):
+        body = {'size': 1}
+        body.update(fields)
+        resp = (api or self.vol).post('/v3/volumes', body={'volume': body})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp.body['volume'] if resp.body else resp
+
+    def show_volume(self, volume_id, api=None):
+        resp = (api or self.vol).get('/v3/volumes/%s' % volume_id)
+        self.assertEqual(200, resp.status, resp.text)
+        return resp.body['volume']
+
+    def create_type(self, name='lvm', extra_specs=None, **fields):
+        body = dict(name=name, **fields)
+        if extra_specs is not None:
+            body['extra_specs'] = extra_specs
+        resp = self.admin.post('/v3/types', body={'volume_type': body})
+        self.assertEqual(200, resp.status, resp.text)
+        return resp.body['volume_type']
+
+    def reserve(self, volume_id, instance_uuid=None, api=None, expect=200,
+                **fields):
+        body = {'volume_uuid': volume_id,
+                'instance_uuid': instance_uuid or uuidutils.generate_uuid()}
+        body.update(fields)
+        resp = (api or self.vol).post('/v3/attachments',
+                                      body={'attachment': body})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp.body['attachment'] if expect == 200 else resp
+
+    def connect(self, attachment_id, host='compute1', api=None, expect=200,
+                **connector):
+        connector = dict({'host': host, 'initiator': 'iqn.test'},
+                         **connector)
+        resp = (api or self.vol).put(
+            '/v3/attachments/%s' % attachment_id,
+            body={'attachment': {'connector': connector}})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp.body['attachment'] if expect == 200 else resp
+
+    def complete(self, attachment_id, api=None, expect=204):
+        resp = (api or self.vol).post(
+            '/v3/attachments/%s/action' % attachment_id,
+            body={'os-complete': None})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp
+
+    def status(self, volume_id):
+        return self.show_volume(volume_id, api=self.admin)['status']

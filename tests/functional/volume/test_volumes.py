@@ -1,0 +1,231 @@
+"""/v3 volumes and volume types through the API."""
+
+from tests.functional.volume import base
+
+
+class VolumesTest(base.VolumeTestCase):
+
+    def test_create_show_list_delete(self):
+        volume = self.create_volume(name='data', description='d', size=2)
+        self.assertEqual('available', volume['status'])
+        self.assertEqual(2, volume['size'])
+        self.assertEqual('false', volume['bootable'])
+        self.assertFalse(volume['multiattach'])
+        self.assertEqual([], volume['attachments'])
+        self.assertEqual('demo', volume['os-vol-tenant-attr:tenant_id'])
+        self.assertNotIn('os-vol-host-attr:host', volume)
+        self.assertEqual(volume, self.show_volume(volume['id']))
+
+        summary = self.vol.get('/v3/volumes').body['volumes']
+        self.assertEqual([{'id': volume['id'], 'name': 'data',
+                           'links': volume['links']}], summary)
+        detail = self.vol.get('/v3/volumes/detail').body['volumes']
+        self.assertEqual([volume['id']], [v['id'] for v in detail])
+
+        resp = self.vol.delete('/v3/volumes/%s' % volume['id'])
+        self.assertEqual(202, resp.status)
+        self.assertEqual(404, self.vol.get(
+            '/v3/volumes/%s' % volume['id']).status)
+
+    def test_urls_with_and_without_project_id(self):
+        volume = self.create_volume()
+        for path in ('/v3/volumes/%s', '/v3/demo/volumes/%s'):
+            resp = self.vol.get(path % volume['id'])
+            self.assertEqual(200, resp.status, path)
+        self.assertEqual(202, self.vol.post(
+            '/v3/demo/volumes', body={'volume': {'size': 1}}).status)
+        self.assertEqual(400, self.vol.get(
+            '/v3/other/volumes/%s' % volume['id']).status)
+
+    def test_filters_name_and_status(self):
+        a = self.create_volume(name='a')
+        self.create_volume(name='b')
+        found = self.vol.get('/v3/volumes/detail?name=a').body['volumes']
+        self.assertEqual([a['id']], [v['id'] for v in found])
+        found = self.vol.get(
+            '/v3/volumes?status=available').body['volumes']
+        self.assertEqual(2, len(found))
+        self.assertEqual([], self.vol.get(
+            '/v3/volumes?status=in-use').body['volumes'])
+
+    def test_limit_and_marker(self):
+        ids = [self.create_volume(name=str(i))['id'] for i in range(3)]
+        page = self.vol.get('/v3/volumes?limit=2&sort=name:asc').body
+        self.assertEqual(ids[:2], [v['id'] for v in page['volumes']])
+        self.assertIn('volumes_links', page)
+        rest = self.vol.get('/v3/volumes?limit=2&sort=name:asc&marker=%s'
+                            % ids[1]).body
+        self.assertEqual(ids[2:], [v['id'] for v in rest['volumes']])
+
+    def test_project_isolation(self):
+        mine = self.create_volume()
+        other_api = self.api.as_(token='alice:other', volume_version='3.71')
+        theirs = self.create_volume(api=other_api)
+        self.assertEqual([mine['id']], [
+            v['id'] for v in self.vol.get('/v3/volumes').body['volumes']])
+        self.assertEqual(404, self.vol.get(
+            '/v3/volumes/%s' % theirs['id']).status)
+        self.assertEqual(404, self.vol.delete(
+            '/v3/volumes/%s' % theirs['id']).status)
+        self.assertEqual(404, self.reserve(theirs['id'], expect=404).status)
+        # The administrator sees everything with all_tenants, and any
+        # volume by id.
+        admin_ids = {v['id'] for v in self.admin.get(
+            '/v3/volumes?all_tenants=1').body['volumes']}
+        self.assertEqual({mine['id'], theirs['id']}, admin_ids)
+        self.assertEqual([], self.admin.get('/v3/volumes').body['volumes'])
+        shown = self.show_volume(theirs['id'], api=self.admin)
+        self.assertEqual('file', shown['os-vol-host-attr:host'])
+
+    def test_microversion_fields(self):
+        volume = self.create_volume()
+        old = self.api.as_(volume_version='3.0').get(
+            '/v3/volumes/%s' % volume['id']).body['volume']
+        self.assertNotIn('group_id', old)
+        self.assertNotIn('shared_targets', old)
+        new = self.show_volume(volume['id'])
+        for key in ('group_id', 'shared_targets', 'service_uuid',
+                    'volume_type_id', 'consumes_quota'):
+            self.assertIn(key, new)
+
+    def test_bad_bodies_are_400(self):
+        for body in ({'volume': {'size': 0}}, {'volume': {'size': 'x'}},
+                     {'volume': {'size': 1, 'bogus': 1}},
+                     {'volume': {}}, {'nope': {}},
+                     {'volume': {'size': 1, 'multiattach': True}},
+                     {'volume': {'size': 1, 'availability_zone': 'az9'}},
+                     {'volume': {'size': 1, 'metadata': {'a': 'b'}}}):
+            resp = self.vol.post('/v3/volumes', body=body)
+            self.assertEqual(400, resp.status, body)
+            self.assertIn('badRequest', resp.body)
+        resp = self.vol.post('/v3/volumes', body={
+            'volume': {'size': 1, 'volume_type': 'nope'}})
+        self.assertEqual(404, resp.status)
+        resp = self.vol.post('/v3/volumes', body={
+            'volume': {'size': 1, 'snapshot_id':
+                       '9a3a4e2c-2a58-4a8e-9c76-4a8e2b8c1f00'}})
+        self.assertEqual(404, resp.status)
+
+    def test_unknown_volume_is_404(self):
+        missing = '/v3/volumes/4c8f4d2e-8f3a-4b6e-bb39-0f6a2f1f7a10'
+        self.assertEqual(404, self.vol.get(missing).status)
+        self.assertEqual(404, self.vol.delete(missing).status)
+        self.assertEqual(404, self.vol.put(
+            missing, body={'volume': {'name': 'x'}}).status)
+
+    def test_update_and_set_bootable(self):
+        volume = self.create_volume(name='a')
+        resp = self.vol.put('/v3/volumes/%s' % volume['id'],
+                            body={'volume': {'name': 'b'}})
+        self.assertEqual('b', resp.body['volume']['name'])
+        resp = self.vol.post('/v3/volumes/%s/action' % volume['id'],
+                             body={'os-set_bootable': {'bootable': 'true'}})
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual('true', self.show_volume(volume['id'])['bootable'])
+        self.assertEqual(400, self.vol.post(
+            '/v3/volumes/%s/action' % volume['id'],
+            body={'os-bogus': None}).status)
+
+    def test_delete_volume_with_attachment_is_400(self):
+        volume = self.create_volume()
+        self.reserve(volume['id'])
+        resp = self.vol.delete('/v3/volumes/%s' % volume['id'])
+        self.assertEqual(400, resp.status)
+        self.assertIn('must not be migrating, attached', resp.text)
+        self.assertEqual('reserved', self.status(volume['id']))
+
+    def test_begin_and_roll_detaching(self):
+        volume = self.create_volume()
+        path = '/v3/volumes/%s/action' % volume['id']
+        self.assertEqual(400, self.vol.post(
+            path, body={'os-begin_detaching': None}).status)
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'])
+        self.complete(attachment['id'])
+        self.assertEqual(202, self.vol.post(
+            path, body={'os-begin_detaching': None}).status)
+        self.assertEqual('detaching', self.status(volume['id']))
+        self.assertEqual(202, self.vol.post(
+            path, body={'os-roll_detaching': None}).status)
+        self.assertEqual('in-use', self.status(volume['id']))
+
+
+class VolumeTypesTest(base.VolumeTestCase):
+
+    def test_admin_creates_everyone_lists(self):
+        vtype = self.create_type(
+            'ma', extra_specs={'multiattach': '<is> True',
+                               'volume_backend_name': 'file'},
+            description='shared')
+        self.assertEqual({'multiattach': '<is> True',
+                          'volume_backend_name': 'file'},
+                         vtype['extra_specs'])
+        self.assertTrue(vtype['os-volume-type-access:is_public'])
+        listed = self.vol.get('/v3/types').body['volume_types']
+        self.assertEqual(['ma'], [t['name'] for t in listed])
+        # Users see only the user-visible extra specs.
+        self.assertEqual({'multiattach': '<is> True'},
+                         listed[0]['extra_specs'])
+        self.assertEqual(200, self.vol.get(
+            '/v3/types/%s' % vtype['id']).status)
+
+    def test_users_cannot_manage_types(self):
+        resp = self.vol.post('/v3/types',
+                             body={'volume_type': {'name': 'x'}})
+        self.assertEqual(403, resp.status)
+        vtype = self.create_type('t')
+        self.assertEqual(403, self.vol.delete(
+            '/v3/types/%s' % vtype['id']).status)
+        self.assertEqual(403, self.vol.post(
+            '/v3/types/%s/extra_specs' % vtype['id'],
+            body={'extra_specs': {'a': 'b'}}).status)
+
+    def test_extra_specs_crud(self):
+        vtype = self.create_type('t')
+        base_path = '/v3/types/%s/extra_specs' % vtype['id']
+        resp = self.admin.post(base_path,
+                               body={'extra_specs': {'k': 'v', 'x': 'y'}})
+        self.assertEqual({'k': 'v', 'x': 'y'}, resp.body['extra_specs'])
+        self.assertEqual({'k': 'v'}, self.admin.get(base_path + '/k').body)
+        resp = self.admin.put(base_path + '/k', body={'k': 'w'})
+        self.assertEqual({'k': 'w'}, resp.body)
+        self.assertEqual(400, self.admin.put(base_path + '/k',
+                                             body={'z': 'w'}).status)
+        self.assertEqual(202, self.admin.delete(base_path + '/x').status)
+        self.assertEqual(404, self.admin.delete(base_path + '/x').status)
+        self.assertEqual({'k': 'w'}, self.admin.get(base_path).body[
+            'extra_specs'])
+
+    def test_duplicate_name_is_409_and_in_use_type_is_400(self):
+        vtype = self.create_type('t')
+        resp = self.admin.post('/v3/types',
+                               body={'volume_type': {'name': 't'}})
+        self.assertEqual(409, resp.status)
+        volume = self.create_volume(volume_type='t')
+        self.assertEqual('t', volume['volume_type'])
+        self.assertEqual(vtype['id'], volume['volume_type_id'])
+        self.assertEqual(400, self.admin.delete(
+            '/v3/types/%s' % vtype['id']).status)
+        self.vol.delete('/v3/volumes/%s' % volume['id'])
+        self.assertEqual(202, self.admin.delete(
+            '/v3/types/%s' % vtype['id']).status)
+        self.assertEqual(404, self.admin.get(
+            '/v3/types/%s' % vtype['id']).status)
+
+    def test_private_types_are_hidden_from_users(self):
+        vtype = self.create_type(
+            'secret', **{'os-volume-type-access:is_public': False})
+        self.assertEqual([], self.vol.get('/v3/types').body['volume_types'])
+        self.assertEqual(404, self.vol.get(
+            '/v3/types/%s' % vtype['id']).status)
+        self.assertEqual(1, len(self.admin.get(
+            '/v3/types').body['volume_types']))
+
+    def test_multiattach_type_makes_multiattach_volumes(self):
+        self.create_type('ma', extra_specs={'multiattach': '<is> True'})
+        volume = self.create_volume(volume_type='ma')
+        self.assertTrue(volume['multiattach'])
+        # Only the exact '<is> True' counts, as in Cinder.
+        self.create_type('loose', extra_specs={'multiattach': 'True'})
+        self.assertFalse(self.create_volume(
+            volume_type='loose')['multiattach'])

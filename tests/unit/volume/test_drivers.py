@@ -1,0 +1,170 @@
+"""Backends: registration from [volume] enabled_backends, the fake and
+file drivers, and placement by type."""
+
+import os
+
+import fixtures
+from oslo_config import cfg
+import testtools
+
+from nova_lite import exception
+from nova_lite.volume import drivers
+from nova_lite.volume.drivers import fake
+from nova_lite.volume.drivers import file as file_driver
+from tests.fixtures import conf as conf_fixture
+
+VOLUME = {'id': '8f5a8a1e-5d2a-4b9d-9d56-1b5b9c1f0a11', 'size': 1,
+          'host': None, 'provider_location': None, 'multiattach': False}
+
+
+class BackendsTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+
+    def test_default_is_one_file_backend(self):
+        backends = drivers.get_backends(self.conf)
+        self.assertEqual(['file'], list(backends))
+        self.assertIsInstance(backends['file'], file_driver.FileDriver)
+        self.assertIs(backends, drivers.get_backends(self.conf))
+
+    def test_named_backends_with_groups(self):
+        self.conf.set_override('enabled_backends', ['fake1', 'disk'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        self.conf.set_override('volume_driver', 'file', group='disk')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_backend_name', 'gold', group='disk')
+        backends = drivers.get_backends(self.conf)
+        self.assertIsInstance(backends['fake1'], fake.FakeDriver)
+        self.assertIsInstance(backends['disk'], file_driver.FileDriver)
+        self.assertEqual('gold', backends['disk'].volume_backend_name)
+        self.assertEqual('fake1', backends['fake1'].volume_backend_name)
+
+    def test_unknown_driver(self):
+        self.conf.set_override('enabled_backends', ['nope'], group='volume')
+        self.assertRaises(exception.NovaLiteException,
+                          drivers.get_backends, self.conf)
+
+    def test_unknown_backend_of_a_volume(self):
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          drivers.get_driver, self.conf, 'gone')
+
+    def test_choose_backend(self):
+        self.conf.set_override('enabled_backends', ['fake1', 'disk'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        self.conf.set_override('volume_driver', 'file', group='disk')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('multiattach', False, group='fake1')
+        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
+                                                         False))
+        # The fake reports no multiattach here: the file backend does.
+        self.assertEqual('disk', drivers.choose_backend(self.conf, {}, True))
+        self.assertEqual('disk', drivers.choose_backend(
+            self.conf, {'volume_backend_name': 'disk'}, False))
+        self.assertIsNone(drivers.choose_backend(
+            self.conf, {'volume_backend_name': 'silver'}, False))
+
+    def test_sample_opts_have_both_drivers(self):
+        opts = drivers.sample_opts()
+        self.assertIn('connect_delay', [o.name for o in opts['fake']])
+        self.assertIn('volumes_dir', [o.name for o in opts['file']])
+
+
+class FakeDriverTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.conf.set_override('enabled_backends', ['fake1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        self.driver = drivers.get_driver(self.conf, 'fake1')
+
+    def test_connection_info_from_the_volume_alone(self):
+        updates = self.driver.create_volume(VOLUME)
+        volume = dict(VOLUME, **updates)
+        info = self.driver.initialize_connection(volume, {'mode': 'ro'})
+        self.assertEqual('fake', info['driver_volume_type'])
+        self.assertEqual('ro', info['data']['access_mode'])
+        self.assertEqual(VOLUME['id'], info['data']['volume_id'])
+        # Another driver object (another process) gives the same answer.
+        other = fake.FakeDriver(self.conf, 'fake1')
+        self.assertEqual(info, other.initialize_connection(volume,
+                                                           {'mode': 'ro'}))
+
+    def test_default_mode_is_rw(self):
+        info = self.driver.initialize_connection(VOLUME, {})
+        self.assertEqual('rw', info['data']['access_mode'])
+
+    def test_fail_connect(self):
+        self.conf.set_override('fail_connect', True, group='fake1')
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.initialize_connection, VOLUME, {})
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.terminate_connection, VOLUME, {})
+
+    def test_connect_delay(self):
+        slept = []
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_lite.volume.drivers.fake.time.sleep', slept.append))
+        self.conf.set_override('connect_delay', 0.25, group='fake1')
+        self.driver.initialize_connection(VOLUME, {})
+        self.driver.terminate_connection(VOLUME, {})
+        self.assertEqual([0.25, 0.25], slept)
+
+    def test_capabilities(self):
+        self.assertTrue(self.driver.get_capabilities()['multiattach'])
+        self.conf.set_override('multiattach', False, group='fake1')
+        self.assertFalse(self.driver.get_capabilities()['multiattach'])
+
+
+class FileDriverTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.driver = drivers.get_driver(self.conf, 'file')
+
+    def test_sparse_file_lifecycle(self):
+        updates = self.driver.create_volume(VOLUME)
+        path = updates['provider_location']
+        self.assertTrue(path.startswith(os.path.abspath(
+            self.conf.state_path)))
+        st = os.stat(path)
+        self.assertEqual(1024 ** 3, st.st_size)
+        self.assertLess(st.st_blocks * 512, 1024 ** 2)  # sparse
+        volume = dict(VOLUME, **updates)
+        info = self.driver.initialize_connection(volume, {'mode': 'ro'})
+        self.assertEqual({'driver_volume_type': 'file',
+                          'data': {'path': path, 'access_mode': 'ro'}}, info)
+        self.driver.terminate_connection(volume, {})
+        self.driver.delete_volume(volume)
+        self.assertFalse(os.path.exists(path))
+        self.driver.delete_volume(volume)  # already gone: fine
+
+    def test_connect_missing_file(self):
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.initialize_connection, VOLUME, {})
+
+    def test_volumes_dir_option(self):
+        where = self.useFixture(fixtures.TempDir()).path
+        self.conf.set_override('volumes_dir', where, group='file')
+        updates = self.driver.create_volume(VOLUME)
+        self.assertEqual(os.path.join(where, 'volume-%s' % VOLUME['id']),
+                         updates['provider_location'])
+        self.assertTrue(self.driver.get_capabilities()['multiattach'])
+
+
+class ConfigGroupTest(testtools.TestCase):
+    def test_register_is_idempotent_and_late(self):
+        conf = cfg.ConfigOpts()
+        conf_fixture.config.prepare(conf)
+        conf([], default_config_files=[])
+        conf.set_override('enabled_backends', ['fake'], group='volume')
+        drivers.register_backend_opts(conf)
+        drivers.register_backend_opts(conf)
+        self.assertEqual(0.0, conf.fake.connect_delay)
+        self.assertIsNone(conf.fake.volume_driver)
