@@ -6,14 +6,59 @@
 """
 
 from nova_lite.api.handlers import attachments
+from nova_lite.api.handlers import flavors
+from nova_lite.api.handlers import instance_actions
+from nova_lite.api.handlers import server_actions
+from nova_lite.api.handlers import servers
 from nova_lite.api.handlers import services
 from nova_lite.api.handlers import volume_types
+from nova_lite.api.handlers import volume_attachments
 from nova_lite.api.handlers import volumes
 from nova_lite.api import router
 
 COMPUTE_ROUTES = {
     '/os-services': {
         'GET': services.list_services,
+    },
+    # Flavors ('/flavors/detail' before '/flavors/{flavor_id}').
+    '/flavors': {
+        'GET': flavors.list_flavors,
+    },
+    '/flavors/detail': {
+        'GET': flavors.list_flavors_detail,
+    },
+    '/flavors/{flavor_id}': {
+        'GET': flavors.show_flavor,
+    },
+    # Servers ('/servers/detail' before '/servers/{server_id}').
+    '/servers': {
+        'GET': servers.list_servers,
+        'POST': servers.create_server,
+    },
+    '/servers/detail': {
+        'GET': servers.list_servers_detail,
+    },
+    '/servers/{server_id}': {
+        'GET': servers.show_server,
+        'DELETE': servers.delete_server,
+    },
+    '/servers/{server_id}/action': {
+        'POST': router.Action(server_actions.ACTIONS),
+    },
+    '/servers/{server_id}/os-volume_attachments': {
+        'GET': volume_attachments.list_volume_attachments,
+        'POST': volume_attachments.create_volume_attachment,
+    },
+    '/servers/{server_id}/os-volume_attachments/{volume_id}': {
+        'GET': volume_attachments.show_volume_attachment,
+        'PUT': volume_attachments.update_volume_attachment,
+        'DELETE': volume_attachments.delete_volume_attachment,
+    },
+    '/servers/{server_id}/os-instance-actions': {
+        'GET': instance_actions.list_instance_actions,
+    },
+    '/servers/{server_id}/os-instance-actions/{request_id}': {
+        'GET': instance_actions.show_instance_action,
     },
 }
 

@@ -1,0 +1,101 @@
+"""/v2.1/flavors: the built-in flavors (``compute/flavors.py``).
+
+Read only and open to every authenticated user, as in Nova. Views change at
+2.55 (``description``), 2.61 (``extra_specs``) and 2.75 (``swap`` is 0, not
+``""``, when there is none).
+"""
+
+from nova_lite.api import links
+from nova_lite.api import microversion as mv
+from nova_lite.api.schemas import flavors as schema
+from nova_lite.api import validation
+from nova_lite.compute import flavors
+from nova_lite import exception
+
+DESCRIPTION = '2.55'
+EXTRA_SPECS = '2.61'
+SWAP_ZERO = '2.75'
+
+
+def _links(req, flavor):
+    return links.resource_links(req, 'flavors', flavor.flavorid)
+
+
+def _brief(req, flavor, want):
+    view = {'id': flavor.flavorid, 'name': flavor.name,
+            'links': _links(req, flavor)}
+    if want.matches(DESCRIPTION):
+        view['description'] = flavor.description
+    return view
+
+
+def serialize_flavor(req, flavor, want):
+    view = {
+        'id': flavor.flavorid,
+        'name': flavor.name,
+        'ram': flavor.memory_mb,
+        'disk': flavor.root_gb,
+        'vcpus': flavor.vcpus,
+        'links': _links(req, flavor),
+        'OS-FLV-EXT-DATA:ephemeral': flavor.ephemeral_gb,
+        'OS-FLV-DISABLED:disabled': flavor.disabled,
+        'swap': flavor.swap if (flavor.swap or want.matches(SWAP_ZERO))
+        else '',
+        'rxtx_factor': flavor.rxtx_factor,
+        'os-flavor-access:is_public': flavor.is_public,
+    }
+    if want.matches(DESCRIPTION):
+        view['description'] = flavor.description
+    if want.matches(EXTRA_SPECS):
+        view['extra_specs'] = dict(flavor.extra_specs)
+    return view
+
+
+def _int(req, name):
+    value = req.GET.get(name)
+    return int(value) if value is not None else None
+
+
+def _select(req):
+    selected = flavors.get_all(min_ram=_int(req, 'minRam'),
+                               min_disk=_int(req, 'minDisk'))
+    marker = req.GET.get('marker')
+    if marker is not None:
+        ids = [f.flavorid for f in selected]
+        if marker not in ids:
+            raise exception.MarkerNotFound(marker=marker)
+        selected = selected[ids.index(marker) + 1:]
+    limit = _int(req, 'limit')
+    max_limit = req.environ['nova_lite.conf'].api.max_limit
+    return selected[:min(limit or max_limit, max_limit)]
+
+
+@validation.query(schema.LIST_QUERY, '2.1', '2.74')
+@validation.query(schema.LIST_QUERY_V275, '2.75')
+@validation.response(200, schema.LIST_RESPONSE, '2.1', '2.54')
+@validation.response(200, schema.LIST_RESPONSE_V255, '2.55')
+def list_flavors(req):
+    want = mv.want(req)
+    return {'flavors': [_brief(req, f, want) for f in _select(req)]}
+
+
+@validation.query(schema.LIST_QUERY, '2.1', '2.74')
+@validation.query(schema.LIST_QUERY_V275, '2.75')
+@validation.response(200, schema.DETAIL_RESPONSE, '2.1', '2.54')
+@validation.response(200, schema.DETAIL_RESPONSE_V255, '2.55', '2.60')
+@validation.response(200, schema.DETAIL_RESPONSE_V261, '2.61', '2.74')
+@validation.response(200, schema.DETAIL_RESPONSE_V275, '2.75')
+def list_flavors_detail(req):
+    want = mv.want(req)
+    return {'flavors': [serialize_flavor(req, f, want)
+                        for f in _select(req)]}
+
+
+@validation.query(schema.SHOW_QUERY, '2.1')
+@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.54')
+@validation.response(200, schema.SHOW_RESPONSE_V255, '2.55', '2.60')
+@validation.response(200, schema.SHOW_RESPONSE_V261, '2.61', '2.74')
+@validation.response(200, schema.SHOW_RESPONSE_V275, '2.75')
+def show_flavor(req, flavor_id):
+    want = mv.want(req)
+    return {'flavor': serialize_flavor(req, flavors.get(flavor_id), want)}

@@ -1,0 +1,161 @@
+"""/v2.1/servers/{server_id}/os-volume_attachments: a server's volumes.
+
+The path id is the *volume* id. Views change at 2.70 (``tag``), 2.79
+(``delete_on_termination``) and 2.89 (``attachment_id`` and ``bdm_uuid``
+instead of ``id``, in list and show only). Below 2.101 attach waits for the
+conductor and returns 200 with the reserved device name.
+"""
+
+from oslo_utils import strutils
+
+from nova_lite.api import microversion as mv
+from nova_lite.api import router
+from nova_lite.api.schemas import volume_attachments as schema
+from nova_lite.api import validation
+from nova_lite.compute import api as compute_api
+from nova_lite.compute import states
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.policies import volumes_attachments as policies
+
+
+def _serialize(bdm, want):
+    view = {'volumeId': bdm.volume_id, 'serverId': bdm.instance_uuid}
+    if not want.matches(mv.ATTACHMENT_ID_VIEW):
+        view['id'] = bdm.volume_id
+    if bdm.device_name:
+        view['device'] = bdm.device_name
+    if want.matches(mv.VOLUME_ATTACHMENT_TAG_VIEW):
+        view['tag'] = bdm.tag
+    if want.matches(mv.ATTACH_DELETE_ON_TERMINATION):
+        view['delete_on_termination'] = bdm.delete_on_termination
+    if want.matches(mv.ATTACHMENT_ID_VIEW):
+        view['attachment_id'] = bdm.attachment_id
+        view['bdm_uuid'] = bdm.uuid
+    return view
+
+
+def _instance(req, ctxt, server_id, rule):
+    api = compute_api.get_api(req.environ['nova_lite.conf'])
+    instance = api.get(ctxt, server_id)
+    ctxt.can(rule, target={'project_id': instance.project_id})
+    return api, instance
+
+
+def _check_shelved_version(instance, want, method):
+    """Below 2.20 a shelved server refuses volume operations (409)."""
+    if (instance.vm_state in states.SHELVED_STATES and
+            not want.matches(mv.SHELVED_VOLUME_OPS)):
+        raise exception.InstanceInvalidState(
+            attr='vm_state', instance_uuid=instance.uuid,
+            state=instance.vm_state, method=method)
+
+
+def _to_bool(value):
+    if isinstance(value, bool):
+        return value
+    return strutils.bool_from_string(value, strict=True)
+
+
+def _int_param(req, name):
+    values = req.GET.getall(name)
+    return int(values[-1]) if values else 0
+
+
+@validation.query(schema.INDEX_QUERY, '2.1', '2.74')
+@validation.query(schema.INDEX_QUERY_V275, '2.75')
+@validation.response(200, schema.INDEX_RESPONSE, '2.1', '2.69')
+@validation.response(200, schema.INDEX_RESPONSE_V270, '2.70', '2.78')
+@validation.response(200, schema.INDEX_RESPONSE_V279, '2.79', '2.88')
+@validation.response(200, schema.INDEX_RESPONSE_V289, '2.89')
+def list_volume_attachments(req, server_id):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    _api, instance = _instance(req, ctxt, server_id, policies.INDEX)
+    max_limit = req.environ['nova_lite.conf'].api.max_limit
+    offset = _int_param(req, 'offset')
+    limit = min(max_limit, _int_param(req, 'limit') or max_limit)
+    # Nova pages over all the server's mappings, then filters.
+    bdms = objects.BlockDeviceMapping.get_all_by_instance(
+        ctxt, instance.uuid)[offset:offset + limit]
+    bdms = [b for b in bdms if b.volume_id and (
+        b.attachment_id or not want.matches(mv.ATTACHMENT_ID_VIEW))]
+    return {'volumeAttachments': [_serialize(b, want) for b in bdms]}
+
+
+@validation.query(schema.SHOW_QUERY, '2.1')
+@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.69')
+@validation.response(200, schema.SHOW_RESPONSE_V270, '2.70', '2.78')
+@validation.response(200, schema.SHOW_RESPONSE_V279, '2.79', '2.88')
+@validation.response(200, schema.SHOW_RESPONSE_V289, '2.89')
+def show_volume_attachment(req, server_id, volume_id):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    _api, instance = _instance(req, ctxt, server_id, policies.SHOW)
+    bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        ctxt, volume_id, instance.uuid)
+    if want.matches(mv.ATTACHMENT_ID_VIEW) and not bdm.attachment_id:
+        raise exception.VolumeBDMNotFound(instance_uuid=instance.uuid,
+                                          volume_id=volume_id)
+    return {'volumeAttachment': _serialize(bdm, want)}
+
+
+@validation.request_body(schema.CREATE, '2.1', '2.48')
+@validation.request_body(schema.CREATE_V249, '2.49', '2.78')
+@validation.request_body(schema.CREATE_V279, '2.79')
+@validation.response(200, schema.CREATE_RESPONSE, '2.1', '2.69')
+@validation.response(200, schema.CREATE_RESPONSE_V270, '2.70', '2.78')
+@validation.response(200, schema.CREATE_RESPONSE_V279, '2.79')
+def create_volume_attachment(req, server_id, body):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    api, instance = _instance(req, ctxt, server_id, policies.CREATE)
+    _check_shelved_version(instance, want, 'attach_volume')
+    attachment = body['volumeAttachment']
+    volume_id = attachment['volumeId']
+    tag = attachment.get('tag')
+    delete_on_termination = _to_bool(
+        attachment.get('delete_on_termination', False))
+    device = api.attach_volume(
+        ctxt, instance, volume_id, device=attachment.get('device'), tag=tag,
+        delete_on_termination=delete_on_termination,
+        supports_multiattach=want.matches(mv.MULTIATTACH))
+    view = {'id': volume_id, 'serverId': instance.uuid,
+            'volumeId': volume_id, 'device': device}
+    if want.matches(mv.VOLUME_ATTACHMENT_TAG_VIEW):
+        view['tag'] = tag
+    if want.matches(mv.ATTACH_DELETE_ON_TERMINATION):
+        view['delete_on_termination'] = delete_on_termination
+    return {'volumeAttachment': view}
+
+
+@validation.request_body(schema.UPDATE, '2.1', '2.84')
+@validation.request_body(schema.UPDATE_V285, '2.85')
+@validation.response(202, None, '2.1')
+def update_volume_attachment(req, server_id, volume_id, body):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    api = compute_api.get_api(req.environ['nova_lite.conf'])
+    instance = api.get(ctxt, server_id)
+    attachment = body['volumeAttachment']
+    new_volume_id = attachment['volumeId']
+    only_swap = not want.matches(mv.VOLUME_ATTACHMENT_UPDATE)
+    if only_swap or new_volume_id != volume_id:
+        ctxt.can(policies.SWAP, target={})
+    else:
+        ctxt.can(policies.UPDATE, target={'project_id': instance.project_id})
+    if not only_swap:
+        api.update_volume_attachment(ctxt, instance, volume_id, attachment)
+    if only_swap or new_volume_id != volume_id:
+        api.swap_volume(ctxt, instance, volume_id, new_volume_id)
+    return router.reply(202)
+
+
+@validation.response(202, None, '2.1')
+def delete_volume_attachment(req, server_id, volume_id):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    api, instance = _instance(req, ctxt, server_id, policies.DELETE)
+    _check_shelved_version(instance, want, 'detach_volume')
+    api.detach_volume(ctxt, instance, volume_id)
+    return router.reply(202)

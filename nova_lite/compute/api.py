@@ -1,0 +1,293 @@
+"""The compute service layer: what the API handlers call for servers.
+
+Every fast guard runs here, in the API process, before anything is asked
+of a compute host: ownership (404), lock and state (409), request checks
+(400). Long work goes to the conductor (build, attach) or, for one host's
+business, straight to that host by cast. Volume operations are in
+``volume_api.py`` (the ``VolumeOperations`` part of this class).
+
+``get_api(conf)`` returns the one ``API`` per configuration of a process.
+"""
+
+import threading
+import weakref
+
+from oslo_log import log as logging
+from oslo_utils import uuidutils
+
+from nova_lite.compute import block_device
+from nova_lite.compute import checks
+from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.compute import states
+from nova_lite.compute import volume_api
+from nova_lite.compute import volume_ops
+from nova_lite.conductor import api as conductor_api
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite import objects
+from nova_lite.objects import base as obj_base
+from nova_lite.objects import instance as instance_obj
+from nova_lite.objects import instance_action
+from nova_lite.objects import service as service_obj
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_AVAILABILITY_ZONE = 'nova'
+
+# Every task_state a delete may interrupt (all but a delete in progress).
+_DELETABLE_TASK_STATES = [None, states.SCHEDULING, states.SPAWNING,
+                          states.POWERING_OFF, states.POWERING_ON,
+                          states.PAUSING, states.UNPAUSING,
+                          states.REBOOTING]
+
+_APIS = {}
+_APIS_LOCK = threading.Lock()
+
+
+def get_api(conf):
+    """The ``API`` of ``conf`` (created on first use, then shared)."""
+    with _APIS_LOCK:
+        ref, api = _APIS.get(id(conf), (None, None))
+        if ref is None or ref() is not conf:
+            api = API(conf)
+            _APIS[id(conf)] = (weakref.ref(conf), api)
+        return api
+
+
+def _reservation_id():
+    return 'r-%s' % uuidutils.generate_uuid()[:8]
+
+
+class API(volume_api.VolumeOperations):
+    def __init__(self, conf):
+        self.conf = conf
+        self.compute_task_api = conductor_api.ComputeTaskAPI(conf)
+        self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
+        self._volume_api = None
+
+    @property
+    def volume_api(self):
+        """The block-storage client (``nova_lite.volume.client``)."""
+        if self._volume_api is None:
+            self._volume_api = volume_client.get_client(self.conf)
+        return self._volume_api
+
+    @volume_api.setter
+    def volume_api(self, client):
+        self._volume_api = client
+
+    # -- lookups -------------------------------------------------------------
+    def get(self, context, instance_uuid, read_deleted=False):
+        """The server, if the caller may see it: another project's server
+        is 404 for non-admins, as if it did not exist."""
+        instance = objects.Instance.get_by_uuid(context, instance_uuid,
+                                                read_deleted=read_deleted)
+        if not context.is_admin and instance.project_id != context.project_id:
+            raise exception.InstanceNotFound(instance_id=instance_uuid)
+        return instance
+
+    def get_all(self, context, all_tenants=False, project_id=None,
+                status=None, name=None):
+        if not all_tenants:
+            project_id = context.project_id
+        return instance_obj.get_all(context, project_id=project_id,
+                                    status=status, name=name,
+                                    read_deleted=(status or '').upper() ==
+                                    'DELETED')
+
+    def host_is_up(self, context, host):
+        try:
+            svc = objects.Service.get_by_host_and_binary(
+                context, host, service_obj.COMPUTE_BINARY)
+        except exception.ServiceNotFound:
+            return False
+        return svc.is_up(self.conf.service_down_time)
+
+    # -- create ---------------------------------------------------------------
+    def _check_volumes(self, context, parsed, supports_multiattach, count):
+        ids = block_device.volume_ids(parsed)
+        if ids and count > 1:
+            raise exception.InvalidInput(
+                message=_('Cannot attach one or more volumes to multiple '
+                          'instances'))
+        for volume_id in ids:
+            try:
+                volume = self.volume_api.get(context, volume_id)
+            except exception.VolumeNotFound:
+                raise exception.InvalidBDMVolume(id=volume_id)
+            if volume['multiattach']:
+                if not supports_multiattach:
+                    raise exception.MultiattachNotSupportedOldMicroversion()
+            elif volume['status'] != 'available':
+                raise exception.InvalidVolume(
+                    reason=_("volume '%(vol)s' status must be 'available'. "
+                             "Currently in '%(status)s'") %
+                    {'vol': volume_id, 'status': volume['status']})
+
+    def create(self, context, name, flavor, image_ref=None,
+               block_device_mapping=None, min_count=1, max_count=None,
+               availability_zone=None, supports_multiattach=False):
+        """Create ``max_count`` servers (at least ``min_count``) and hand
+        them to the conductor. Returns (servers, reservation_id)."""
+        max_count = max_count or min_count
+        if min_count > max_count:
+            raise exception.InvalidInput(
+                message=_('min_count must be <= max_count'))
+        if availability_zone not in (None, DEFAULT_AVAILABILITY_ZONE):
+            raise exception.InvalidInput(
+                message=_('The requested availability zone is not '
+                          'available'))
+        parsed = block_device.parse_request(block_device_mapping, image_ref)
+        self._check_volumes(context, parsed, supports_multiattach, max_count)
+        reservation_id = _reservation_id()
+        instances = []
+        try:
+            for index in range(max_count):
+                instance = self._create_one(
+                    context, name, flavor, image_ref, parsed, index,
+                    max_count, reservation_id)
+                instances.append(instance)
+                self._reserve_volumes(context, instance)
+                instance_action.InstanceAction.action_start(
+                    context, instance.uuid, instance_action.CREATE)
+        except Exception:
+            for instance in instances:
+                try:
+                    self._local_delete(context, instance)
+                except Exception:
+                    LOG.exception('Could not clean up server %s',
+                                  instance.uuid)
+            raise
+        self.compute_task_api.build_instances(context, instances)
+        return instances, reservation_id
+
+    def _create_one(self, context, name, flavor, image_ref, parsed, index,
+                    count, reservation_id):
+        uuid = uuidutils.generate_uuid()
+        instance = objects.Instance(
+            context, uuid=uuid,
+            display_name=name if count == 1 else '%s-%d' % (name, index + 1),
+            project_id=context.project_id, user_id=context.user_id,
+            host=None, availability_zone=DEFAULT_AVAILABILITY_ZONE,
+            flavor_id=flavor.flavorid, image_ref=image_ref or '',
+            vm_state=states.BUILDING, task_state=states.SCHEDULING,
+            power_state=states.NOSTATE, locked=False, locked_by=None,
+            locked_reason=None, reservation_id=reservation_id,
+            launch_index=index, root_device_name='/dev/vda')
+        instance.create(block_device.build_mappings(context, uuid, parsed,
+                                                    image_ref))
+        return instance
+
+    def _reserve_volumes(self, context, instance):
+        for bdm in objects.BlockDeviceMapping.get_all_by_instance(
+                context, instance.uuid):
+            if bdm.is_volume and bdm.volume_id:
+                attachment = self.volume_api.attachment_create(
+                    context, bdm.volume_id, instance.uuid)
+                bdm.attachment_id = attachment['id']
+                bdm.save()
+
+    # -- delete --------------------------------------------------------------
+    def _local_delete(self, context, instance):
+        """Delete a server no compute host holds: its volumes are released
+        here, then the server is marked deleted."""
+        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid)
+        volume_ops.cleanup_for_delete(context, self.volume_api, bdms)
+        instance.vm_state = states.DELETED
+        instance.task_state = None
+        instance.terminated_at = obj_base.utcnow()
+        instance.save()
+
+    def delete(self, context, instance):
+        checks.check_instance_lock(context, instance)
+        if instance.task_state == states.DELETING:
+            return
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.DELETE)
+        host = instance.host
+        if host is None or not self.host_is_up(context, host):
+            # No host (not scheduled, or offloaded) or a dead one: delete
+            # here, unless the conductor placed it meanwhile (the
+            # compare-and-swap on the host says so).
+            instance.task_state = states.DELETING
+            try:
+                instance.save(expected_host=host,
+                              expected_task_state=_DELETABLE_TASK_STATES)
+            except exception.UnexpectedTaskStateError:
+                instance.refresh()
+                if instance.task_state == states.DELETING:
+                    return
+            else:
+                self._local_delete(context, instance)
+                return
+        instance.task_state = states.DELETING
+        try:
+            instance.save(expected_task_state=_DELETABLE_TASK_STATES)
+        except exception.UnexpectedTaskStateError:
+            return  # another delete got there first
+        self.compute_rpcapi.terminate_instance(context, instance)
+
+    # -- power and lock actions -----------------------------------------------
+    def _power_action(self, context, instance, method, vm_states, task_state,
+                      action, cast):
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_host(instance)
+        checks.check_instance_state(instance, method, vm_states)
+        instance.task_state = task_state
+        instance.save(expected_task_state=[None])
+        instance_action.InstanceAction.action_start(context, instance.uuid,
+                                                    action)
+        cast(context, instance)
+
+    def stop(self, context, instance):
+        self._power_action(context, instance, 'stop', states.STOP_VM_STATES,
+                           states.POWERING_OFF, instance_action.STOP,
+                           self.compute_rpcapi.stop_instance)
+
+    def start(self, context, instance):
+        self._power_action(context, instance, 'start',
+                           states.START_VM_STATES, states.POWERING_ON,
+                           instance_action.START,
+                           self.compute_rpcapi.start_instance)
+
+    def pause(self, context, instance):
+        self._power_action(context, instance, 'pause',
+                           states.PAUSE_VM_STATES, states.PAUSING,
+                           instance_action.PAUSE,
+                           self.compute_rpcapi.pause_instance)
+
+    def unpause(self, context, instance):
+        self._power_action(context, instance, 'unpause',
+                           states.UNPAUSE_VM_STATES, states.UNPAUSING,
+                           instance_action.UNPAUSE,
+                           self.compute_rpcapi.unpause_instance)
+
+    @staticmethod
+    def is_expected_locked_by(context, instance):
+        """False when an admin locked the server and its owner asks, or
+        the owner locked it and someone else asks."""
+        is_owner = instance.project_id == context.project_id
+        if instance.locked_by == 'owner' and not is_owner:
+            return False
+        if instance.locked_by == 'admin' and is_owner:
+            return False
+        return True
+
+    def lock(self, context, instance, reason=None):
+        is_owner = instance.project_id == context.project_id
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.LOCK)
+        instance.locked = True
+        instance.locked_by = 'owner' if is_owner else 'admin'
+        instance.locked_reason = reason
+        instance.save()
+
+    def unlock(self, context, instance):
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.UNLOCK)
+        instance.locked = False
+        instance.locked_by = None
+        instance.locked_reason = None
+        instance.save()

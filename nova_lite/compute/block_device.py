@@ -1,0 +1,136 @@
+"""``block_device_mapping_v2`` of a server create request, checked and
+turned into block device mappings (API-CONTRACT.md 4.1).
+
+nova_lite has no image service and cannot create volumes for a server, so
+two kinds of mapping are supported: an existing volume (``source_type`` and
+``destination_type`` ``volume``; boot from volume with ``boot_index`` 0)
+and the image root disk (``image`` to ``local``, boot index 0, with
+``imageRef``). Anything else is refused with 400.
+"""
+
+from oslo_utils import strutils
+
+from nova_lite.compute import driver as virt_driver
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
+
+
+def _boot_index(value):
+    if value is None:
+        return None
+    index = int(value)
+    return index if index >= 0 else None
+
+
+def _bool(value):
+    if isinstance(value, bool):
+        return value
+    return strutils.bool_from_string(value, strict=True)
+
+
+def parse_request(items, image_ref):
+    """Checked dicts (``source_type``, ``volume_id``, ``boot_index``,
+    ``device_name``, ``delete_on_termination``, ``tag``, ``volume_type``)
+    for the mappings of ``items``; 400 errors as Nova's."""
+    parsed = []
+    for item in items or []:
+        if item.get('no_device'):
+            continue
+        source = item.get('source_type')
+        if source is None:
+            raise exception.InvalidBDMFormat(
+                details=_('Missing source_type field.'))
+        dest = item.get('destination_type') or (
+            'local' if source in ('image', 'blank') else 'volume')
+        uuid = item.get('uuid') or item.get('%s_id' % source)
+        if source == 'blank' and uuid:
+            raise exception.InvalidBDMFormat(
+                details=_('Invalid device UUID.'))
+        if source != 'blank' and not uuid:
+            raise exception.InvalidBDMFormat(
+                details=_('Missing device UUID.'))
+        if item.get('volume_type') is not None and (
+                dest == 'local' or source == 'volume'):
+            raise exception.InvalidBDMFormat(
+                details=_('Specifying a volume_type with destination_type='
+                          'local or source_type=volume is not supported.'))
+        boot_index = _boot_index(item.get('boot_index'))
+        if source == 'image' and dest == 'local':
+            if not image_ref or boot_index != 0:
+                raise exception.InvalidBDMFormat(
+                    details=_('Mapping image to local is not supported.'))
+        elif not (source == 'volume' and dest == 'volume'):
+            raise exception.InvalidBDMFormat(
+                details=_('nova_lite supports existing volumes '
+                          '(source_type volume) and the image root disk '
+                          'only, not %(src)s to %(dst)s.') %
+                {'src': source, 'dst': dest})
+        parsed.append({
+            'source_type': source,
+            'volume_id': uuid if source == 'volume' else None,
+            'image_id': uuid if source == 'image' else None,
+            'boot_index': boot_index,
+            'device_name': item.get('device_name'),
+            'delete_on_termination': _bool(
+                item.get('delete_on_termination', False)),
+            'tag': item.get('tag'),
+        })
+    indexes = sorted(p['boot_index'] for p in parsed
+                     if p['boot_index'] is not None)
+    if indexes and indexes != list(range(len(indexes))):
+        raise exception.InvalidBDMBootSequence()
+    if not indexes and not image_ref:
+        raise exception.InvalidBDMBootSequence()
+    return parsed
+
+
+def volume_ids(parsed):
+    return [p['volume_id'] for p in parsed if p['volume_id']]
+
+
+def build_mappings(context, instance_uuid, parsed, image_ref):
+    """BlockDeviceMapping objects (not yet created) for one server: the
+    root disk at ``/dev/vda`` and the other volumes on the next free
+    names (a requested name is kept)."""
+    root = virt_driver.DEFAULT_ROOT_DEVICE
+    bdms = []
+    has_root = any(p['boot_index'] == 0 for p in parsed)
+    if not has_root:
+        bdms.append(objects.BlockDeviceMapping(
+            context, instance_uuid=instance_uuid,
+            source_type=bdm_obj.SOURCE_IMAGE,
+            destination_type=bdm_obj.DESTINATION_LOCAL, image_id=image_ref,
+            boot_index=0, device_name=root, delete_on_termination=True,
+            no_device=False))
+    used = {root} | {p['device_name'] for p in parsed
+                     if p['device_name'] and p['boot_index'] != 0}
+    next_index = 1
+    for p in sorted(parsed, key=lambda p: (p['boot_index'] is None,
+                                           p['boot_index'] or 0)):
+        if p['boot_index'] == 0:
+            name = root
+        elif p['device_name']:
+            name = p['device_name']
+        else:
+            while True:
+                name = '/dev/vd%s' % virt_driver.device_letters(next_index)
+                next_index += 1
+                if name not in used:
+                    break
+            used.add(name)
+        if p['source_type'] == 'image':
+            bdm = objects.BlockDeviceMapping(
+                context, instance_uuid=instance_uuid,
+                source_type=bdm_obj.SOURCE_IMAGE,
+                destination_type=bdm_obj.DESTINATION_LOCAL,
+                image_id=p['image_id'], boot_index=0, device_name=root,
+                delete_on_termination=True, no_device=False)
+        else:
+            bdm = objects.BlockDeviceMapping.new_volume(
+                context, instance_uuid, p['volume_id'], device_name=name,
+                boot_index=p['boot_index'], tag=p['tag'],
+                delete_on_termination=p['delete_on_termination'])
+        bdms.append(bdm)
+    return bdms

@@ -1,0 +1,220 @@
+"""Volume operations of the compute service layer: attach, detach, swap
+and update, with every fast guard of API-CONTRACT.md 2.5 to 2.7.
+
+Mixed into ``compute.api.API`` (``self.volume_api`` is the block-storage
+client, ``self.compute_task_api`` the conductor, ``self.compute_rpcapi``
+the compute hosts). The guards run at every microversion, in the API
+process, with no RPC to a compute host; the attach itself is the
+conductor's workflow (``conductor/attach.py``), called or cast.
+"""
+
+from oslo_log import log as logging
+from oslo_utils import excutils
+from oslo_utils import strutils
+
+from nova_lite.compute import checks
+from nova_lite.compute import states
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite import objects
+from nova_lite.objects import instance_action
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
+
+
+class VolumeOperations(object):
+
+    def _check_not_attached(self, context, volume, instance):
+        """Nova's duplicate guard (400): a non-multiattach volume mapped to
+        any server, or a multiattach one already mapped to this one."""
+        bdms = objects.BlockDeviceMapping.get_all_by_volume(context,
+                                                            volume['id'])
+        if not bdms:
+            return
+        if not volume['multiattach']:
+            raise exception.InvalidVolume(
+                reason=_('volume %(vol)s is already attached to instances: '
+                         '%(uuids)s') % {
+                    'vol': volume['id'],
+                    'uuids': ','.join(b.instance_uuid for b in bdms)})
+        if any(b.instance_uuid == instance.uuid for b in bdms):
+            raise exception.InvalidVolume(
+                reason=_('volume %s already attached') % volume['id'])
+
+    # -- attach ------------------------------------------------------------
+    def attach_volume(self, context, instance, volume_id, device=None,
+                      tag=None, delete_on_termination=False,
+                      supports_multiattach=False, do_cast=False):
+        """Attach; returns the device name (None when ``do_cast`` or for
+        a shelved-offloaded server, which has no device yet)."""
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_state(instance, 'attach_volume',
+                                    states.ATTACH_VOLUME_VM_STATES)
+        if device and not checks.match_device(device):
+            raise exception.InvalidDevicePath(path=device)
+        volume = self.volume_api.get(context, volume_id)
+        self._check_not_attached(context, volume, instance)
+        if volume['multiattach'] and not supports_multiattach:
+            raise exception.MultiattachNotSupportedOldMicroversion()
+        if instance.vm_state == states.SHELVED_OFFLOADED:
+            if tag:
+                raise exception.VolumeTaggedAttachToShelvedNotSupported()
+            if volume['multiattach']:
+                raise exception.MultiattachToShelvedNotSupported()
+            self._attach_volume_shelved_offloaded(
+                context, instance, volume_id, delete_on_termination)
+            return None
+        return self.compute_task_api.attach_volume(
+            context, instance, volume_id, device=device, tag=tag,
+            delete_on_termination=delete_on_termination,
+            multiattach=volume['multiattach'], do_cast=do_cast)
+
+    def _attach_volume_shelved_offloaded(self, context, instance, volume_id,
+                                         delete_on_termination):
+        """No host to ask: a mapping without a device name, the attachment
+        reserved and completed without a connector (the connection is
+        made at unshelve)."""
+        bdm = objects.BlockDeviceMapping.new_volume(
+            context, instance.uuid, volume_id,
+            delete_on_termination=delete_on_termination)
+        bdm.create()
+        attachment_id = None
+        try:
+            attachment = self.volume_api.attachment_create(
+                context, volume_id, instance.uuid)
+            attachment_id = attachment['id']
+            bdm.attachment_id = attachment_id
+            bdm.save()
+            instance_action.InstanceAction.action_start(
+                context, instance.uuid, instance_action.ATTACH_VOLUME)
+            self.volume_api.attachment_complete(
+                volume_client.service_context(context), attachment_id)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                if attachment_id:
+                    try:
+                        self.volume_api.attachment_delete(
+                            volume_client.service_context(context),
+                            attachment_id)
+                    except Exception:
+                        LOG.exception('Could not delete attachment %s',
+                                      attachment_id)
+                bdm.destroy()
+
+    # -- detach ------------------------------------------------------------
+    def detach_volume(self, context, instance, volume_id):
+        """Checks in the order of API-CONTRACT.md 2.7 (after policy)."""
+        self.volume_api.get(context, volume_id)
+        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            context, volume_id, instance.uuid)
+        if bdm.is_root:
+            raise exception.RootVolumeDetach()
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_state(instance, 'detach_volume',
+                                    states.DETACH_VOLUME_VM_STATES)
+        if instance.vm_state == states.SHELVED_OFFLOADED:
+            self._detach_volume_shelved_offloaded(context, instance, bdm)
+            return
+        if not instance.host or not self.host_is_up(context, instance.host):
+            raise exception.ComputeServiceUnavailable(host=instance.host)
+        self.volume_api.begin_detaching(context, volume_id)
+        try:
+            instance_action.InstanceAction.action_start(
+                context, instance.uuid, instance_action.DETACH_VOLUME)
+            self.compute_rpcapi.detach_volume(context, instance, volume_id,
+                                              bdm.attachment_id)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self.volume_api.roll_detaching(context, volume_id)
+
+    def _detach_volume_shelved_offloaded(self, context, instance, bdm):
+        svc = volume_client.service_context(context)
+        if not bdm.attachment_id:
+            self.volume_api.begin_detaching(context, bdm.volume_id)
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.DETACH_VOLUME)
+        if bdm.attachment_id:
+            try:
+                self.volume_api.attachment_delete(svc, bdm.attachment_id)
+            except exception.VolumeAttachmentNotFound:
+                pass
+        if bdm.delete_on_termination:
+            self.volume_api.delete(svc, bdm.volume_id)
+        bdm.destroy()
+
+    # -- update and swap ---------------------------------------------------
+    def update_volume_attachment(self, context, instance, volume_id,
+                                 attachment):
+        """Microversion 2.85: only ``delete_on_termination`` may change;
+        the other fields, if sent, must match (400)."""
+        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            context, volume_id, instance.uuid)
+        immutable = (('id', volume_id), ('serverId', instance.uuid),
+                     ('device', bdm.device_name), ('tag', bdm.tag))
+        for field, current in immutable:
+            if field in attachment and attachment[field] != current:
+                raise exception.AttachmentFieldNotMutable(field=field)
+        if 'delete_on_termination' in attachment:
+            value = attachment['delete_on_termination']
+            if not isinstance(value, bool):
+                value = strutils.bool_from_string(value, strict=True)
+            bdm.delete_on_termination = value
+            bdm.save()
+        return bdm
+
+    def _check_swap_volumes(self, instance, old_volume, new_volume):
+        if not any(a.get('server_id') == instance.uuid
+                   for a in old_volume.get('attachments') or []):
+            raise exception.InvalidVolume(
+                reason=_('Old volume is attached to a different instance.'))
+        if new_volume.get('attach_status') == 'attached':
+            raise exception.InvalidVolume(
+                reason=_('New volume must be detached in order to swap.'))
+        if int(new_volume['size']) < int(old_volume['size']):
+            raise exception.InvalidVolume(
+                reason=_('New volume must be the same size or larger.'))
+
+    def _count_rw_attachments(self, context, volume):
+        count = 0
+        for att in volume.get('attachments') or []:
+            try:
+                mode = self.volume_api.attachment_get(
+                    context, att['attachment_id']).get('attach_mode')
+            except exception.VolumeAttachmentNotFound:
+                continue
+            if mode != 'ro':
+                count += 1
+        return count
+
+    def swap_volume(self, context, instance, old_volume_id, new_volume_id):
+        """Cinder-initiated swap (volume migration): 409 unless the old
+        volume is migrating; then the checks of API-CONTRACT.md 2.6."""
+        old_volume = self.volume_api.get(context, old_volume_id)
+        if not old_volume.get('migration_status'):
+            raise exception.VolumeNotMigrating(volume_id=old_volume_id)
+        try:
+            new_volume = self.volume_api.get(context, new_volume_id)
+        except exception.VolumeNotFound as exc:
+            # An unknown id in the body is a bad request, not a 404.
+            raise exception.InvalidInput(message=exc.format_message())
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_state(instance, 'swap_volume',
+                                    states.SWAP_VOLUME_VM_STATES)
+        self._check_swap_volumes(instance, old_volume, new_volume)
+        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            context, old_volume_id, instance.uuid)
+        self.volume_api.begin_detaching(context, old_volume_id)
+        try:
+            if (old_volume['multiattach'] and
+                    self._count_rw_attachments(context, old_volume) > 1):
+                raise exception.MultiattachSwapVolumeNotSupported()
+            attachment = self.volume_api.attachment_create(
+                context, new_volume_id, instance.uuid)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self.volume_api.roll_detaching(context, old_volume_id)
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.SWAP_VOLUME)
+        self.compute_rpcapi.swap_volume(context, instance, bdm.volume_id,
+                                        new_volume_id, attachment['id'])
