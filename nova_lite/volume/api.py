@@ -341,13 +341,16 @@ class API(object):
                 'attachment %(id)s is %(status)s: delete it and create a new '
                 'one') % {'id': attachment_id,
                           'status': attachment.attach_status})
-        live = [a for a in volume.attachments
-                if a.attach_status in st.LIVE_ATTACHMENT]
-        if not volume.multiattach and len(live) > 1:
-            if any(a.connection_info for a in live):
-                raise exception.ResourceConflict(reason=_(
-                    'duplicate connectors detected on volume %s') %
-                    volume.id)
+        # A non-multiattach volume may have two attachments only while an
+        # instance moves (live migration), and then on two different
+        # hosts: a second connection to the same host is a duplicate.
+        others = [a for a in volume.attachments
+                  if a.id != attachment.id and a.connection_info and
+                  a.attach_status in st.LIVE_ATTACHMENT]
+        if not volume.multiattach and any(
+                a.attached_host == connector.get('host') for a in others):
+            raise exception.ResourceConflict(reason=_(
+                'duplicate connectors detected on volume %s') % volume.id)
         self._connect(ctxt, attachment, volume, connector)
         return db.attachment_get(ctxt, attachment_id)
 
