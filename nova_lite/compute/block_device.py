@@ -90,6 +90,16 @@ def volume_ids(parsed):
     return [p['volume_id'] for p in parsed if p['volume_id']]
 
 
+def _image_root(context, instance_uuid, image_id, root):
+    bdm = objects.BlockDeviceMapping.new_volume(
+        context, instance_uuid, None, device_name=root, boot_index=0,
+        delete_on_termination=True)
+    bdm.source_type = bdm_obj.SOURCE_IMAGE
+    bdm.destination_type = bdm_obj.DESTINATION_LOCAL
+    bdm.image_id = image_id
+    return bdm
+
+
 def build_mappings(context, instance_uuid, parsed, image_ref):
     """BlockDeviceMapping objects (not yet created) for one server: the
     root disk at ``/dev/vda`` and the other volumes on the next free
@@ -98,12 +108,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
     bdms = []
     has_root = any(p['boot_index'] == 0 for p in parsed)
     if not has_root:
-        bdms.append(objects.BlockDeviceMapping(
-            context, instance_uuid=instance_uuid,
-            source_type=bdm_obj.SOURCE_IMAGE,
-            destination_type=bdm_obj.DESTINATION_LOCAL, image_id=image_ref,
-            boot_index=0, device_name=root, delete_on_termination=True,
-            no_device=False))
+        bdms.append(_image_root(context, instance_uuid, image_ref, root))
     used = {root} | {p['device_name'] for p in parsed
                      if p['device_name'] and p['boot_index'] != 0}
     next_index = 1
@@ -121,12 +126,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
                     break
             used.add(name)
         if p['source_type'] == 'image':
-            bdm = objects.BlockDeviceMapping(
-                context, instance_uuid=instance_uuid,
-                source_type=bdm_obj.SOURCE_IMAGE,
-                destination_type=bdm_obj.DESTINATION_LOCAL,
-                image_id=p['image_id'], boot_index=0, device_name=root,
-                delete_on_termination=True, no_device=False)
+            bdm = _image_root(context, instance_uuid, p['image_id'], root)
         else:
             bdm = objects.BlockDeviceMapping.new_volume(
                 context, instance_uuid, p['volume_id'], device_name=name,

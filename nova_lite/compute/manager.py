@@ -22,6 +22,7 @@ from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite import manager
 from nova_lite import objects
+from nova_lite import policy
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
 from nova_lite.volume import client as volume_client
@@ -41,6 +42,11 @@ class ComputeManager(manager.Manager):
         self.notifier = notifications.Notifier(conf, host)
         self._volume_api = None
         self._semaphores = lockutils.Semaphores()
+
+    def init_host(self, context):
+        # Block storage reached in-process (``[volume] client = local``)
+        # checks its policies with the enforcer of this configuration.
+        policy.init(self.conf)
 
     @property
     def volume_api(self):
@@ -203,8 +209,14 @@ class ComputeManager(manager.Manager):
     def swap_volume(self, context, instance, old_volume_id, new_volume_id,
                     new_attachment_id):
         def run():
-            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
-                context, old_volume_id, instance.uuid)
+            try:
+                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                    context, old_volume_id, instance.uuid)
+            except exception.VolumeBDMNotFound:
+                # Detached meanwhile: release what the API reserved.
+                volume_ops.release_swap(context, self.volume_api,
+                                        old_volume_id, new_attachment_id)
+                raise
             volume_ops.swap(context, self.driver, self.volume_api, instance,
                             bdm, new_volume_id, new_attachment_id)
         self._cast_operation(context, instance, 'compute_swap_volume', run)

@@ -160,6 +160,16 @@ def detach(context, driver, volume_api, notifier, instance, bdm):
                            notifications.END, bdm.volume_id)
 
 
+def release_swap(context, volume_api, old_volume_id, new_attachment_id):
+    """Undo the API's part of a swap that cannot run: the new volume's
+    attachment is deleted and the old volume is no longer detaching."""
+    _delete_attachment(context, volume_api, new_attachment_id)
+    try:
+        volume_api.roll_detaching(_svc(context), old_volume_id)
+    except Exception:
+        LOG.exception('Could not roll back detaching of %s', old_volume_id)
+
+
 def swap(context, driver, volume_api, instance, bdm, new_volume_id,
          new_attachment_id):
     """Move ``bdm`` (the old volume) to ``new_volume_id``; on failure the
@@ -177,12 +187,8 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
         volume_api.attachment_complete(svc, new_attachment_id)
     except Exception:
         with excutils.save_and_reraise_exception():
-            _delete_attachment(context, volume_api, new_attachment_id)
-            try:
-                volume_api.roll_detaching(svc, bdm.volume_id)
-            except Exception:
-                LOG.exception('Could not roll back detaching of %s',
-                              bdm.volume_id)
+            release_swap(context, volume_api, bdm.volume_id,
+                         new_attachment_id)
     bdm.volume_id = new_volume_id
     bdm.attachment_id = new_attachment_id
     bdm.set_connection_info(new_info)

@@ -9,6 +9,7 @@ from nova_lite.conductor import build
 from nova_lite.conductor import rpcapi
 from nova_lite import exception
 from nova_lite import manager
+from nova_lite import policy
 from nova_lite.volume import client as volume_client
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
@@ -22,6 +23,11 @@ class ConductorManager(manager.Manager):
         super().__init__(conf, host)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
         self._volume_api = None
+
+    def init_host(self, context):
+        # Block storage reached in-process (``[volume] client = local``)
+        # checks its policies with the enforcer of this configuration.
+        policy.init(self.conf)
 
     @property
     def volume_api(self):

@@ -146,7 +146,10 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                    device_name=device_name, boot_index=boot_index, tag=tag,
                    delete_on_termination=bool(delete_on_termination),
                    attach_mode=attach_mode, volume_size=volume_size,
-                   no_device=False)
+                   no_device=False, attachment_id=None,
+                   connection_info=None, snapshot_id=None, image_id=None,
+                   guest_format=None, device_type=None, disk_bus=None,
+                   volume_type=None)
 
     def create(self):
         values = {k: v for k, v in self.obj_get_changes().items()

@@ -1,0 +1,176 @@
+"""Test doubles for the compute side's unit tests: an in-memory
+VolumeClient that keeps Cinder's status machine, and object stand-ins."""
+
+import threading
+
+from oslo_utils import uuidutils
+
+from nova_lite import exception
+from nova_lite.volume import client
+
+
+class FakeVolumeClient(client.VolumeClient):
+    """The VolumeClient contract in memory. ``fail`` maps a method name
+    to an exception to raise from it; ``calls`` records every call."""
+
+    def __init__(self, conf=None):
+        super().__init__(conf)
+        self.volumes = {}
+        self.attachments = {}
+        self.fail = {}
+        self.calls = []
+        self._lock = threading.Lock()
+
+    def create_volume(self, size=1, multiattach=False, status='available',
+                      migration_status=None):
+        volume_id = uuidutils.generate_uuid()
+        self.volumes[volume_id] = {
+            'id': volume_id, 'status': status, 'attach_status': 'detached',
+            'size': size, 'multiattach': multiattach, 'bootable': False,
+            'availability_zone': 'nova', 'migration_status': migration_status,
+            'volume_type': None, 'encrypted': False}
+        return volume_id
+
+    def _record(self, name, *args):
+        self.calls.append((name,) + args)
+        if name in self.fail:
+            raise self.fail[name]
+
+    def _volume(self, volume_id):
+        if volume_id not in self.volumes:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        return self.volumes[volume_id]
+
+    def _attachment(self, attachment_id):
+        if attachment_id not in self.attachments:
+            raise exception.VolumeAttachmentNotFound(
+                attachment_id=attachment_id)
+        return self.attachments[attachment_id]
+
+    def _recompute(self, volume):
+        live = [a for a in self.attachments.values()
+                if a['volume_id'] == volume['id']]
+        if not live:
+            volume['status'], volume['attach_status'] = (
+                'available', 'detached')
+            return
+        status = sorted(a['status'] for a in live)[0]
+        volume['status'] = 'in-use' if status == 'attached' else status
+        volume['attach_status'] = status
+
+    def get(self, ctxt, volume_id):
+        self._record('get', volume_id)
+        volume = dict(self._volume(volume_id))
+        volume['attachments'] = [
+            {'attachment_id': a['id'], 'server_id': a['instance'],
+             'host_name': None, 'device': a.get('mountpoint'),
+             'attached_at': None}
+            for a in self.attachments.values()
+            if a['volume_id'] == volume_id and a['status'] == 'attached']
+        return volume
+
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mode=None):
+        self._record('attachment_create', volume_id, instance_uuid)
+        with self._lock:
+            volume = self._volume(volume_id)
+            allowed = (('available', 'in-use') if volume['multiattach']
+                       else ('available',))
+            if volume['status'] not in allowed:
+                raise exception.InvalidVolume(
+                    reason='Volume %s status must be available to reserve, '
+                           'but the current status is %s.' % (
+                               volume_id, volume['status']))
+            attachment = {'id': uuidutils.generate_uuid(),
+                          'volume_id': volume_id, 'instance': instance_uuid,
+                          'status': 'reserved', 'attach_mode': 'null',
+                          'connection_info': {}}
+            self.attachments[attachment['id']] = attachment
+            volume['status'] = 'reserved'
+            return dict(attachment)
+
+    def attachment_update(self, ctxt, attachment_id, connector,
+                          mountpoint=None):
+        self._record('attachment_update', attachment_id, connector,
+                     mountpoint)
+        with self._lock:
+            attachment = self._attachment(attachment_id)
+            attachment.update(
+                status='attaching', mountpoint=mountpoint,
+                attach_mode=connector.get('mode', 'rw'),
+                connection_info={'driver_volume_type': 'fake',
+                                 'data': {'volume_id':
+                                          attachment['volume_id']}})
+            self._recompute(self._volume(attachment['volume_id']))
+            return dict(attachment)
+
+    def attachment_complete(self, ctxt, attachment_id):
+        self._record('attachment_complete', attachment_id)
+        with self._lock:
+            attachment = self._attachment(attachment_id)
+            attachment['status'] = 'attached'
+            self._recompute(self._volume(attachment['volume_id']))
+
+    def attachment_get(self, ctxt, attachment_id):
+        self._record('attachment_get', attachment_id)
+        return dict(self._attachment(attachment_id))
+
+    def attachment_delete(self, ctxt, attachment_id):
+        self._record('attachment_delete', attachment_id)
+        with self._lock:
+            attachment = self.attachments.pop(attachment_id, None)
+            if attachment is None:
+                raise exception.VolumeAttachmentNotFound(
+                    attachment_id=attachment_id)
+            self._recompute(self._volume(attachment['volume_id']))
+        return {'shared_connections': []}
+
+    def begin_detaching(self, ctxt, volume_id):
+        self._record('begin_detaching', volume_id)
+        volume = self._volume(volume_id)
+        if volume['status'] != 'in-use':
+            raise exception.InvalidVolume(
+                reason="Unable to detach volume. Volume status must be "
+                       "'in-use' and attach_status must be 'attached' to "
+                       "detach.")
+        volume['status'] = 'detaching'
+
+    def roll_detaching(self, ctxt, volume_id):
+        self._record('roll_detaching', volume_id)
+        volume = self._volume(volume_id)
+        if volume['status'] == 'detaching':
+            volume['status'] = 'in-use'
+
+    def delete(self, ctxt, volume_id):
+        self._record('delete', volume_id)
+        volume = self._volume(volume_id)
+        if volume['status'] not in ('available', 'error'):
+            raise exception.InvalidVolume(reason='volume is attached')
+        del self.volumes[volume_id]
+
+    def live_attachments(self, volume_id):
+        return [a for a in self.attachments.values()
+                if a['volume_id'] == volume_id]
+
+
+class FakeInstance(object):
+    """Enough of objects.Instance for the guards and the workflows."""
+
+    def __init__(self, **kwargs):
+        self.uuid = kwargs.pop('uuid', uuidutils.generate_uuid())
+        self.vm_state = kwargs.pop('vm_state', 'active')
+        self.task_state = kwargs.pop('task_state', None)
+        self.launched_at = kwargs.pop('launched_at', '2026-01-01')
+        self.locked = kwargs.pop('locked', False)
+        self.locked_by = kwargs.pop('locked_by', None)
+        self.host = kwargs.pop('host', 'compute1')
+        self.project_id = kwargs.pop('project_id', 'demo')
+        self.user_id = kwargs.pop('user_id', 'demo')
+        self.display_name = kwargs.pop('display_name', 'server')
+        self.root_device_name = kwargs.pop('root_device_name', '/dev/vda')
+        self.availability_zone = 'nova'
+        self.flavor_id = '1'
+        self.image_ref = ''
+        self.power_state = 1
+        for key, value in kwargs.items():
+            setattr(self, key, value)

@@ -1,0 +1,114 @@
+"""The fake virt driver and device-name choice."""
+
+from unittest import mock
+
+from nova_lite.compute import driver
+from nova_lite.compute import states
+from nova_lite import exception
+from tests import base
+from tests.unit.compute import fakes
+
+
+class DeviceNameTest(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.instance = fakes.FakeInstance()
+
+    def test_letters(self):
+        self.assertEqual(['a', 'b', 'z', 'aa', 'ab', 'az', 'ba'],
+                         [driver.device_letters(i)
+                          for i in (0, 1, 25, 26, 27, 51, 52)])
+
+    def test_next_free_name_after_root(self):
+        name = self.driver.get_device_name_for_instance(
+            self.instance, ['/dev/vda'])
+        self.assertEqual('/dev/vdb', name)
+        name = self.driver.get_device_name_for_instance(
+            self.instance, ['/dev/vda', '/dev/vdb', '/dev/vdd'])
+        self.assertEqual('/dev/vdc', name)
+
+    def test_requested_name_used_when_free(self):
+        name = self.driver.get_device_name_for_instance(
+            self.instance, ['/dev/vda'], requested='/dev/vdz')
+        self.assertEqual('/dev/vdz', name)
+
+    def test_requested_name_in_use_picks_the_next_free(self):
+        name = self.driver.get_device_name_for_instance(
+            self.instance, ['/dev/vda', '/dev/vdb'], requested='/dev/vdb')
+        self.assertEqual('/dev/vdc', name)
+
+    def test_bus_of_the_root_device(self):
+        instance = fakes.FakeInstance(root_device_name='/dev/sda')
+        self.assertEqual('/dev/sdb', self.driver.get_device_name_for_instance(
+            instance, ['/dev/sda']))
+
+    def test_beyond_z(self):
+        used = ['/dev/vd%s' % driver.device_letters(i) for i in range(26)]
+        self.assertEqual('/dev/vdaa',
+                         self.driver.get_device_name_for_instance(
+                             self.instance, used))
+
+    def test_reserve_delay_honoured(self):
+        self.conf.set_override('reserve_delay', 0.5, group='fake_driver')
+        with mock.patch.object(driver.time, 'sleep') as sleep:
+            self.driver.get_device_name_for_instance(self.instance, [])
+        sleep.assert_called_once_with(0.5)
+
+
+class FakeDriverTest(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.instance = fakes.FakeInstance()
+        self.driver.spawn(None, self.instance, [
+            {'mount_device': '/dev/vdb', 'connection_info': {'a': 1}}])
+
+    def test_spawn_records_guest_and_volumes(self):
+        guest = self.driver.guests[self.instance.uuid]
+        self.assertEqual(states.RUNNING, guest.power_state)
+        self.assertEqual({'/dev/vdb': {'connection_info': {'a': 1},
+                                       'mode': 'rw'}}, guest.devices)
+
+    def test_attach_detach(self):
+        self.driver.attach_volume(None, {'b': 2}, self.instance, '/dev/vdc',
+                                  mode='ro')
+        guest = self.driver.guests[self.instance.uuid]
+        self.assertEqual('ro', guest.devices['/dev/vdc']['mode'])
+        self.driver.detach_volume(None, {'b': 2}, self.instance, '/dev/vdc')
+        self.assertNotIn('/dev/vdc', guest.devices)
+
+    def test_attach_to_a_used_device_fails(self):
+        self.assertRaises(exception.DevicePathInUse,
+                          self.driver.attach_volume, None, {},
+                          self.instance, '/dev/vdb')
+
+    def test_attach_delay_honoured(self):
+        self.conf.set_override('attach_delay', 0.25, group='fake_driver')
+        with mock.patch.object(driver.time, 'sleep') as sleep:
+            self.driver.attach_volume(None, {}, self.instance, '/dev/vdc')
+        sleep.assert_called_once_with(0.25)
+
+    def test_power(self):
+        guest = self.driver.guests[self.instance.uuid]
+        self.driver.power_off(self.instance)
+        self.assertEqual(states.SHUTDOWN, guest.power_state)
+        self.driver.power_on(self.instance)
+        self.driver.pause(self.instance)
+        self.assertEqual(states.POWER_PAUSED, guest.power_state)
+        self.driver.unpause(self.instance)
+        self.assertEqual(states.RUNNING, guest.power_state)
+
+    def test_destroy(self):
+        self.driver.destroy(None, self.instance, None)
+        self.assertNotIn(self.instance.uuid, self.driver.guests)
+        # Detaching from a destroyed guest is a no-op.
+        self.driver.detach_volume(None, {}, self.instance, '/dev/vdb')
+
+    def test_swap(self):
+        self.driver.swap_volume(None, {'a': 1}, {'c': 3}, self.instance,
+                                '/dev/vdb')
+        self.assertEqual(
+            {'c': 3},
+            self.driver.guests[self.instance.uuid].devices['/dev/vdb'][
+                'connection_info'])

@@ -1,0 +1,111 @@
+"""Each compute and conductor RPC client method: call or cast, the version
+it pins, the host it goes to and its arguments."""
+
+from unittest import mock
+
+from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.conductor import rpcapi as conductor_rpcapi
+from nova_lite import exception
+from tests import base
+from tests.unit.compute import fakes
+
+
+class _RPCTestBase(base.TestCase):
+    def _test(self, api, method, rpc_method, expected_prepare, args,
+              expected_kwargs):
+        with mock.patch.object(api.client, 'prepare') as prepare, \
+                mock.patch.object(api.client, 'can_send_version',
+                                  return_value=True):
+            cctxt = prepare.return_value
+            getattr(api, method)('ctxt', *args)
+        prepare.assert_called_once_with(**expected_prepare)
+        sent = getattr(cctxt, rpc_method)
+        sent.assert_called_once_with('ctxt', method, **expected_kwargs)
+        return sent
+
+
+class ComputeRPCTest(_RPCTestBase):
+    def setUp(self):
+        super().setUp()
+        self.api = compute_rpcapi.ComputeAPI(self.conf)
+        self.instance = fakes.FakeInstance(host='h1')
+
+    def test_casts_to_the_instance_host(self):
+        for method in ('terminate_instance', 'stop_instance',
+                       'start_instance', 'pause_instance',
+                       'unpause_instance'):
+            self._test(self.api, method, 'cast',
+                       {'server': 'h1', 'version': '1.1'},
+                       [self.instance], {'instance': self.instance})
+
+    def test_build(self):
+        self._test(self.api, 'build_and_run_instance', 'cast',
+                   {'server': 'h2', 'version': '1.1'},
+                   [self.instance, 'h2'], {'instance': self.instance})
+
+    def test_reserve_is_a_long_call(self):
+        self._test(self.api, 'reserve_block_device_name', 'call',
+                   {'server': 'h1', 'version': '1.1',
+                    'timeout': self.conf.long_rpc_timeout},
+                   [self.instance, '/dev/vdb', 'vol'],
+                   {'instance': self.instance, 'device': '/dev/vdb',
+                    'volume_id': 'vol', 'tag': None, 'multiattach': False,
+                    'delete_on_termination': False})
+
+    def test_volume_casts(self):
+        self._test(self.api, 'attach_volume', 'cast',
+                   {'server': 'h1', 'version': '1.1'},
+                   [self.instance, 'bdm'],
+                   {'instance': self.instance, 'bdm': 'bdm'})
+        self._test(self.api, 'detach_volume', 'cast',
+                   {'server': 'h1', 'version': '1.1'},
+                   [self.instance, 'vol', 'att'],
+                   {'instance': self.instance, 'volume_id': 'vol',
+                    'attachment_id': 'att'})
+        self._test(self.api, 'swap_volume', 'cast',
+                   {'server': 'h1', 'version': '1.1'},
+                   [self.instance, 'old', 'new', 'att'],
+                   {'instance': self.instance, 'old_volume_id': 'old',
+                    'new_volume_id': 'new', 'new_attachment_id': 'att'})
+
+    def test_version_cap(self):
+        self.conf.set_override('compute', '1.0', group='upgrade_levels')
+        api = compute_rpcapi.ComputeAPI(self.conf)
+        self.assertRaises(exception.ServiceTooOld, api.stop_instance,
+                          'ctxt', self.instance)
+
+
+class ConductorRPCTest(_RPCTestBase):
+    def setUp(self):
+        super().setUp()
+        self.api = conductor_rpcapi.ConductorAPI(self.conf)
+        self.kwargs = {'instance': 'i', 'volume_id': 'v', 'device': None,
+                       'tag': 't', 'delete_on_termination': True,
+                       'multiattach': False}
+
+    def test_attach_call(self):
+        self._test(self.api, 'attach_volume', 'call',
+                   {'version': '1.1', 'timeout': self.conf.long_rpc_timeout},
+                   ['i', 'v', None, 't', True, False], self.kwargs)
+
+    def test_attach_cast(self):
+        with mock.patch.object(self.api.client, 'prepare') as prepare, \
+                mock.patch.object(self.api.client, 'can_send_version',
+                                  return_value=True):
+            result = self.api.attach_volume('ctxt', 'i', 'v', None, 't',
+                                            True, False, do_cast=True)
+        self.assertIsNone(result)
+        prepare.assert_called_once_with(version='1.1')
+        prepare.return_value.cast.assert_called_once_with(
+            'ctxt', 'attach_volume', **self.kwargs)
+
+    def test_build(self):
+        self._test(self.api, 'build_instances', 'cast', {'version': '1.1'},
+                   [['i']], {'instances': ['i']})
+
+    def test_too_old_conductor(self):
+        self.conf.set_override('conductor', '1.0', group='upgrade_levels')
+        api = conductor_rpcapi.ConductorAPI(self.conf)
+        exc = self.assertRaises(exception.ServiceTooOld, api.attach_volume,
+                                'ctxt', 'i', 'v', None, None, False, False)
+        self.assertEqual(503, exc.code)

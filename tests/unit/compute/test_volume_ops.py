@@ -1,0 +1,251 @@
+"""Host-side volume steps with an in-memory VolumeClient: each step undoes
+what it did when a later one fails."""
+
+from unittest import mock
+
+from nova_lite.compute import driver
+from nova_lite.compute import volume_ops
+from nova_lite import context as nl_context
+from nova_lite import exception
+from nova_lite import objects
+from tests import base
+from tests.unit.compute import fakes
+
+
+class VolumeOpsTestBase(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+        self.ctxt = nl_context.RequestContext('demo', 'demo',
+                                              roles=['member'])
+        self.volumes = fakes.FakeVolumeClient()
+        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.notifier = mock.Mock()
+        self.instance = fakes.FakeInstance()
+        self.driver.spawn(self.ctxt, self.instance, [])
+        self.destroyed = []
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'save'))
+        self.useFixture(mockpatch(
+            objects.BlockDeviceMapping, 'destroy',
+            side_effect=lambda *a: self.destroyed.append(True)))
+
+    def reserved_bdm(self, volume_id=None, multiattach=False):
+        volume_id = volume_id or self.volumes.create_volume(
+            multiattach=multiattach)
+        attachment = self.volumes.attachment_create(self.ctxt, volume_id,
+                                                    self.instance.uuid)
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, self.instance.uuid, volume_id, device_name='/dev/vdb')
+        bdm.attachment_id = attachment['id']
+        return bdm
+
+    def events(self):
+        return [c[0][3] for c in self.notifier.notify_volume.call_args_list]
+
+
+def mockpatch(obj, attr, **kwargs):
+    import fixtures
+    return fixtures.MockPatchObject(obj, attr, **kwargs)
+
+
+class AttachTest(VolumeOpsTestBase):
+    def test_attach(self):
+        bdm = self.reserved_bdm()
+        volume_ops.attach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        volume = self.volumes.volumes[bdm.volume_id]
+        self.assertEqual('in-use', volume['status'])
+        self.assertIn('/dev/vdb',
+                      self.driver.guests[self.instance.uuid].devices)
+        self.assertEqual({'driver_volume_type': 'fake',
+                          'data': {'volume_id': bdm.volume_id}},
+                         bdm.get_connection_info())
+        self.assertEqual(['start', 'end'], self.events())
+        update = [c for c in self.volumes.calls
+                  if c[0] == 'attachment_update'][0]
+        self.assertEqual('compute1', update[2]['host'])
+        self.assertEqual('/dev/vdb', update[3])
+
+    def _assert_rolled_back(self, bdm):
+        volume = self.volumes.volumes[bdm.volume_id]
+        self.assertEqual('available', volume['status'])
+        self.assertEqual([], self.volumes.live_attachments(bdm.volume_id))
+        self.assertEqual([True], self.destroyed)
+        self.assertNotIn('/dev/vdb',
+                         self.driver.guests[self.instance.uuid].devices)
+        self.assertEqual(['start', 'error'], self.events())
+        error = self.notifier.notify_volume.call_args_list[-1]
+        self.assertIsInstance(error[1]['exc'], Exception)
+
+    def test_backend_connect_failure_rolls_back(self):
+        bdm = self.reserved_bdm()
+        self.volumes.fail['attachment_update'] = (
+            exception.VolumeBackendAPIException(data='no export'))
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          volume_ops.attach, self.ctxt, self.driver,
+                          self.volumes, self.notifier, self.instance, bdm)
+        self._assert_rolled_back(bdm)
+
+    def test_driver_failure_rolls_back(self):
+        bdm = self.reserved_bdm()
+        with mock.patch.object(self.driver, 'attach_volume',
+                               side_effect=RuntimeError('hypervisor')):
+            self.assertRaises(RuntimeError, volume_ops.attach, self.ctxt,
+                              self.driver, self.volumes, self.notifier,
+                              self.instance, bdm)
+        self._assert_rolled_back(bdm)
+
+    def test_complete_failure_undoes_the_guest_attach(self):
+        bdm = self.reserved_bdm()
+        self.volumes.fail['attachment_complete'] = RuntimeError('boom')
+        self.assertRaises(RuntimeError, volume_ops.attach, self.ctxt,
+                          self.driver, self.volumes, self.notifier,
+                          self.instance, bdm)
+        self._assert_rolled_back(bdm)
+
+    def test_attach_mode_travels_in_the_connector(self):
+        bdm = self.reserved_bdm()
+        bdm.attach_mode = 'ro'
+        volume_ops.attach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.assertEqual(
+            'ro', self.driver.guests[self.instance.uuid].devices[
+                '/dev/vdb']['mode'])
+
+
+class DetachTest(VolumeOpsTestBase):
+    def attached_bdm(self):
+        bdm = self.reserved_bdm()
+        volume_ops.attach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.notifier.reset_mock()
+        self.volumes.begin_detaching(self.ctxt, bdm.volume_id)
+        return bdm
+
+    def test_detach(self):
+        bdm = self.attached_bdm()
+        volume_ops.detach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.assertEqual('available',
+                         self.volumes.volumes[bdm.volume_id]['status'])
+        self.assertEqual([True], self.destroyed)
+        self.assertEqual({}, self.driver.guests[self.instance.uuid].devices)
+        self.assertEqual(['start', 'end'], self.events())
+
+    def test_driver_failure_keeps_the_volume_in_use(self):
+        bdm = self.attached_bdm()
+        with mock.patch.object(self.driver, 'detach_volume',
+                               side_effect=RuntimeError('busy')):
+            self.assertRaises(RuntimeError, volume_ops.detach, self.ctxt,
+                              self.driver, self.volumes, self.notifier,
+                              self.instance, bdm)
+        self.assertEqual('in-use',
+                         self.volumes.volumes[bdm.volume_id]['status'])
+        self.assertEqual([], self.destroyed)
+
+
+class SwapTest(VolumeOpsTestBase):
+    def test_swap_and_its_rollback(self):
+        bdm = self.reserved_bdm()
+        volume_ops.attach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        old = bdm.volume_id
+        new = self.volumes.create_volume()
+        self.volumes.begin_detaching(self.ctxt, old)
+        new_att = self.volumes.attachment_create(self.ctxt, new,
+                                                 self.instance.uuid)
+        volume_ops.swap(self.ctxt, self.driver, self.volumes, self.instance,
+                        bdm, new, new_att['id'])
+        self.assertEqual('available', self.volumes.volumes[old]['status'])
+        self.assertEqual('in-use', self.volumes.volumes[new]['status'])
+        self.assertEqual((new, new_att['id']),
+                         (bdm.volume_id, bdm.attachment_id))
+        # And a failing swap puts everything back.
+        third = self.volumes.create_volume()
+        self.volumes.begin_detaching(self.ctxt, new)
+        third_att = self.volumes.attachment_create(self.ctxt, third,
+                                                   self.instance.uuid)
+        with mock.patch.object(self.driver, 'swap_volume',
+                               side_effect=RuntimeError('no')):
+            self.assertRaises(RuntimeError, volume_ops.swap, self.ctxt,
+                              self.driver, self.volumes, self.instance, bdm,
+                              third, third_att['id'])
+        self.assertEqual('in-use', self.volumes.volumes[new]['status'])
+        self.assertEqual('available', self.volumes.volumes[third]['status'])
+        self.assertEqual(new, bdm.volume_id)
+
+
+class ReserveTest(VolumeOpsTestBase):
+    def setUp(self):
+        super().setUp()
+        self.existing = []
+        self.useFixture(mockpatch(
+            objects.BlockDeviceMapping, 'get_all_by_instance',
+            side_effect=lambda ctxt, uuid: list(self.existing)))
+        self.created = []
+
+        def create(bdm):
+            if any(b.device_name == bdm.device_name for b in self.existing):
+                raise exception.DevicePathInUse(path=bdm.device_name)
+            self.created.append(bdm)
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'create',
+                                  autospec=True, side_effect=create))
+
+    def _bdm(self, device, volume_id=None):
+        return objects.BlockDeviceMapping.new_volume(
+            self.ctxt, self.instance.uuid,
+            volume_id or self.volumes.create_volume(), device_name=device)
+
+    def reserve(self, volume_id='8d0a4d4c-1b2a-4f8e-9a44-000000000001',
+                **kwargs):
+        return volume_ops.reserve_device_name(
+            self.ctxt, self.conf, self.driver, self.instance, volume_id,
+            **kwargs)
+
+    def test_picks_the_next_free_name(self):
+        self.existing = [self._bdm('/dev/vda')]
+        bdm = self.reserve(tag='t', delete_on_termination=True)
+        self.assertEqual('/dev/vdb', bdm.device_name)
+        self.assertEqual('t', bdm.tag)
+        self.assertTrue(bdm.delete_on_termination)
+        self.assertIsNone(bdm.boot_index)
+
+    def test_already_attached(self):
+        vol = self.volumes.create_volume()
+        self.existing = [self._bdm('/dev/vdb', volume_id=vol)]
+        exc = self.assertRaises(exception.InvalidVolume, self.reserve,
+                                volume_id=vol)
+        self.assertEqual('Invalid volume: volume %s already attached' % vol,
+                         exc.format_message())
+
+    def test_too_many_devices(self):
+        self.conf.set_override('max_disk_devices_to_attach', 2,
+                               group='compute')
+        self.existing = [self._bdm('/dev/vda'), self._bdm('/dev/vdb')]
+        exc = self.assertRaises(exception.TooManyDiskDevices, self.reserve)
+        self.assertEqual(403, exc.code)
+
+    def test_lost_race_takes_another_name(self):
+        racer = self._bdm('/dev/vdb')
+        calls = []
+
+        def get_all(ctxt, uuid):
+            # First read: only the root; by the insert another process
+            # has taken /dev/vdb.
+            calls.append(1)
+            return [self._bdm('/dev/vda')] + ([racer] if len(calls) > 1
+                                              else [])
+        self.existing = [racer]
+        with mock.patch.object(objects.BlockDeviceMapping,
+                               'get_all_by_instance', side_effect=get_all):
+            bdm = self.reserve()
+        self.assertEqual('/dev/vdc', bdm.device_name)
+
+    def test_driver_capabilities(self):
+        with mock.patch.dict(self.driver.capabilities,
+                             {'supports_tagged_attach_volume': False,
+                              'supports_multiattach': False}):
+            self.assertRaises(exception.VolumeTaggedAttachNotSupported,
+                              self.reserve, tag='x')
+            self.assertRaises(exception.MultiattachNotSupportedByVirtDriver,
+                              self.reserve, multiattach=True)
