@@ -46,6 +46,31 @@ mode=None)``
 Calls made by nova_lite services on behalf of a server are service
 requests (the OSSA-2023-003 rule lets only those delete an attachment that
 belongs to a server): ``service_context(ctxt)`` marks a context so.
+
+Details of the implementations (``local_client``, ``cinder_client``):
+
+* The attachment dict is Cinder's detail view: ``id``, ``status``,
+  ``instance``, ``volume_id``, ``attached_at``, ``detached_at`` (``""``
+  when unset), ``attach_mode`` (``"null"`` until connected unless a mode
+  was given), ``connection_info``.
+* ``connection_info`` is Cinder's flat form (what ``/v3`` returns): the
+  driver's keys plus ``driver_volume_type``, ``access_mode`` and
+  ``attachment_id``; e.g. ``{'driver_volume_type': 'file', 'path': ...,
+  'access_mode': 'rw', 'attachment_id': ...}``. It is ``{}`` while only
+  reserved.
+* Volume ``attachments`` host names are shown only to administrators and
+  service requests. ``attach_status`` is ``attached`` when the volume has
+  an attached attachment, else ``detached`` (derived from the view, as
+  Nova does).
+* Errors: ``VolumeNotFound``/``VolumeAttachmentNotFound`` (404),
+  ``InvalidVolume`` (400: cannot reserve, bad state, bad input),
+  ``ResourceConflict`` (409: volume in error or deleting, duplicate
+  connection to one host), ``ConflictNovaUsingAttachment`` (409: user
+  request deleting a server's attachment), ``Forbidden`` (403, policy),
+  ``VolumeBackendAPIException`` (500: the backend failed; the message
+  says why). After a failed ``attachment_update`` the attachment is
+  ``error_attaching``: delete it. ``mode`` needs a block-storage API at
+  3.54 or later.
 """
 
 import abc

@@ -1,0 +1,129 @@
+"""The api-ref samples of /v3 volumes, types and attachments.
+
+Run with NOVA_LITE_WRITE_SAMPLES=1 to (re)write
+api-ref/source/samples/{volumes,volume-types,attachments}/*.json; otherwise
+the test fails when a sample no longer matches what the API does. Ids,
+times, URLs and paths are replaced by fixed values so samples are stable.
+"""
+
+import os
+import re
+
+from oslo_serialization import jsonutils
+
+from tests.functional.volume import base
+
+SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                       'api-ref', 'source', 'samples')
+WRITE = os.environ.get('NOVA_LITE_WRITE_SAMPLES') == '1'
+
+_UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
+                   r'[0-9a-f]{12}')
+_TIME = re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}')
+FIXED_UUIDS = [
+    '6edbc2f4-1507-44f8-ac0d-eed1d2608d38',
+    '3b0b5a2b-6e2c-4f0e-8f3a-5c2a0d9e1f47',
+    'c8a2f0a4-5b7d-4c1e-9e2f-7d3b1a6c8e05',
+    'a3b9c7d1-2e4f-4a6b-8c0d-1e2f3a4b5c6d',
+    'f1e2d3c4-b5a6-4978-8695-a4b3c2d1e0f9',
+]
+
+
+class Scrubber(object):
+    def __init__(self, base_url, state_path):
+        self.uuids = {}
+        self.base_url = base_url
+        self.state_path = state_path
+
+    def __call__(self, data):
+        text = jsonutils.dumps(data, sort_keys=True, indent=4)
+        text = text.replace(self.base_url, 'http://127.0.0.1:8774')
+        text = text.replace(os.path.abspath(self.state_path),
+                            '/var/lib/nova-lite')
+
+        def uuid(match):
+            value = match.group(0)
+            if value not in self.uuids:
+                self.uuids[value] = FIXED_UUIDS[len(self.uuids)]
+            return self.uuids[value]
+        text = _UUID.sub(uuid, text)
+        text = _TIME.sub('2026-11-21T20:36:50.000000', text)
+        return text + '\n'
+
+
+class APISamplesTest(base.VolumeTestCase):
+
+    def _sample(self, folder, name, data):
+        text = self.scrub(data)
+        path = os.path.join(SAMPLES, folder, name)
+        if WRITE:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'w') as f:
+                f.write(text)
+            return
+        with open(path) as f:
+            self.assertEqual(f.read(), text,
+                             '%s changed: run this test with '
+                             'NOVA_LITE_WRITE_SAMPLES=1' % path)
+
+    def _call(self, api, method, path, folder, name, body=None,
+              status=200):
+        if body is not None:
+            self._sample(folder, name + '-req.json', body)
+        resp = api.request(method, path, body=body)
+        self.assertEqual(status, resp.status, resp.text)
+        if resp.body is not None:
+            self._sample(folder, name + '-resp.json', resp.body)
+        return resp.body
+
+    def test_samples(self):
+        self.scrub = Scrubber('http://localhost', self.conf.state_path)
+        admin, vol = self.admin, self.vol
+        vtype = self._call(admin, 'POST', '/v3/types', 'volume-types',
+                           'volume-type-create', body={'volume_type': {
+                               'name': 'multiattach',
+                               'description': 'Volumes that several '
+                                              'servers may attach',
+                               'extra_specs': {
+                                   'multiattach': '<is> True'}}})
+        self._call(vol, 'GET', '/v3/types', 'volume-types',
+                   'volume-types-list')
+        self._call(admin, 'POST', '/v3/types/%s/extra_specs' %
+                   vtype['volume_type']['id'], 'volume-types',
+                   'volume-type-extra-specs-create', body={
+                       'extra_specs': {'volume_backend_name': 'file'}})
+
+        volume = self._call(vol, 'POST', '/v3/volumes', 'volumes',
+                            'volume-create', status=202, body={'volume': {
+                                'size': 10, 'name': 'data',
+                                'description': 'database files',
+                                'volume_type': 'multiattach'}})['volume']
+        path = '/v3/volumes/%s' % volume['id']
+        self._call(vol, 'GET', '/v3/volumes', 'volumes', 'volumes-list')
+
+        attachment = self._call(
+            vol, 'POST', '/v3/attachments', 'attachments',
+            'attachment-create', body={'attachment': {
+                'volume_uuid': volume['id'],
+                'instance_uuid': 'c8a2f0a4-5b7d-4c1e-9e2f-7d3b1a6c8e05',
+                'mode': 'rw'}})['attachment']
+        apath = '/v3/attachments/%s' % attachment['id']
+        self._call(vol, 'PUT', apath, 'attachments', 'attachment-update',
+                   body={'attachment': {'connector': {
+                       'host': 'compute1', 'initiator':
+                       'iqn.1993-08.org.debian:01:cad181614cec',
+                       'ip': '192.0.2.10', 'platform': 'x86_64',
+                       'os_type': 'linux', 'multipath': False,
+                       'mountpoint': '/dev/vdb'}}})
+        self._call(vol, 'POST', apath + '/action', 'attachments',
+                   'attachment-complete', body={'os-complete': None},
+                   status=204)
+        self._call(vol, 'GET', path, 'volumes', 'volume-show')
+        self._call(vol, 'GET', '/v3/volumes/detail', 'volumes',
+                   'volumes-list-detailed')
+        self._call(vol, 'GET', apath, 'attachments', 'attachment-show')
+        self._call(vol, 'GET', '/v3/attachments', 'attachments',
+                   'attachments-list')
+        self._call(vol, 'GET', '/v3/attachments/detail', 'attachments',
+                   'attachments-list-detailed')
+        self._call(vol, 'DELETE', apath, 'attachments', 'attachment-delete')
