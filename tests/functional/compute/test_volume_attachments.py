@@ -1,0 +1,469 @@
+"""/v2.1/servers/{id}/os-volume_attachments against the real block storage
+(LocalClient, the file backend): views by microversion, request fields,
+and every guard of API-CONTRACT.md 2.5 to 2.7 with its status code."""
+
+import datetime
+
+import sqlalchemy as sa
+
+from nova_lite import context as nl_context
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from tests.fixtures import system
+from tests.functional.compute import base
+from tests.functional.compute import test_servers
+
+
+def set_rows(model, where, **values):
+    @db_api.context_manager.writer
+    def update(context):
+        context.session.execute(sa.update(model).where(where).values(
+            **values))
+    update(nl_context.get_admin_context())
+
+
+class AttachmentTestCase(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.server_id = self.create_server()
+
+    def url(self, volume_id=None, server_id=None):
+        url = '/v2.1/servers/%s/os-volume_attachments' % (
+            server_id or self.server_id)
+        return url + ('/%s' % volume_id if volume_id else '')
+
+    def at(self, version, api=None):
+        return (api or self.api).as_(compute_version=version)
+
+    def attached_volume(self, server_id=None, **extra):
+        volume_id = self.create_volume()
+        self.attach(server_id or self.server_id, volume_id, **extra)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        return volume_id
+
+    def message(self, resp):
+        return list(resp.body.values())[0]['message']
+
+
+class ViewsTest(AttachmentTestCase):
+    POST_KEYS = {
+        '2.1': {'id', 'serverId', 'volumeId', 'device'},
+        '2.70': {'id', 'serverId', 'volumeId', 'device', 'tag'},
+        '2.79': {'id', 'serverId', 'volumeId', 'device', 'tag',
+                 'delete_on_termination'},
+        # 2.89 did not change the POST response (Nova's oversight).
+        '2.89': {'id', 'serverId', 'volumeId', 'device', 'tag',
+                 'delete_on_termination'},
+    }
+    VIEW_KEYS = {
+        '2.1': {'id', 'serverId', 'volumeId', 'device'},
+        '2.70': {'id', 'serverId', 'volumeId', 'device', 'tag'},
+        '2.79': {'id', 'serverId', 'volumeId', 'device', 'tag',
+                 'delete_on_termination'},
+        '2.89': {'serverId', 'volumeId', 'device', 'tag',
+                 'delete_on_termination', 'attachment_id', 'bdm_uuid'},
+    }
+
+    def test_post_response_by_microversion(self):
+        for version, keys in sorted(self.POST_KEYS.items()):
+            volume_id = self.create_volume()
+            resp = self.attach(self.server_id, volume_id,
+                               api=self.at(version))
+            body = resp.body['volumeAttachment']
+            self.assertEqual(keys, set(body), version)
+            self.assertEqual(volume_id, body['id'])
+            self.assertEqual(self.server_id, body['serverId'])
+            self.assertTrue(body['device'].startswith('/dev/vd'))
+            self.wait_for_volume_status(volume_id, 'in-use')
+
+    def test_list_and_show_by_microversion(self):
+        volume_id = self.attached_volume()
+        bdm_devices = set()
+        for version, keys in sorted(self.VIEW_KEYS.items()):
+            [item] = self.attachments(self.server_id, api=self.at(version))
+            self.assertEqual(keys, set(item), version)
+            shown = self.at(version).get(self.url(volume_id))
+            self.assertEqual(200, shown.status)
+            self.assertEqual(item, shown.body['volumeAttachment'])
+            bdm_devices.add(item['device'])
+        self.assertEqual({'/dev/vdb'}, bdm_devices)
+        [item] = self.attachments(self.server_id, api=self.at('2.89'))
+        volume = self.show_volume(volume_id)
+        self.assertEqual(volume['attachments'][0]['attachment_id'],
+                         item['attachment_id'])
+        self.assertEqual(self.server_id,
+                         volume['attachments'][0]['server_id'])
+
+    def test_tag_and_delete_on_termination_by_microversion(self):
+        volume_id = self.create_volume()
+        resp = self.attach(self.server_id, volume_id, api=self.at('2.48'),
+                           expect=400, tag='data')
+        self.assertIn('Additional properties', self.message(resp))
+        self.attach(self.server_id, volume_id, api=self.at('2.78'),
+                    expect=400, delete_on_termination=True)
+        resp = self.attach(self.server_id, volume_id, api=self.at('2.79'),
+                           tag='data', delete_on_termination='yes')
+        body = resp.body['volumeAttachment']
+        self.assertEqual(('data', True), (body['tag'],
+                                          body['delete_on_termination']))
+        self.attach(self.server_id, self.create_volume(),
+                    api=self.at('2.79'), expect=400, tag='a/b')
+        self.attach(self.server_id, self.create_volume(),
+                    api=self.at('2.79'), expect=400,
+                    delete_on_termination='maybe')
+
+    def test_requested_device_is_honoured_when_free(self):
+        first = self.create_volume()
+        resp = self.attach(self.server_id, first, device='/dev/vdf')
+        self.assertEqual('/dev/vdf', resp.body['volumeAttachment']['device'])
+        second = self.create_volume()
+        resp = self.attach(self.server_id, second, device='/dev/vdf')
+        self.assertEqual('/dev/vdb', resp.body['volumeAttachment']['device'])
+        resp = self.attach(self.server_id, self.create_volume(),
+                           device='vdc', expect=400)
+
+    def test_list_paging(self):
+        volumes = [self.attached_volume() for _ in range(3)]
+        # Paging counts every mapping, the root disk included.
+        items = self.at('2.1').get(self.url() + '?limit=2').body[
+            'volumeAttachments']
+        self.assertEqual([volumes[0]], [i['volumeId'] for i in items])
+        items = self.at('2.1').get(self.url() + '?offset=2&limit=5').body[
+            'volumeAttachments']
+        self.assertEqual(volumes[1:], [i['volumeId'] for i in items])
+        self.assertEqual(200, self.at('2.74').get(
+            self.url() + '?foo=1').status)
+        self.assertEqual(400, self.at('2.75').get(
+            self.url() + '?foo=1').status)
+        self.assertEqual(400, self.at('2.1').get(
+            self.url() + '?limit=-1').status)
+
+    def test_legacy_mapping_hidden_from_2_89(self):
+        volume_id = self.attached_volume()
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == volume_id,
+                 attachment_id=None)
+        self.assertEqual(1, len(self.attachments(self.server_id)))
+        self.assertEqual([], self.attachments(self.server_id,
+                                              api=self.at('2.89')))
+        self.assertEqual(200, self.at('2.88').get(self.url(volume_id))
+                         .status)
+        self.assertEqual(404, self.at('2.89').get(self.url(volume_id))
+                         .status)
+
+    def test_show_not_attached(self):
+        volume_id = self.create_volume()
+        resp = self.api.get(self.url(volume_id))
+        self.assertEqual(404, resp.status)
+        self.assertEqual('Instance %s is not attached to volume %s' % (
+            self.server_id, volume_id), self.message(resp))
+
+    def test_server_show_lists_attached_volumes(self):
+        volume_id = self.attached_volume(delete_on_termination=True,
+                                         api=self.at('2.79'))
+        server = self.api.get('/v2.1/servers/%s' % self.server_id).body[
+            'server']
+        self.assertEqual([{'id': volume_id}],
+                         server['os-extended-volumes:volumes_attached'])
+        server = self.at('2.3').get('/v2.1/servers/%s' % self.server_id)\
+            .body['server']
+        self.assertEqual([{'id': volume_id, 'delete_on_termination': True}],
+                         server['os-extended-volumes:volumes_attached'])
+
+
+class AttachGuardsTest(AttachmentTestCase):
+    def test_attach_detach_round_trip(self):
+        volume_id = self.create_volume()
+        self.attach(self.server_id, volume_id)
+        volume = self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertEqual(self.server_id,
+                         volume['attachments'][0]['server_id'])
+        manager = self.compute_manager()
+        self.assertIn('/dev/vdb', manager.driver.guests[self.server_id]
+                      .devices)
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        system.wait_for(lambda: self.attachments(self.server_id) == [])
+        self.assertNotIn('/dev/vdb', manager.driver.guests[self.server_id]
+                         .devices)
+
+    def test_unknown_server_and_volume(self):
+        volume_id = self.create_volume()
+        self.attach(base.IMAGE, volume_id, expect=404)
+        resp = self.attach(self.server_id, base.IMAGE, expect=404)
+        self.assertIn('could not be found', self.message(resp))
+        other = self.api.as_(token='other:other')
+        self.attach(self.server_id, volume_id, api=other, expect=404)
+
+    def test_same_volume_twice(self):
+        volume_id = self.attached_volume()
+        resp = self.attach(self.server_id, volume_id, expect=400)
+        self.assertEqual(
+            'Invalid volume: volume %s is already attached to instances: '
+            '%s' % (volume_id, self.server_id), self.message(resp))
+
+    def test_in_use_volume_to_another_server(self):
+        volume_id = self.attached_volume()
+        other = self.create_server(name='other')
+        resp = self.attach(other, volume_id, expect=400)
+        self.assertIn('is already attached to instances', self.message(resp))
+        self.assertEqual([], self.attachments(other))
+
+    def test_locked_server(self):
+        self.api.post('/v2.1/servers/%s/action' % self.server_id,
+                      body={'lock': None})
+        volume_id = self.create_volume()
+        resp = self.attach(self.server_id, volume_id, expect=409)
+        self.assertEqual('Instance %s is locked' % self.server_id,
+                         self.message(resp))
+        # An administrator may act on a locked server.
+        self.attach(self.server_id, volume_id, api=self.admin_api)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.detach(self.server_id, volume_id, expect=409)
+        self.detach(self.server_id, volume_id, api=self.admin_api)
+
+    def test_states(self):
+        volume_id = self.create_volume()
+        test_servers.set_instance(self.server_id, vm_state='building')
+        resp = self.attach(self.server_id, volume_id, expect=409)
+        self.assertEqual(
+            "Cannot 'attach_volume' instance %s while it is in vm_state "
+            "building" % self.server_id, self.message(resp))
+        test_servers.set_instance(self.server_id, vm_state='rescued')
+        self.attach(self.server_id, volume_id, expect=409)
+        test_servers.set_instance(self.server_id, vm_state='active',
+                                  task_state='spawning')
+        resp = self.attach(self.server_id, volume_id, expect=409)
+        self.assertIn('task_state spawning', self.message(resp))
+        test_servers.set_instance(self.server_id, task_state=None)
+        # Stopped and paused servers take volumes.
+        self.api.post('/v2.1/servers/%s/action' % self.server_id,
+                      body={'os-stop': None})
+        self.wait_for_server_status(self.server_id, 'SHUTOFF')
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+
+    def test_shelved_needs_2_20(self):
+        volume_id = self.create_volume()
+        test_servers.set_instance(self.server_id, vm_state='shelved')
+        resp = self.attach(self.server_id, volume_id, api=self.at('2.19'),
+                           expect=409)
+        self.assertEqual(
+            "Cannot 'attach_volume' instance %s while it is in vm_state "
+            "shelved" % self.server_id, self.message(resp))
+        self.attach(self.server_id, volume_id, api=self.at('2.20'))
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.detach(self.server_id, volume_id, api=self.at('2.19'),
+                    expect=409)
+
+    def test_shelved_offloaded_attach_and_detach_inline(self):
+        test_servers.set_instance(self.server_id,
+                                  vm_state='shelved_offloaded', host=None)
+        api = self.at('2.79')
+        volume_id = self.create_volume()
+        resp = self.attach(self.server_id, volume_id, api=api,
+                           delete_on_termination=True)
+        self.assertIsNone(resp.body['volumeAttachment']['device'])
+        # Completed without a connector: in-use at once.
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        [item] = self.attachments(self.server_id, api=api)
+        self.assertNotIn('device', item)
+        self.attach(self.server_id, self.create_volume(), api=api,
+                    tag='x', expect=400)
+        self.detach(self.server_id, volume_id, api=api)
+        # delete_on_termination: the volume goes with the detach.
+        self.assertEqual(404, self.volume_api().get(
+            '/v3/volumes/%s' % volume_id).status)
+        self.assertEqual([], self.attachments(self.server_id))
+
+    def test_multiattach(self):
+        volume_id = self.create_volume(multiattach=True)
+        resp = self.attach(self.server_id, volume_id, api=self.at('2.59'),
+                           expect=400)
+        self.assertEqual('Multiattach volumes are only supported starting '
+                         'with compute API version 2.60.',
+                         self.message(resp))
+        other = self.create_server(name='other')
+        api = self.at('2.60')
+        self.attach(self.server_id, volume_id, api=api)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.attach(other, volume_id, api=api)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 2)
+        resp = self.attach(other, volume_id, api=api, expect=400)
+        self.assertEqual('Invalid volume: volume %s already attached' %
+                         volume_id, self.message(resp))
+        # Detaching one of two leaves the volume in-use.
+        self.detach(other, volume_id)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 1)
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+
+    def test_too_many_devices(self):
+        self.conf.set_override('max_disk_devices_to_attach', 2,
+                               group='compute')
+        self.attached_volume()
+        volume_id = self.create_volume()
+        resp = self.attach(self.server_id, volume_id, expect=403)
+        self.assertIn('(2)', self.message(resp))
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+
+
+class DetachGuardsTest(AttachmentTestCase):
+    def test_not_attached(self):
+        volume_id = self.create_volume()
+        resp = self.detach(self.server_id, volume_id, expect=404)
+        self.assertEqual('Instance %s is not attached to volume %s' % (
+            self.server_id, volume_id), self.message(resp))
+        self.detach(self.server_id, base.IMAGE, expect=404)
+
+    def test_root_volume(self):
+        boot = self.create_volume()
+        server_id = self.create_server(
+            name='bfv', imageRef='', block_device_mapping_v2=[{
+                'source_type': 'volume', 'destination_type': 'volume',
+                'uuid': boot, 'boot_index': 0}])
+        self.assertEqual('in-use', self.show_volume(boot)['status'])
+        resp = self.detach(server_id, boot, expect=400)
+        self.assertEqual('Cannot detach a root device volume',
+                         self.message(resp))
+
+    def test_volume_not_in_use(self):
+        volume_id = self.attached_volume()
+        set_rows(models.Volume, models.Volume.id == volume_id,
+                 status='attaching')
+        resp = self.detach(self.server_id, volume_id, expect=400)
+        self.assertIn("Volume status must be 'in-use'", self.message(resp))
+
+    def test_compute_host_down(self):
+        volume_id = self.attached_volume()
+        old = datetime.datetime.utcnow() - datetime.timedelta(
+            seconds=self.conf.service_down_time + 60)
+        for svc in self.sys.system.services:
+            svc.stop()
+        for svc in self.sys.system.services:
+            svc.wait()
+        self.sys.system.services = []
+        set_rows(models.Service, models.Service.host == 'compute1',
+                 last_seen_up=old)
+        resp = self.detach(self.server_id, volume_id, expect=409)
+        self.assertIn('unavailable', self.message(resp))
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+
+    def test_delete_attached_volume_is_refused_by_block_storage(self):
+        volume_id = self.attached_volume()
+        resp = self.volume_api().delete('/v3/volumes/%s' % volume_id)
+        self.assertEqual(400, resp.status)
+
+    def test_server_delete_detaches(self):
+        keep = self.attached_volume()
+        drop = self.attached_volume(api=self.at('2.79'),
+                                    delete_on_termination=True)
+        self.assertEqual(204, self.api.delete(
+            '/v2.1/servers/%s' % self.server_id).status)
+        self.wait_for_server_gone(self.server_id)
+        self.wait_for_volume_status(keep, 'available')
+        system.wait_for(lambda: self.volume_api().get(
+            '/v3/volumes/%s' % drop).status == 404)
+
+    def test_boot_from_volume_and_delete_on_termination(self):
+        boot = self.create_volume()
+        server_id = self.create_server(
+            name='bfv', imageRef='', block_device_mapping_v2=[{
+                'source_type': 'volume', 'destination_type': 'volume',
+                'uuid': boot, 'boot_index': 0,
+                'delete_on_termination': True}])
+        server = self.show_server(server_id)
+        self.assertEqual('', server['image'])
+        [item] = self.attachments(server_id, api=self.at('2.89'))
+        self.assertEqual(('/dev/vda', boot), (item['device'],
+                                              item['volumeId']))
+        self.api.delete('/v2.1/servers/%s' % server_id)
+        system.wait_for(lambda: self.volume_api().get(
+            '/v3/volumes/%s' % boot).status == 404)
+
+    def test_boot_volume_must_be_available(self):
+        boot = self.attached_volume()
+        resp = self.api.as_(compute_version='2.37').post(
+            '/v2.1/servers', body={'server': {
+                'name': 'x', 'flavorRef': '1', 'networks': 'none',
+                'block_device_mapping_v2': [{
+                    'source_type': 'volume', 'destination_type': 'volume',
+                    'uuid': boot, 'boot_index': 0}]}})
+        self.assertEqual(400, resp.status)
+        resp = self.api.as_(compute_version='2.37').post(
+            '/v2.1/servers', body={'server': {
+                'name': 'x', 'flavorRef': '1', 'networks': 'none',
+                'min_count': 2,
+                'block_device_mapping_v2': [{
+                    'source_type': 'volume', 'destination_type': 'volume',
+                    'uuid': self.create_volume(), 'boot_index': 0}]}})
+        self.assertEqual(400, resp.status)
+        self.assertEqual('Cannot attach one or more volumes to multiple '
+                         'instances', self.message(resp))
+
+
+class UpdateAndSwapTest(AttachmentTestCase):
+    def put(self, volume_id, attachment, api, expect):
+        resp = api.put(self.url(volume_id),
+                       body={'volumeAttachment': attachment})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp
+
+    def test_update_delete_on_termination(self):
+        volume_id = self.attached_volume()
+        api = self.at('2.85')
+        self.put(volume_id, {'volumeId': volume_id,
+                             'delete_on_termination': True}, api, 202)
+        item = self.at('2.79').get(self.url(volume_id)).body[
+            'volumeAttachment']
+        self.assertTrue(item['delete_on_termination'])
+        # Echoing the current values is fine; changing them is not.
+        self.put(volume_id, {'volumeId': volume_id, 'id': volume_id,
+                             'serverId': self.server_id,
+                             'device': '/dev/vdb', 'tag': None}, api, 400)
+        self.put(volume_id, {'volumeId': volume_id, 'id': volume_id,
+                             'serverId': self.server_id,
+                             'device': '/dev/vdb'}, api, 202)
+        resp = self.put(volume_id, {'volumeId': volume_id,
+                                    'device': '/dev/vdz'}, api, 400)
+        self.assertEqual('The device property is not mutable',
+                         self.message(resp))
+        self.put(volume_id, {'volumeId': volume_id,
+                             'delete_on_termination': True},
+                 self.at('2.84'), 400)
+        other = self.create_volume()
+        self.put(other, {'volumeId': other}, api, 404)
+
+    def test_swap_is_for_block_storage_only(self):
+        volume_id = self.attached_volume()
+        new = self.create_volume()
+        self.put(volume_id, {'volumeId': new}, self.at('2.84'), 403)
+        resp = self.put(volume_id, {'volumeId': new},
+                        self.at('2.84', self.admin_api), 409)
+        self.assertEqual('volume %s is not migrating; this API should only '
+                         'be called by Cinder' % volume_id,
+                         self.message(resp))
+        self.put(base.IMAGE, {'volumeId': new},
+                 self.at('2.84', self.admin_api), 404)
+
+    def test_swap_of_a_migrating_volume(self):
+        old = self.attached_volume()
+        new = self.create_volume()
+        set_rows(models.Volume, models.Volume.id == old,
+                 migration_status='migrating')
+        admin = self.at('2.84', self.admin_api)
+        # An unknown new volume is in the body: 400, not 404.
+        resp = self.put(old, {'volumeId': base.IMAGE}, admin, 400)
+        self.assertIn('could not be found', self.message(resp))
+        # Block storage refuses to begin detaching a migrating volume
+        # (as Cinder does: the upstream swap is broken the same way); the
+        # refusal is a 400 and nothing is left reserved.
+        resp = self.put(old, {'volumeId': new}, admin, 400)
+        self.assertIn('Unable to detach volume', self.message(resp))
+        self.assertEqual('available', self.show_volume(new)['status'])
+        self.assertEqual('in-use', self.show_volume(old)['status'])
+        [item] = self.attachments(self.server_id)
+        self.assertEqual(old, item['volumeId'])
