@@ -26,6 +26,7 @@ import webob.exc
 
 from nova_lite.api import auth
 from nova_lite.api import fault
+from nova_lite.api.handlers import identity
 from nova_lite.api.handlers import root
 from nova_lite.api import microversion
 from nova_lite.api import requestlog
@@ -82,6 +83,9 @@ def loadapp(conf):
                  _authenticated(compute, conf, enforcer)),
         'v3': (root.volume_root(conf),
                _authenticated(volume, conf, enforcer)),
+        # Identity version discovery only (see handlers/identity.py).
+        'identity': (identity.identity_app(conf),
+                     identity.identity_app(conf)),
     })
     app = sizelimit.RequestBodySizeLimiter(app, conf)
     app = fault.FaultWrapper(app)

@@ -33,6 +33,8 @@ clouds:
     compute_endpoint_override: %(base)s/v2.1
     block_storage_endpoint_override: %(base)s/v3
     volume_endpoint_override: %(base)s/v3
+    identity_api_version: '3'
+    identity_endpoint_override: %(base)s/identity/v3
     region_name: RegionOne
   nova-lite-demo:
     auth_type: admin_token
@@ -42,6 +44,8 @@ clouds:
     compute_endpoint_override: %(base)s/v2.1
     block_storage_endpoint_override: %(base)s/v3
     volume_endpoint_override: %(base)s/v3
+    identity_api_version: '3'
+    identity_endpoint_override: %(base)s/identity/v3
     region_name: RegionOne
 """
 

@@ -10,10 +10,7 @@ import sys
 
 import fixtures
 import openstack
-from oslo_serialization import jsonutils
 from oslo_utils import uuidutils
-import webob
-import webob.dec
 
 from nova_lite import context
 from nova_lite import exception
@@ -283,50 +280,11 @@ class OpenStackSDKTest(base.VolumeTestCase):
         self.assertTrue(volume.is_multiattach)
 
 
-class _OtherServices(object):
-    """What the CLI asks of services other than block storage, answered
-    in front of nova_lite: the identity v3 version document (``volume
-    list`` insists on an identity v3 proxy even when it makes no identity
-    call) and the server lookup of ``volume attachment create``, for any
-    server id. Everything else goes to nova_lite: the test is about the
-    volume commands."""
-
-    def __init__(self, app):
-        self.app = app
-
-    @staticmethod
-    def _json(body):
-        resp = webob.Response(content_type='application/json')
-        resp.body = jsonutils.dump_as_bytes(body)
-        return resp
-
-    @webob.dec.wsgify
-    def __call__(self, req):
-        parts = req.path_info.strip('/').split('/')
-        if parts[:2] == ['identity', 'v3']:
-            return self._json({'version': {
-                'id': 'v3.14', 'status': 'stable',
-                'updated': '2020-04-07T00:00:00Z',
-                'links': [{'rel': 'self',
-                           'href': req.host_url + '/identity/v3/'}],
-                'media-types': [{
-                    'base': 'application/json',
-                    'type': 'application/vnd.openstack.identity-v3+json'}]}})
-        if (req.method == 'GET' and len(parts) == 3 and
-                parts[:2] == ['v2.1', 'servers'] and
-                uuidutils.is_uuid_like(parts[2])):
-            return self._json({'server': {
-                'id': parts[2], 'name': 'server', 'status': 'ACTIVE',
-                'links': []}})
-        return req.get_response(self.app)
-
-
 class OpenStackCLITest(base.VolumeTestCase):
 
     def setUp(self):
         super().setUp()
-        server = self.useFixture(system.HTTPServer(_OtherServices(
-            self.sys.app)))
+        server = self.useFixture(system.HTTPServer(self.sys.app))
         tmp = self.useFixture(fixtures.TempDir()).path
         clouds = os.path.join(tmp, 'clouds.yaml')
         with open(clouds, 'w') as f:
@@ -336,6 +294,8 @@ class OpenStackCLITest(base.VolumeTestCase):
                 'block_storage_endpoint_override': server.base_url + '/v3',
                 'volume_endpoint_override': server.base_url + '/v3',
                 'compute_endpoint_override': server.base_url + '/v2.1',
+                # As nova-lite-all writes it: identity version
+                # discovery is served at /identity.
                 'identity_api_version': '3',
                 'identity_endpoint_override':
                     server.base_url + '/identity/v3',
@@ -358,6 +318,21 @@ class OpenStackCLITest(base.VolumeTestCase):
             return json.loads(proc.stdout)
         return proc.stdout
 
+    def _server(self):
+        # `volume attachment create --server` looks the server up in the
+        # compute API: a real one.
+        compute = self.api.as_(compute_version='2.60')
+        resp = compute.post('/v2.1/servers', body={'server': {
+            'name': 'cli-server', 'flavorRef': '1',
+            'imageRef': '70a599e0-31e7-49b7-b260-868f441e862b',
+            'networks': 'none'}})
+        self.assertEqual(202, resp.status, resp.text)
+        server_id = resp.body['server']['id']
+        system.wait_for(lambda: compute.get(
+            '/v2.1/servers/%s' % server_id).body['server']['status'] ==
+            'ACTIVE', timeout=30)
+        return server_id
+
     def test_volume_and_attachment_commands(self):
         volume = self.openstack('volume', 'create', '--size', '1',
                                 'cli-vol', '-f', 'json')
@@ -367,7 +342,7 @@ class OpenStackCLITest(base.VolumeTestCase):
         shown = self.openstack('volume', 'show', 'cli-vol', '-f', 'json')
         self.assertEqual(volume['id'], shown['id'])
 
-        server = uuidutils.generate_uuid()
+        server = self._server()
         attachment = self.openstack(
             'volume', 'attachment', 'create', volume['id'], '--server',
             server, '-f', 'json')
@@ -391,3 +366,14 @@ class OpenStackCLITest(base.VolumeTestCase):
             'volume', 'show', volume['id'], '-f', 'json')['status'])
         self.openstack('volume', 'delete', volume['id'])
         self.assertEqual([], self.openstack('volume', 'list', '-f', 'json'))
+
+
+class IdentityDiscoveryTest(base.VolumeTestCase):
+    def test_identity_version_document_only(self):
+        for path in ('/identity', '/identity/v3', '/identity/v3/'):
+            resp = self.api.get(path, token='')
+            self.assertEqual(200, resp.status, path)
+            self.assertEqual('v3.14', resp.body['version']['id'])
+        resp = self.api.get('/identity/v3/projects')
+        self.assertEqual(404, resp.status)
+        self.assertIn('no identity service', resp.text)
