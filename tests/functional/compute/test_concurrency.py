@@ -92,6 +92,7 @@ class ConcurrentAttachTest(base.TestCase):
     def test_many_volumes_asking_for_the_same_device(self):
         server_id = self.create_server()
         volumes = [self.create_volume() for _ in range(5)]
+
         def post(volume_id):
             return lambda: self.api.post(
                 '/v2.1/servers/%s/os-volume_attachments' % server_id,
