@@ -118,20 +118,38 @@ class IntegrationTestCase(testtools.TestCase):
 
     # -- servers (compute API) ------------------------------------------------
 
-    def create_server(self, host=None, api=None, **fields):
-        """POST /v2.1/servers; ``host`` pins the server to a compute host
-        (``availability_zone`` ``nova:<host>``, admin only, as in Nova).
-        Returns the server id; the server may still be building."""
-        api = api or (self.admin_api if host else self.api)
-        server = {'name': 'integration-%s' % self.getUniqueString()}
-        if host:
-            server['availability_zone'] = 'nova:%s' % host
+    # An image id: nova_lite has no image service and takes it as opaque.
+    IMAGE_REF = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
+
+    def create_server(self, api=None, **fields):
+        """POST /v2.1/servers (flavor 1, ``IMAGE_REF``); returns the id at
+        once, the server still building: the conductor places it on the
+        up compute host with the fewest servers."""
+        api = api or self.api
+        server = {'name': 'integration-%s' % self.getUniqueString(),
+                  'flavorRef': '1', 'imageRef': self.IMAGE_REF}
         server.update(fields)
         resp = api.post('/v2.1/servers', body={'server': server})
         self.assertEqual(202, resp.status, resp)
         server_id = resp.body['server']['id']
         self.addCleanup(self._delete_server, server_id)
         return server_id
+
+    def create_server_on_each_host(self):
+        """One ACTIVE server per compute host: {host: server id}.
+
+        Placement is "fewest servers", and tests delete what they create,
+        so servers made one after the other land one per host. (Made at
+        once, concurrent builds may all see the same counts and pick the
+        same host, as Nova's scheduler would without placement claims.)
+        """
+        by_host = {}
+        for _ in self.deployment.compute_hosts:
+            server_id = self.create_server()
+            server = self.wait_for_server_status(server_id, 'ACTIVE')
+            by_host[server['OS-EXT-SRV-ATTR:host']] = server_id
+        self.assertEqual(set(self.deployment.compute_hosts), set(by_host))
+        return by_host
 
     def _delete_server(self, server_id):
         resp = self.admin_api.delete('/v2.1/servers/%s' % server_id)
@@ -190,6 +208,17 @@ class IntegrationTestCase(testtools.TestCase):
 
     def _delete_volume(self, volume_id, project_id):
         path = '/v3/%s/volumes/%s' % (project_id, volume_id)
+        resp = self.admin_api.get(path)
+        if resp.status == 404:
+            return
+        # Cleanups run newest first: a volume goes before the server it may
+        # still be attached to.
+        for attachment in resp.body['volume']['attachments']:
+            self.assertEqual(202, self.detach_volume(
+                attachment['server_id'], volume_id,
+                api=self.admin_api).status)
+        if resp.body['volume']['attachments']:
+            self.wait_for_volume_status(volume_id, 'available', project_id)
         resp = self.admin_api.delete(path)
         if resp.status == 404:
             return
