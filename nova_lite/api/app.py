@@ -6,6 +6,7 @@ from nova_lite.api import deploy
 from nova_lite import config
 from nova_lite.db import api as db_api
 from nova_lite import objects
+from nova_lite.volume import drivers as volume_drivers
 
 
 def init_application(conf=None, argv=None):
@@ -16,4 +17,7 @@ def init_application(conf=None, argv=None):
         config.parse_args(conf, argv or [])
     objects.register_all()
     db_api.configure(conf)
+    # The /v3 API drives the block-storage backends in this process: a
+    # wrong backend configuration fails here, at start, not on first use.
+    volume_drivers.get_backends(conf)
     return deploy.loadapp(conf)
