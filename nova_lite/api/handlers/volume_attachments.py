@@ -8,6 +8,7 @@ conductor and returns 200 with the reserved device name.
 
 from oslo_utils import strutils
 
+from nova_lite.api import fault
 from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import volume_attachments as schema
@@ -116,10 +117,15 @@ def create_volume_attachment(req, server_id, body):
     tag = attachment.get('tag')
     delete_on_termination = _to_bool(
         attachment.get('delete_on_termination', False))
-    device = api.attach_volume(
-        ctxt, instance, volume_id, device=attachment.get('device'), tag=tag,
-        delete_on_termination=delete_on_termination,
-        supports_multiattach=want.matches(mv.MULTIATTACH))
+    try:
+        device = api.attach_volume(
+            ctxt, instance, volume_id, device=attachment.get('device'),
+            tag=tag, delete_on_termination=delete_on_termination,
+            supports_multiattach=want.matches(mv.MULTIATTACH))
+    except exception.ServiceTooOld as exc:
+        # Nova does not declare 503 for this call: clients get a 500.
+        return fault.fault_response(
+            500, fault.UNEXPECTED_MESSAGE % str(type(exc)))
     view = {'id': volume_id, 'serverId': instance.uuid,
             'volumeId': volume_id, 'device': device}
     if want.matches(mv.VOLUME_ATTACHMENT_TAG_VIEW):

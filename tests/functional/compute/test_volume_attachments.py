@@ -3,6 +3,7 @@
 and every guard of API-CONTRACT.md 2.5 to 2.7 with its status code."""
 
 import datetime
+from unittest import mock
 
 import sqlalchemy as sa
 
@@ -300,6 +301,18 @@ class AttachGuardsTest(AttachmentTestCase):
         self.assertEqual('in-use', self.show_volume(volume_id)['status'])
         self.detach(self.server_id, volume_id)
         self.wait_for_volume_status(volume_id, 'available')
+
+    def test_conductor_too_old_is_a_500(self):
+        from nova_lite.compute import api as compute_api
+        api = compute_api.get_api(self.conf)
+        client = api.compute_task_api.conductor_rpcapi.client
+        volume_id = self.create_volume()
+        with mock.patch.object(client, 'can_send_version',
+                               return_value=False):
+            resp = self.attach(self.server_id, volume_id, expect=500)
+        self.assertIn('ServiceTooOld', resp.body['computeFault']['message'])
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+        self.assertEqual([], self.attachments(self.server_id))
 
     def test_too_many_devices(self):
         self.conf.set_override('max_disk_devices_to_attach', 2,
