@@ -1,0 +1,195 @@
+"""The compute objects on real databases: compare-and-swap state moves,
+unique constraints turned into domain errors, actions and events. Run on
+SQLite, and on MariaDB and PostgreSQL when their servers answer (see
+``tests.fixtures.database.opportunistic_url``)."""
+
+from oslo_utils import uuidutils
+import testtools
+
+from nova_lite.compute import states
+from nova_lite import context as nl_context
+from nova_lite.db import api as db_api
+from nova_lite.db import migration
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.objects import instance as instance_obj
+from nova_lite.objects import instance_action
+from tests.fixtures import database as db_fixture
+
+
+class _ObjectTests(object):
+    def setUp(self):
+        super().setUp()
+        self._use_database()
+        objects.register_all()
+        self.ctxt = nl_context.RequestContext('demo', 'demo',
+                                              roles=['member'])
+
+    def _instance(self, **values):
+        fields = dict(uuid=uuidutils.generate_uuid(), display_name='s',
+                      project_id='demo', user_id='demo', host='compute1',
+                      availability_zone='nova', flavor_id='1',
+                      image_ref='', vm_state=states.ACTIVE, task_state=None,
+                      power_state=states.RUNNING, locked=False,
+                      launch_index=0, root_device_name='/dev/vda')
+        fields.update(values)
+        instance = objects.Instance(self.ctxt, **fields)
+        instance.create()
+        return instance
+
+    def test_save_is_a_compare_and_swap(self):
+        instance = self._instance()
+        first = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        second = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        first.task_state = states.POWERING_OFF
+        first.save(expected_task_state=[None])
+        second.task_state = states.PAUSING
+        exc = self.assertRaises(exception.UnexpectedTaskStateError,
+                                second.save, expected_task_state=[None])
+        self.assertIn('Actual: powering-off', exc.format_message())
+        self.assertEqual(states.POWERING_OFF, objects.Instance.get_by_uuid(
+            self.ctxt, instance.uuid).task_state)
+
+    def test_expected_host_and_deleted_rows(self):
+        instance = self._instance(host=None, task_state=states.SCHEDULING,
+                                  vm_state=states.BUILDING)
+        instance.host = 'compute2'
+        instance.save(expected_task_state=[states.SCHEDULING],
+                      expected_host=None)
+        again = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        again.host = 'compute1'
+        self.assertRaises(exception.UnexpectedTaskStateError, again.save,
+                          expected_host=None)
+        again.refresh()
+        again.vm_state = states.DELETED
+        again.save()
+        self.assertRaises(exception.InstanceNotFound,
+                          objects.Instance.get_by_uuid, self.ctxt,
+                          instance.uuid)
+        self.assertEqual(states.DELETED, objects.Instance.get_by_uuid(
+            self.ctxt, instance.uuid, read_deleted=True).vm_state)
+        self.assertEqual([], instance_obj.get_all(self.ctxt, 'demo'))
+
+    def test_listing_and_counting(self):
+        a = self._instance(display_name='alpha')
+        self._instance(display_name='beta', host='compute2',
+                       vm_state=states.STOPPED)
+        self.assertEqual([a.uuid], [i.uuid for i in instance_obj.get_all(
+            self.ctxt, 'demo', name='^al')])
+        self.assertEqual(['beta'], [i.display_name for i in
+                                    instance_obj.get_all(
+                                        self.ctxt, 'demo',
+                                        status='SHUTOFF')])
+        self.assertEqual({'compute1': 1, 'compute2': 1},
+                         instance_obj.count_by_host(
+                             self.ctxt, ['compute1', 'compute2']))
+
+    def test_mappings_unique_per_volume_and_device(self):
+        instance = self._instance()
+        volume_id = uuidutils.generate_uuid()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id, device_name='/dev/vdb')
+        bdm.create()
+        same_device = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid(),
+            device_name='/dev/vdb')
+        self.assertRaises(exception.DevicePathInUse, same_device.create)
+        same_volume = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id, device_name='/dev/vdc')
+        exc = self.assertRaises(exception.InvalidVolume, same_volume.create)
+        self.assertIn('already attached', exc.format_message())
+        # Mappings without a device name never collide.
+        for _ in range(2):
+            objects.BlockDeviceMapping.new_volume(
+                self.ctxt, instance.uuid, uuidutils.generate_uuid()).create()
+        by_instance = objects.BlockDeviceMapping.get_all_by_instances(
+            self.ctxt, [instance.uuid])
+        self.assertEqual(3, len(by_instance[instance.uuid]))
+        found = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, volume_id, instance.uuid)
+        found.set_connection_info({'driver_volume_type': 'fake'})
+        found.attachment_id = uuidutils.generate_uuid()
+        found.save()
+        self.assertEqual({'driver_volume_type': 'fake'},
+                         objects.BlockDeviceMapping.get_all_by_volume(
+                             self.ctxt, volume_id)[0].get_connection_info())
+        self.assertTrue(found.destroy())
+        self.assertFalse(found.destroy())
+        self.assertRaises(exception.VolumeBDMNotFound,
+                          objects.BlockDeviceMapping
+                          .get_by_volume_and_instance, self.ctxt, volume_id,
+                          instance.uuid)
+
+    def test_actions_events_and_faults(self):
+        instance = self._instance()
+        action_cls = instance_action.InstanceAction
+        action_cls.action_start(self.ctxt, instance.uuid, 'attach_volume')
+        with instance_action.EventReporter(self.ctxt, 'compute_x', 'h1',
+                                           instance.uuid):
+            pass
+        try:
+            with instance_action.EventReporter(self.ctxt, 'compute_y', 'h1',
+                                               instance.uuid):
+                raise exception.InvalidVolume(reason='nope')
+        except exception.InvalidVolume:
+            pass
+        action = action_cls.get_by_request_id(self.ctxt, instance.uuid,
+                                              self.ctxt.request_id)
+        self.assertEqual('Error', action.message)
+        self.assertEqual([('compute_x', 'Success', None),
+                          ('compute_y', 'Error', 'Invalid volume: nope')],
+                         [(e.event, e.result, e.details)
+                          for e in action.events])
+        self.assertIn('Traceback', action.events[1].traceback)
+        # A request without an action records nothing and raises nothing.
+        other = nl_context.RequestContext('demo', 'demo')
+        with instance_action.EventReporter(other, 'compute_z', 'h1',
+                                           instance.uuid):
+            pass
+        self.assertFalse(instance_action.record_failure(
+            other, instance.uuid, 'conductor_x', ValueError('x')))
+        second = nl_context.RequestContext('demo', 'demo')
+        action_cls.action_start(second, instance.uuid, 'detach_volume')
+        listed = action_cls.get_all_by_instance(self.ctxt, instance.uuid)
+        self.assertEqual(['detach_volume', 'attach_volume'],
+                         [a.action for a in listed])
+        page = action_cls.get_all_by_instance(
+            self.ctxt, instance.uuid, limit=1, marker=second.request_id)
+        self.assertEqual(['attach_volume'], [a.action for a in page])
+        self.assertRaises(exception.MarkerNotFound,
+                          action_cls.get_all_by_instance, self.ctxt,
+                          instance.uuid, marker='req-nope')
+        objects.InstanceFault.record(self.ctxt, instance.uuid,
+                                     RuntimeError('secret'))
+        objects.InstanceFault.record(self.ctxt, instance.uuid,
+                                     exception.NoValidHost(reason='none'))
+        fault = objects.InstanceFault.get_latest_for_instances(
+            self.ctxt, [instance.uuid])[instance.uuid]
+        self.assertEqual((409, 'No valid host was found. none'),
+                         (fault.code, fault.message))
+
+
+class TestComputeObjectsSQLite(_ObjectTests, testtools.TestCase):
+    def _use_database(self):
+        self.useFixture(db_fixture.Database())
+
+
+class _OpportunisticBackend(_ObjectTests):
+    BACKEND = None
+
+    def _use_database(self):
+        url, drop = db_fixture.opportunistic_url(self.BACKEND)
+        self.addCleanup(drop)
+        manager = db_api.create_context_manager(url)
+        self.addCleanup(manager.dispose_pool)
+        migration._upgrade(manager.writer.get_engine())
+        self.addCleanup(db_api.context_manager.patch_factory(manager))
+
+
+class TestComputeObjectsMySQL(_OpportunisticBackend, testtools.TestCase):
+    BACKEND = 'mysql'
+
+
+class TestComputeObjectsPostgreSQL(_OpportunisticBackend,
+                                   testtools.TestCase):
+    BACKEND = 'postgresql'
