@@ -92,6 +92,11 @@ class ComputeDriver(abc.ABC):
                 return '/dev/%s%s' % (root[0], letters)
             index += 1
 
+    def restore_guest(self, context, instance, block_device_info):
+        """Called for each server of the host when the service starts.
+        A hypervisor keeps its guests across a service restart: nothing to
+        do by default."""
+
     @abc.abstractmethod
     def spawn(self, context, instance, block_device_info):
         pass
@@ -174,6 +179,14 @@ class FakeDriver(ComputeDriver):
                 'mode': disk.get('mode') or 'rw'}
         with self._lock:
             self.guests[instance.uuid] = guest
+
+    def restore_guest(self, context, instance, block_device_info):
+        # Guests live in memory: a restarted service rebuilds them from the
+        # database (the server's power state and volume devices).
+        if instance.uuid in self.guests:
+            return
+        self.spawn(context, instance, block_device_info)
+        self.guests[instance.uuid].power_state = instance.power_state
 
     def destroy(self, context, instance, block_device_info):
         with self._lock:

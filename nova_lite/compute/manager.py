@@ -24,6 +24,7 @@ from nova_lite import manager
 from nova_lite import objects
 from nova_lite import policy
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.volume import client as volume_client
 
@@ -47,6 +48,44 @@ class ComputeManager(manager.Manager):
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
+        self._recover_instances(context)
+
+    def _recover_instances(self, context):
+        """Take the servers of this host back after a restart: guests the
+        driver lost are restored with their volumes, and work that was in
+        flight when the service stopped is settled (its messages are gone):
+        a power action is dropped, a build fails, a delete is finished."""
+        instances = instance_obj.get_all(context, host=self.host)
+        bdms = objects.BlockDeviceMapping.get_all_by_instances(
+            context, [i.uuid for i in instances])
+        for instance in instances:
+            try:
+                self._recover(context, instance, bdms[instance.uuid])
+            except Exception:
+                LOG.exception('Could not recover server %s', instance.uuid)
+
+    def _recover(self, context, instance, bdms):
+        if instance.task_state == states.DELETING:
+            self._terminate(context, instance)
+            return
+        if instance.vm_state == states.BUILDING:
+            exc = exception.NovaLiteException(
+                message='The compute service restarted during the build.')
+            instance.vm_state = states.ERROR
+            instance.task_state = None
+            instance.save()
+            objects.InstanceFault.record(context, instance.uuid, exc,
+                                         host=self.host)
+            return
+        if instance.task_state is not None:
+            instance.task_state = None
+            instance.save()
+        disks = [{'mount_device': b.device_name,
+                  'connection_info': b.get_connection_info(),
+                  'mode': b.attach_mode or 'rw'}
+                 for b in bdms if b.is_volume and b.device_name and
+                 b.connection_info]
+        self.driver.restore_guest(context, instance, disks)
 
     @property
     def volume_api(self):

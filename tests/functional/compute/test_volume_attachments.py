@@ -480,3 +480,47 @@ class UpdateAndSwapTest(AttachmentTestCase):
         self.assertEqual('in-use', self.show_volume(old)['status'])
         [item] = self.attachments(self.server_id)
         self.assertEqual(old, item['volumeId'])
+
+
+class ComputeRestartTest(AttachmentTestCase):
+    def restart_compute(self, host='compute1'):
+        from nova_lite import services
+        old = [s for s in self.sys.system.services
+               if s.binary == 'nova-lite-compute' and s.host == host][0]
+        old.stop()
+        old.wait()
+        self.sys.system.services.remove(old)
+        new = services.compute_service(self.conf, host)
+        new.start()
+        self.sys.system.services.append(new)
+        return new.manager
+
+    def test_servers_survive_a_restart(self):
+        volume_id = self.attached_volume()
+        stopped = self.create_server(name='stopped')
+        self.api.post('/v2.1/servers/%s/action' % stopped,
+                      body={'os-stop': None})
+        self.wait_for_server_status(stopped, 'SHUTOFF')
+        test_servers.set_instance(stopped, task_state='powering-on')
+        manager = self.restart_compute()
+        guest = manager.driver.guests[self.server_id]
+        self.assertEqual(['/dev/vdb'], list(guest.devices))
+        self.assertEqual(4, manager.driver.guests[stopped].power_state)
+        # The lost power action is dropped: the server can be used again.
+        self.wait_for_server_status(stopped, 'SHUTOFF')
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.attached_volume()
+
+    def test_interrupted_build_and_delete(self):
+        building = self.create_server(name='b')
+        test_servers.set_instance(building, vm_state='building',
+                                  task_state='spawning')
+        doomed = self.create_server(name='d')
+        volume_id = self.attached_volume(server_id=doomed)
+        test_servers.set_instance(doomed, task_state='deleting')
+        self.restart_compute()
+        server = self.wait_for_server_status(building, 'ERROR')
+        self.assertIn('restarted', server['fault']['message'])
+        self.wait_for_server_gone(doomed)
+        self.wait_for_volume_status(volume_id, 'available')

@@ -168,9 +168,9 @@ class FakeInstance(object):
         self.user_id = kwargs.pop('user_id', 'demo')
         self.display_name = kwargs.pop('display_name', 'server')
         self.root_device_name = kwargs.pop('root_device_name', '/dev/vda')
+        self.power_state = kwargs.pop('power_state', 1)
         self.availability_zone = 'nova'
         self.flavor_id = '1'
         self.image_ref = ''
-        self.power_state = 1
         for key, value in kwargs.items():
             setattr(self, key, value)

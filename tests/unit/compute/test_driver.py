@@ -112,3 +112,16 @@ class FakeDriverTest(base.TestCase):
             {'c': 3},
             self.driver.guests[self.instance.uuid].devices['/dev/vdb'][
                 'connection_info'])
+
+    def test_restore_guest(self):
+        instance = fakes.FakeInstance(power_state=states.SHUTDOWN)
+        self.driver.restore_guest(None, instance, [
+            {'mount_device': '/dev/vdc', 'connection_info': {'c': 3},
+             'mode': 'ro'}])
+        guest = self.driver.guests[instance.uuid]
+        self.assertEqual(states.SHUTDOWN, guest.power_state)
+        self.assertEqual('ro', guest.devices['/dev/vdc']['mode'])
+        # A guest the driver still has is left alone.
+        self.driver.restore_guest(None, self.instance, [])
+        self.assertIn('/dev/vdb',
+                      self.driver.guests[self.instance.uuid].devices)
