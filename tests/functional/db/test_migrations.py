@@ -409,8 +409,25 @@ class TestSQLiteLocking(testtools.TestCase):
                 sa.select(models.Service.version)).scalar()
 
         write(Context())
-        self.assertEqual([(writer, 'BEGIN'), (writer, 'ROLLBACK'),
-                          (writer, 'BEGIN IMMEDIATE')], statements)
+        # One BEGIN per transaction: oslo.db's own deferred BEGIN is gone.
+        self.assertEqual([(writer, 'BEGIN IMMEDIATE')], statements)
         del statements[:]
         read(Context())
         self.assertEqual([(reader, 'BEGIN')], statements)
+
+    def test_wal_synchronous_normal(self):
+        for engine in (db_api.get_engine(), db_api.get_engine(True)):
+            with engine.connect() as conn:
+                self.assertEqual('wal', conn.exec_driver_sql(
+                    'PRAGMA journal_mode').scalar())
+                # 1 = NORMAL: no fsync per commit in WAL mode.
+                self.assertEqual(1, conn.exec_driver_sql(
+                    'PRAGMA synchronous').scalar())
+
+    def test_no_eventlet_yield_on_checkin(self):
+        # oslo.db's thread_checkin listener (time.sleep(0) per checkin) is
+        # for eventlet; nova_lite runs on native threads.
+        for engine in (db_api.get_engine(), db_api.get_engine(True)):
+            self.assertEqual([], [
+                fn for fn in engine.pool.dispatch.checkin
+                if getattr(fn, '__name__', '') == '_thread_yield'])
