@@ -32,6 +32,19 @@ operators know it. Example::
 A name with no group of its own uses the driver of the same name with its
 defaults (the embedded default ``file`` backend works this way).
 """),
+    cfg.IntOpt(
+        'capabilities_cache_time',
+        default=60,
+        min=0,
+        help="""
+Seconds the block storage keeps what each backend reported about its
+capabilities (``multiattach``, ``volume_backend_name``...) before asking it
+again. Volume creation and retype check a volume type against these cached
+reports, and refuse at once (400) a multiattach volume that no enabled
+backend can host, rather than leaving a volume in ``error``. 0 asks the
+backends on every request. ``GET /v3/capabilities/{backend}`` always asks
+the backend and refreshes the cache.
+"""),
     cfg.StrOpt(
         'client',
         default='local',

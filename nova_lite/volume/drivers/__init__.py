@@ -24,7 +24,11 @@ drivers, built once per ConfigOpts.
 A new volume goes to the first enabled backend whose
 ``volume_backend_name`` matches its type's ``volume_backend_name`` extra
 spec (any backend when the type has none) and, for a multiattach type,
-that reports the ``multiattach`` capability.
+that reports the ``multiattach`` capability. Placement reads the
+capabilities each backend last reported (``capabilities(conf)``), asked
+again once older than ``[volume] capabilities_cache_time`` seconds, as
+Cinder's scheduler reads the periodic reports of its volume services:
+a request that no backend can serve is refused at once.
 """
 
 import threading
@@ -115,15 +119,31 @@ def get_driver(conf, backend):
     return driver
 
 
+def capabilities(conf, refresh=False):
+    """``{backend name: capabilities}`` of the enabled backends, as last
+    reported (see ``VolumeDriver.reported_capabilities``); ``refresh``
+    asks every backend again."""
+    max_age = 0 if refresh else conf.volume.capabilities_cache_time
+    return {name: driver.reported_capabilities(max_age)
+            for name, driver in get_backends(conf).items()}
+
+
+def fits(caps, extra_specs, multiattach):
+    """Whether a backend with capabilities ``caps`` can host a volume of a
+    type with ``extra_specs`` (multiattach or not)."""
+    wanted = (extra_specs or {}).get('volume_backend_name')
+    if wanted and caps.get('volume_backend_name') != wanted:
+        return False
+    if multiattach and not caps.get('multiattach'):
+        return False
+    return True
+
+
 def choose_backend(conf, extra_specs, multiattach):
     """The backend name for a new volume, or None if none fits."""
-    wanted = (extra_specs or {}).get('volume_backend_name')
-    for name, driver in get_backends(conf).items():
-        if wanted and driver.volume_backend_name != wanted:
-            continue
-        if multiattach and not driver.get_capabilities().get('multiattach'):
-            continue
-        return name
+    for name, caps in capabilities(conf).items():
+        if fits(caps, extra_specs, multiattach):
+            return name
     return None
 
 

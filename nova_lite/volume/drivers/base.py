@@ -2,7 +2,8 @@
 
 A driver is small on purpose: make and remove a volume's storage, make and
 break a host's connection to it, and say what it can do. Everything else
-(the status machine, attachments, policy) is ``nova_lite.volume.api``'s.
+(the status machine, attachments, policy, whether a host connection is
+still shared) is ``nova_lite.volume.api``'s.
 
 Drivers are used from every process that runs ``volume/api.py`` (the API
 for ``/v3``, compute and conductor through the ``local`` client), so a
@@ -12,9 +13,22 @@ remember about a volume it returns from ``create_volume`` as model updates
 
 Volumes are passed as plain dicts: ``id``, ``size`` (GiB), ``host`` (the
 backend name), ``provider_location``, ``multiattach``.
+
+Host connections: ``initialize_connection`` is called once per attachment,
+so twice for two attachments of one multiattach volume on one compute host;
+``terminate_connection`` is called only when the last attachment of the
+volume on that host goes (``volume/api.py`` decides, from the database),
+and it disconnects the host. ``connections(volume)`` says which hosts a
+backend holds connected; ``fake`` and ``file`` record them so that tests
+and operators can check it.
 """
 
 import abc
+import time
+
+from oslo_utils import timeutils
+
+ACCESS_MODES = ('ro', 'rw')
 
 
 class VolumeDriver(abc.ABC):
@@ -23,10 +37,14 @@ class VolumeDriver(abc.ABC):
 
     #: Options of this driver, registered in each backend group using it.
     OPTS = []
+    #: Reported in the capabilities.
+    VERSION = '1.0.0'
+    STORAGE_PROTOCOL = None
 
     def __init__(self, conf, backend_name):
         self.conf = conf
         self.backend_name = backend_name
+        self._reported = None    # (monotonic time, capabilities)
 
     @property
     def backend_conf(self):
@@ -44,15 +62,25 @@ class VolumeDriver(abc.ABC):
 
     @abc.abstractmethod
     def initialize_connection(self, volume, connector):
-        """Connect a host. ``connector`` is the host connector; its
-        ``mode`` (``ro``/``rw``) is the access mode to grant. Returns
-        ``{'driver_volume_type': ..., 'data': {...}}`` with ``data``
-        including ``access_mode``."""
+        """Connect the connector's ``host`` (again: one call per
+        attachment). ``connector['mode']`` (``ro``/``rw``) is the access
+        mode to grant. Returns ``{'driver_volume_type': ..., 'data':
+        {...}}`` with ``data`` including ``access_mode``."""
 
     @abc.abstractmethod
     def terminate_connection(self, volume, connector):
-        """Disconnect a host (``connector`` as given when connecting; may be
-        empty when it is not known)."""
+        """Disconnect the connector's host (``connector`` as given when
+        connecting). An empty connector (not known) disconnects every
+        host. Disconnecting a host that is not connected is not an
+        error."""
+
+    def connections(self, volume):
+        """``{host: {'mode': ..., 'connector': {...}, 'initialized': n}}``:
+        the hosts this backend holds connected to ``volume`` (``mode`` and
+        ``connector`` of the latest ``initialize_connection``, ``n`` the
+        number of calls since the host was connected). A backend that keeps
+        no such record returns ``{}``."""
+        return {}
 
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;
@@ -60,9 +88,25 @@ class VolumeDriver(abc.ABC):
         here."""
         return {
             'volume_backend_name': self.volume_backend_name,
+            'pool_name': self.backend_name,
             'driver': self.__class__.__name__,
+            'vendor_name': 'nova_lite',
+            'driver_version': self.VERSION,
+            'storage_protocol': self.STORAGE_PROTOCOL,
             'multiattach': False,
         }
+
+    def reported_capabilities(self, max_age):
+        """The capabilities as last reported, asked again when older than
+        ``max_age`` seconds (0: every time); ``updated`` says when."""
+        now = time.monotonic()
+        reported = self._reported
+        if reported is None or max_age <= 0 or now - reported[0] > max_age:
+            caps = dict(self.get_capabilities())
+            caps['updated'] = timeutils.utcnow().isoformat()
+            reported = (now, caps)
+            self._reported = reported
+        return reported[1]
 
     @property
     def volume_backend_name(self):
@@ -71,4 +115,9 @@ class VolumeDriver(abc.ABC):
     @staticmethod
     def access_mode(connector):
         mode = (connector or {}).get('mode') or 'rw'
-        return mode if mode in ('ro', 'rw') else 'rw'
+        return mode if mode in ACCESS_MODES else 'rw'
+
+    @staticmethod
+    def connection_host(connector):
+        """The host a connector names (``''`` when it names none)."""
+        return str((connector or {}).get('host') or '')

@@ -12,8 +12,17 @@ it while the system runs: ``connect_delay`` makes connection calls slow and
     [fake1]
     volume_driver = fake
     connect_delay = 0.5
+
+Host connections are recorded in memory, per process, keyed by backend
+and volume (``connections(volume)``: which hosts are connected and with
+which access mode), so that a test running the whole system in one
+process can check that a host stays connected while another attachment
+on it still needs the connection. Processes do not share the record: in a
+multi-process deployment each sees only the calls it made itself.
 """
 
+import copy
+import threading
 import time
 
 from oslo_config import cfg
@@ -42,13 +51,20 @@ fail, to test that failures are rolled back and reported.
         default=True,
         help="""
 Whether the ``fake`` backend reports the ``multiattach`` capability, i.e.
-whether volumes of a multiattach volume type may be placed on it.
+whether volumes of a multiattach volume type may be placed on it. The
+block storage caches capabilities for ``[volume] capabilities_cache_time``
+seconds, so a change is seen after at most that long.
 """),
 ]
+
+_LOCK = threading.Lock()
+# (backend name, volume id) -> {host: connection record}
+_CONNECTIONS = {}
 
 
 class FakeDriver(base.VolumeDriver):
     OPTS = OPTS
+    STORAGE_PROTOCOL = 'fake'
 
     def _connection_call(self, what, volume):
         delay = self.backend_conf.connect_delay
@@ -59,27 +75,54 @@ class FakeDriver(base.VolumeDriver):
                 data='%s of volume %s failed: the fake backend %s is set to '
                      'fail_connect' % (what, volume['id'], self.backend_name))
 
+    def _key(self, volume):
+        return (self.backend_name, volume['id'])
+
     def create_volume(self, volume):
         return {'provider_location': 'fake://%s/%s' % (
             self.backend_name, volume['id'])}
 
     def delete_volume(self, volume):
-        pass
+        with _LOCK:
+            _CONNECTIONS.pop(self._key(volume), None)
 
     def initialize_connection(self, volume, connector):
         self._connection_call('initialize_connection', volume)
+        mode = self.access_mode(connector)
+        host = self.connection_host(connector)
+        with _LOCK:
+            hosts = _CONNECTIONS.setdefault(self._key(volume), {})
+            previous = hosts.get(host, {})
+            hosts[host] = {
+                'mode': mode,
+                'connector': copy.deepcopy(dict(connector or {})),
+                'initialized': previous.get('initialized', 0) + 1,
+            }
         return {
             'driver_volume_type': 'fake',
             'data': {
                 'volume_id': volume['id'],
                 'target': volume.get('provider_location') or
                 'fake://%s/%s' % (self.backend_name, volume['id']),
-                'access_mode': self.access_mode(connector),
+                'access_mode': mode,
             },
         }
 
     def terminate_connection(self, volume, connector):
         self._connection_call('terminate_connection', volume)
+        host = self.connection_host(connector)
+        with _LOCK:
+            hosts = _CONNECTIONS.get(self._key(volume), {})
+            if host:
+                hosts.pop(host, None)
+            else:
+                hosts.clear()
+            if not hosts:
+                _CONNECTIONS.pop(self._key(volume), None)
+
+    def connections(self, volume):
+        with _LOCK:
+            return copy.deepcopy(_CONNECTIONS.get(self._key(volume), {}))
 
     def get_capabilities(self):
         caps = super().get_capabilities()

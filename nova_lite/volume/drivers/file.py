@@ -6,9 +6,19 @@ A volume of N GiB is a file of N GiB under ``volumes_dir`` (by default
 ..., 'access_mode': ...}}``; several processes (API, compute hosts) can use
 one backend when they share ``state_path``. Several hosts may open one
 file, so the backend reports ``multiattach``.
+
+A read-only attachment gets the same path with ``access_mode: ro``: the
+consumer (the compute host's virt driver) must open the file read-only;
+a file cannot be made read-only for one opener only.
+
+Host connections are recorded beside the volume file, one small JSON file
+per connected host in ``connections/volume-<id>/``, so every process that
+shares the directory sees the same record (``connections(volume)``).
 """
 
+import json
 import os
+from urllib import parse
 
 from oslo_config import cfg
 
@@ -31,16 +41,22 @@ attaches volumes must see the same directory.
 
 class FileDriver(base.VolumeDriver):
     OPTS = OPTS
+    STORAGE_PROTOCOL = 'file'
 
     def _dir(self):
         return (self.backend_conf.volumes_dir or
                 conf_base.state_path(self.conf, 'volumes'))
 
     def _path(self, volume):
-        return os.path.join(self._dir(), 'volume-%s' % volume['id'])
+        return (volume.get('provider_location') or
+                os.path.join(self._dir(), 'volume-%s' % volume['id']))
+
+    def _connections_dir(self, volume):
+        return os.path.join(os.path.dirname(self._path(volume)),
+                            'connections', 'volume-%s' % volume['id'])
 
     def create_volume(self, volume):
-        path = self._path(volume)
+        path = os.path.join(self._dir(), 'volume-%s' % volume['id'])
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, 'xb') as f:
@@ -51,7 +67,7 @@ class FileDriver(base.VolumeDriver):
         return {'provider_location': path}
 
     def delete_volume(self, volume):
-        path = volume.get('provider_location') or self._path(volume)
+        path = self._path(volume)
         try:
             os.unlink(path)
         except FileNotFoundError:
@@ -59,24 +75,88 @@ class FileDriver(base.VolumeDriver):
         except OSError as e:
             raise exception.VolumeBackendAPIException(
                 data='cannot delete %s: %s' % (path, e.strerror))
+        self._forget_hosts(volume, None)
 
     def initialize_connection(self, volume, connector):
-        path = volume.get('provider_location') or self._path(volume)
+        path = self._path(volume)
         if not os.path.exists(path):
             raise exception.VolumeBackendAPIException(
                 data='the file %s of volume %s does not exist' % (
                     path, volume['id']))
+        mode = self.access_mode(connector)
+        self._record_host(volume, connector, mode)
         return {
             'driver_volume_type': 'file',
             'data': {
                 'path': path,
-                'access_mode': self.access_mode(connector),
+                'access_mode': mode,
             },
         }
 
     def terminate_connection(self, volume, connector):
-        # Nothing is exported: a file needs no teardown.
-        pass
+        # Nothing is exported: only the record goes.
+        self._forget_hosts(volume, self.connection_host(connector) or None)
+
+    def connections(self, volume):
+        where = self._connections_dir(volume)
+        try:
+            names = sorted(os.listdir(where))
+        except FileNotFoundError:
+            return {}
+        result = {}
+        for name in names:
+            if not name.endswith('.json'):
+                continue
+            try:
+                with open(os.path.join(where, name)) as f:
+                    result[parse.unquote(name[:-5])] = json.load(f)
+            except (OSError, ValueError):
+                continue    # removed (or being written) meanwhile
+        return result
+
+    # -- the connection record ------------------------------------------
+    def _host_file(self, volume, host):
+        return os.path.join(self._connections_dir(volume),
+                            parse.quote(host, safe='') + '.json')
+
+    def _record_host(self, volume, connector, mode):
+        host = self.connection_host(connector)
+        path = self._host_file(volume, host)
+        previous = self.connections(volume).get(host, {})
+        record = {'mode': mode, 'connector': dict(connector or {}),
+                  'initialized': previous.get('initialized', 0) + 1}
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp = '%s.%d.tmp' % (path, os.getpid())
+            with open(tmp, 'w') as f:
+                json.dump(record, f, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise exception.VolumeBackendAPIException(
+                data='cannot record the connection of host %s to volume '
+                     '%s: %s' % (host, volume['id'], e.strerror))
+
+    def _forget_hosts(self, volume, host):
+        where = self._connections_dir(volume)
+        if host is not None:
+            paths = [self._host_file(volume, host)]
+        else:
+            try:
+                paths = [os.path.join(where, n) for n in os.listdir(where)]
+            except FileNotFoundError:
+                return
+        for path in paths:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise exception.VolumeBackendAPIException(
+                    data='cannot remove %s: %s' % (path, e.strerror))
+        try:
+            os.rmdir(where)
+        except OSError:
+            pass    # other hosts still connected, or already gone
 
     def get_capabilities(self):
         caps = super().get_capabilities()

@@ -68,6 +68,37 @@ class BackendsTest(testtools.TestCase):
         self.assertIsNone(drivers.choose_backend(
             self.conf, {'volume_backend_name': 'silver'}, False))
 
+    def test_capabilities_are_cached(self):
+        self.conf.set_override('enabled_backends', ['fake1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        caps = drivers.capabilities(self.conf)['fake1']
+        self.assertTrue(caps['multiattach'])
+        self.assertEqual('fake', caps['storage_protocol'])
+        self.assertIn('updated', caps)
+        self.conf.set_override('multiattach', False, group='fake1')
+        # Still the cached report...
+        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
+                                                         True))
+        # ...until asked again.
+        self.assertFalse(drivers.capabilities(
+            self.conf, refresh=True)['fake1']['multiattach'])
+        self.assertIsNone(drivers.choose_backend(self.conf, {}, True))
+        self.conf.set_override('multiattach', True, group='fake1')
+        self.conf.set_override('capabilities_cache_time', 0, group='volume')
+        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
+                                                         True))
+
+    def test_fits(self):
+        caps = {'volume_backend_name': 'gold', 'multiattach': False}
+        self.assertTrue(drivers.fits(caps, {}, False))
+        self.assertTrue(drivers.fits(caps, {'volume_backend_name': 'gold'},
+                                     False))
+        self.assertFalse(drivers.fits(caps, {'volume_backend_name': 'x'},
+                                      False))
+        self.assertFalse(drivers.fits(caps, {}, True))
+
     def test_sample_opts_have_both_drivers(self):
         opts = drivers.sample_opts()
         self.assertIn('connect_delay', [o.name for o in opts['fake']])
@@ -121,6 +152,30 @@ class FakeDriverTest(testtools.TestCase):
         self.conf.set_override('multiattach', False, group='fake1')
         self.assertFalse(self.driver.get_capabilities()['multiattach'])
 
+    def test_connections_are_recorded_per_host(self):
+        self.assertEqual({}, self.driver.connections(VOLUME))
+        self.driver.initialize_connection(VOLUME, {'host': 'h1',
+                                                   'mode': 'ro'})
+        self.driver.initialize_connection(VOLUME, {'host': 'h1'})
+        self.driver.initialize_connection(VOLUME, {'host': 'h2'})
+        conns = self.driver.connections(VOLUME)
+        self.assertEqual(['h1', 'h2'], sorted(conns))
+        self.assertEqual(('rw', 2), (conns['h1']['mode'],
+                                     conns['h1']['initialized']))
+        # Another driver object of the backend sees the same (one process).
+        other = fake.FakeDriver(self.conf, 'fake1')
+        self.assertEqual(conns, other.connections(VOLUME))
+        self.driver.terminate_connection(VOLUME, {'host': 'h1'})
+        self.assertEqual(['h2'], sorted(self.driver.connections(VOLUME)))
+        self.driver.terminate_connection(VOLUME, {'host': 'h1'})  # again
+        # An unknown connector disconnects every host.
+        self.driver.initialize_connection(VOLUME, {'host': 'h3'})
+        self.driver.terminate_connection(VOLUME, {})
+        self.assertEqual({}, self.driver.connections(VOLUME))
+        self.driver.initialize_connection(VOLUME, {'host': 'h1'})
+        self.driver.delete_volume(VOLUME)
+        self.assertEqual({}, self.driver.connections(VOLUME))
+
 
 class FileDriverTest(testtools.TestCase):
     def setUp(self):
@@ -144,6 +199,29 @@ class FileDriverTest(testtools.TestCase):
         self.driver.delete_volume(volume)
         self.assertFalse(os.path.exists(path))
         self.driver.delete_volume(volume)  # already gone: fine
+
+    def test_connections_are_recorded_beside_the_file(self):
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        self.driver.initialize_connection(
+            volume, {'host': 'compute/1', 'mode': 'ro'})
+        self.driver.initialize_connection(volume, {'host': 'compute/1'})
+        self.driver.initialize_connection(volume, {'host': 'h2',
+                                                   'mode': 'ro'})
+        # Another process sharing the directory sees the record.
+        other = file_driver.FileDriver(self.conf, 'file')
+        conns = other.connections(volume)
+        self.assertEqual(['compute/1', 'h2'], sorted(conns))
+        self.assertEqual({'mode': 'rw', 'initialized': 2,
+                          'connector': {'host': 'compute/1'}},
+                         conns['compute/1'])
+        self.assertEqual('ro', conns['h2']['mode'])
+        self.driver.terminate_connection(volume, {'host': 'compute/1'})
+        self.assertEqual(['h2'], sorted(self.driver.connections(volume)))
+        self.driver.delete_volume(volume)
+        self.assertEqual({}, self.driver.connections(volume))
+        self.assertFalse(os.path.exists(os.path.join(
+            os.path.dirname(volume['provider_location']), 'connections',
+            'volume-%s' % VOLUME['id'])))
 
     def test_connect_missing_file(self):
         self.assertRaises(exception.VolumeBackendAPIException,
