@@ -224,6 +224,10 @@ class InstanceActionEventNotFound(NotFound):
     msg_fmt = _('Event %(event)s not found for action id %(action_id)s')
 
 
+class VolumeBackendNotFound(NotFound):
+    msg_fmt = _("Can't find service: %(host)s")
+
+
 class VersionNotFoundForAPIMethod(NotFound):
     msg_fmt = _('API version %(version)s is not supported on this method.')
 

@@ -13,6 +13,7 @@ from nova_lite.api.handlers import servers
 from nova_lite.api.handlers import services
 from nova_lite.api.handlers import volume_types
 from nova_lite.api.handlers import volume_attachments
+from nova_lite.api.handlers import volume_backends
 from nova_lite.api.handlers import volumes
 from nova_lite.api import router
 
@@ -81,6 +82,8 @@ VOLUME_ROUTES = {
             'os-set_bootable': volumes.set_bootable,
             'os-begin_detaching': volumes.begin_detaching,
             'os-roll_detaching': volumes.roll_detaching,
+            'os-retype': volumes.retype,
+            'os-force_detach': volumes.force_detach,
         }),
     },
     # Volume types and their extra specs.
@@ -101,6 +104,13 @@ VOLUME_ROUTES = {
         'GET': volume_types.show_extra_spec,
         'PUT': volume_types.update_extra_spec,
         'DELETE': volume_types.delete_extra_spec,
+    },
+    # Backends (administrators): capabilities and pools.
+    '/capabilities/{hostname}': {
+        'GET': volume_backends.show_capabilities,
+    },
+    '/scheduler-stats/get_pools': {
+        'GET': volume_backends.list_pools,
     },
     # Attachments (3.27+).
     '/attachments': {

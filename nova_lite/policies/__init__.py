@@ -14,12 +14,14 @@ from nova_lite.policies import lock_server
 from nova_lite.policies import pause_server
 from nova_lite.policies import servers
 from nova_lite.policies import services
+from nova_lite.policies import volume_backends
 from nova_lite.policies import volume_types
 from nova_lite.policies import volumes
 from nova_lite.policies import volumes_attachments
 
 _MODULES = [base, services, volumes, volume_types, attachments, servers,
-            lock_server, pause_server, volumes_attachments, instance_actions]
+            lock_server, pause_server, volumes_attachments, instance_actions,
+            volume_backends]
 
 
 def register(module):

@@ -10,6 +10,8 @@ GET_ALL = 'volume:get_all'
 UPDATE = 'volume:update'
 DELETE = 'volume:delete'
 MULTIATTACH = 'volume:multiattach'
+RETYPE = 'volume:retype'
+FORCE_DETACH = 'volume_extension:volume_admin_actions:force_detach'
 HOST_ATTRIBUTE = 'volume_extension:volume_host_attribute'
 MIG_STATUS_ATTRIBUTE = 'volume_extension:volume_mig_status_attribute'
 TENANT_ATTRIBUTE = 'volume_extension:volume_tenant_attribute'
@@ -47,8 +49,23 @@ rules = [
         operations=[{'method': 'DELETE', 'path': _VOLUME}]),
     policy.DocumentedRuleDefault(
         name=MULTIATTACH, check_str=base.PROJECT_MEMBER_OR_ADMIN,
-        description='Create a volume of a multiattach volume type.',
-        operations=[{'method': 'POST', 'path': '/volumes'}]),
+        description='Create a volume of a multiattach volume type, or '
+                    'retype a volume to one (a volume several servers may '
+                    'attach at once). Deny it to keep a cloud free of '
+                    'multiattach volumes.',
+        operations=[{'method': 'POST', 'path': '/volumes'},
+                    {'method': 'POST', 'path': _ACTION + ' (os-retype)'}]),
+    policy.DocumentedRuleDefault(
+        name=RETYPE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Change the type of a volume.',
+        operations=[{'method': 'POST', 'path': _ACTION + ' (os-retype)'}]),
+    policy.DocumentedRuleDefault(
+        name=FORCE_DETACH, check_str=base.RULE_ADMIN_API,
+        description='Force-detach one attachment of a volume whatever its '
+                    'state, leaving the volume\'s other attachments '
+                    'attached.',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-force_detach)'}]),
     policy.DocumentedRuleDefault(
         name=HOST_ATTRIBUTE, check_str=base.RULE_ADMIN_API,
         description='See the backend of a volume '

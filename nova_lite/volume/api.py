@@ -30,6 +30,7 @@ from oslo_utils import timeutils
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
+from nova_lite.policies import volume_backends as backend_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.policies import volumes as volume_policies
 from nova_lite.volume import db
@@ -128,6 +129,34 @@ class API(object):
                  target=_target(ctxt.project_id))
         db.type_extra_spec_delete(ctxt, type_id, key)
 
+    # -- backends -------------------------------------------------------
+    def backend_capabilities(self, ctxt, hostname):
+        """``(backend name, capabilities)`` asked of the backend now (which
+        refreshes the cached report). ``hostname`` is a backend name, or
+        Cinder's ``host@backend[#pool]``."""
+        ctxt.can(backend_policies.CAPABILITIES,
+                 target=_target(ctxt.project_id))
+        name = hostname.partition('#')[0].rpartition('@')[2]
+        backends = drivers.get_backends(self.conf)
+        if name not in backends:
+            raise exception.VolumeBackendNotFound(host=hostname)
+        return name, backends[name].reported_capabilities(0)
+
+    def backend_pools(self, ctxt, name=None, volume_type=None):
+        """``[(backend name, capabilities)]`` as last reported, only those
+        named ``name`` or able to host ``volume_type`` when given."""
+        ctxt.can(backend_policies.GET_POOLS,
+                 target=_target(ctxt.project_id))
+        pools = drivers.capabilities(self.conf).items()
+        if name:
+            pools = [(n, c) for n, c in pools if n == name]
+        if volume_type:
+            specs = views.extra_specs_of(db.type_get_by_name_or_id(
+                ctxt, volume_type))
+            pools = [(n, c) for n, c in pools if drivers.fits(
+                c, specs, is_multiattach_type(specs))]
+        return list(pools)
+
     # -- volumes --------------------------------------------------------
     def get(self, ctxt, volume_id):
         volume = db.volume_get(ctxt, volume_id, self._project(ctxt))
@@ -183,6 +212,15 @@ class API(object):
             ctxt.can(volume_policies.MULTIATTACH,
                      target=_target(ctxt.project_id))
         backend = drivers.choose_backend(self.conf, specs, multiattach)
+        if backend is None and multiattach:
+            # The multi-attach spec's fast feedback: the cached
+            # capabilities say no backend can, so no volume is made.
+            raise exception.InvalidInput(reason=_(
+                'No enabled backend can host a multiattach volume of '
+                'type %s: none reports the multiattach capability%s.') % (
+                    vtype.name, _(' under the requested '
+                                  'volume_backend_name')
+                    if specs.get('volume_backend_name') else ''))
         volume = db.volume_create(ctxt, {
             'project_id': ctxt.project_id,
             'user_id': ctxt.user_id,
@@ -260,6 +298,86 @@ class API(object):
         # As in Cinder: nothing to roll back is not an error.
         db.volume_move(ctxt, volume_id, 'roll_detaching')
 
+    def retype(self, ctxt, volume_id, new_type, migration_policy=None):
+        """Give a volume another type (Cinder's ``os-retype``).
+
+        nova_lite never migrates a volume between backends, so the
+        volume's own backend must fit the new type; the multi-attach
+        spec's rules apply: a retype changing ``multiattach`` needs an
+        ``available`` volume (and ``volume:multiattach`` to turn it on),
+        and multiattach never goes with encryption."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.RETYPE, target=_target(volume.project_id))
+        vtype = db.type_get_by_name_or_id(ctxt, new_type,
+                                          include_private=ctxt.is_admin)
+        specs = views.extra_specs_of(vtype)
+        multiattach = is_multiattach_type(specs)
+        if bool(volume.multiattach) != multiattach:
+            if volume.status != st.AVAILABLE:
+                raise exception.InvalidInput(reason=_(
+                    'Invalid volume_type passed, retypes affecting '
+                    'multiattach are only allowed on available volumes, the '
+                    'specified volume however currently has a status of: '
+                    '%s.') % volume.status)
+            if multiattach:
+                ctxt.can(volume_policies.MULTIATTACH,
+                         target=_target(volume.project_id))
+        caps = drivers.capabilities(self.conf).get(volume.host)
+        if caps is None or not drivers.fits(caps, specs, multiattach):
+            raise exception.InvalidInput(reason=_(
+                "The backend of volume %(id)s cannot host volume type "
+                "%(type)s, and nova_lite does not migrate volumes between "
+                "backends (migration_policy %(policy)s).") % {
+                    'id': volume_id, 'type': vtype.name,
+                    'policy': migration_policy or 'never'})
+        statuses = (st.RETYPE_MULTIATTACH_FROM
+                    if bool(volume.multiattach) != multiattach
+                    else st.RETYPE_FROM)
+        if not db.volume_retype(ctxt, volume_id, vtype.id, multiattach,
+                                statuses):
+            raise exception.InvalidVolume(reason=_(
+                'Retype needs volume to be in available or in-use state, '
+                'not be part of an active migration or a consistency group, '
+                'requested type has to be different that the one from the '
+                'volume, and for in-use volumes front-end qos specs cannot '
+                'change.'))
+        LOG.info('Volume %s retyped to %s', volume_id, vtype.id)
+
+    def force_detach(self, ctxt, volume_id, attachment_id=None,
+                     connector=None):
+        """Cinder's admin ``os-force_detach``: tear down one attachment
+        whatever its state (its host connection, unless another
+        attachment on that host still uses it), then recompute the
+        volume's status. The OSSA-2023-003 rule applies."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.FORCE_DETACH,
+                 target=_target(volume.project_id))
+        if volume.status == st.MAINTENANCE:
+            raise exception.InvalidVolume(reason=_(
+                'Volume %s is locked for maintenance.') % volume_id)
+        if attachment_id:
+            try:
+                attachment = db.attachment_get(ctxt, attachment_id)
+            except exception.VolumeAttachmentNotFound:
+                # Nothing to detach: only the volume is cleaned up.
+                db.volume_recompute(ctxt, volume_id)
+                return
+            if attachment.volume_id != volume_id:
+                raise exception.InvalidInput(
+                    reason=_('Mismatched volumes on attachment'))
+        else:
+            if len(volume.attachments) > 1:
+                raise exception.InvalidVolume(reason=_(
+                    'Detach volume failed: More than one attachment, but no '
+                    'attachment_id provided.'))
+            if not volume.attachments:
+                db.volume_recompute(ctxt, volume_id)
+                return
+            attachment = db.attachment_get(ctxt, volume.attachments[0].id)
+        self._check_deletion_allowed(ctxt, attachment)
+        self._detach(ctxt, attachment, connector if isinstance(
+            connector, dict) and connector else None)
+
     # -- attachments ----------------------------------------------------
     def attachment_get(self, ctxt, attachment_id):
         """The attachment and the ids of the other attachments sharing its
@@ -280,15 +398,11 @@ class API(object):
 
     @staticmethod
     def _shared_connections(ctxt, attachment):
-        """Other live attachments of the same volume on the same attached
+        """Other live attachments of the same volume connected to the same
         host (the add-new-attach-apis spec's shared connections)."""
-        if not attachment.attached_host:
-            return []
-        return [a.id for a in db.attachments_of_volume(
-                ctxt, attachment.volume_id)
-                if a.id != attachment.id and
-                a.attach_status in st.LIVE_ATTACHMENT and
-                a.attached_host == attachment.attached_host]
+        return db.connection_users(ctxt, attachment.volume_id,
+                                   attachment.attached_host,
+                                   exclude_id=attachment.id)
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
@@ -390,7 +504,12 @@ class API(object):
                                   connector)
         except Exception:
             with excutils.save_and_reraise_exception():
-                self._terminate(volume, connector, quiet=True)
+                # Undo the connection just made, unless another attachment
+                # on that host uses it.
+                if not db.connection_users(ctxt, volume.id,
+                                           connector.get('host'),
+                                           exclude_id=attachment.id):
+                    self._terminate(volume, connector, quiet=True)
         return connection_info
 
     def _terminate(self, volume, connector, quiet=False):
@@ -428,16 +547,44 @@ class API(object):
 
     def attachment_delete(self, ctxt, attachment_id):
         """Returns ``(remaining attachments of the volume, ids of the
-        attachments that shared this one's host connection)``."""
+        attachments still using this one's host connection)``."""
         attachment = db.attachment_get(ctxt, attachment_id,
                                        self._project(ctxt))
         ctxt.can(attachment_policies.DELETE,
                  target=_target(attachment.volume.project_id))
         self._check_deletion_allowed(ctxt, attachment)
-        shared = self._shared_connections(ctxt, attachment)
-        if (attachment.attach_status != st.RESERVED and
-                attachment.connection_info):
-            self._terminate(attachment.volume, db.connector_of(attachment))
-        remaining = db.attachment_destroy(ctxt, attachment_id,
+        return self._detach(ctxt, attachment)
+
+    def _detach(self, ctxt, attachment, connector=None):
+        """Disconnect (unless the host connection is shared) and delete
+        ``attachment``; the volume's status is recomputed.
+
+        The backend's ``terminate_connection`` is called only when no other
+        attachment of the volume on the same host still uses the
+        connection; which ones do is decided under the volume's row lock
+        (``db.attachment_begin_detach``). If the backend fails, the
+        attachment is left as it was. Returns ``(remaining attachments,
+        ids of the attachments sharing the connection)``."""
+        if connector is None:
+            connector = db.connector_of(attachment)
+        else:
+            connector = dict(connector)
+            connector.setdefault('host', attachment.attached_host)
+        host = connector.get('host') or attachment.attached_host
+        shared = db.attachment_begin_detach(ctxt, attachment.id,
+                                            attachment.volume_id, host)
+        connected = (attachment.attach_status != st.RESERVED and
+                     attachment.connection_info)
+        if connected and not shared:
+            try:
+                self._terminate(attachment.volume, connector)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    db.attachment_abort_detach(ctxt, attachment.id)
+        elif connected:
+            LOG.info('Attachment %s: the connection of volume %s to host %s '
+                     'stays, attachments %s still use it', attachment.id,
+                     attachment.volume_id, host, ', '.join(shared))
+        remaining = db.attachment_destroy(ctxt, attachment.id,
                                           attachment.volume_id)
         return remaining, shared

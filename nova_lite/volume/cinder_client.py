@@ -172,10 +172,12 @@ class CinderClient(client.VolumeClient):
         attachment = self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             cs.attachments.show, attachment_id).to_dict()
-        # A real Cinder does not report shared connections: none known.
-        return views.client_attachment(
+        # A real Cinder does not report shared connections: None (unknown).
+        result = views.client_attachment(
             attachment,
-            shared=attachment.get('shared_connections_by_attachment', []))
+            shared=attachment.get('shared_connections_by_attachment'))
+        result.setdefault('shared_connections_by_attachment', None)
+        return result
 
     def attachment_delete(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
@@ -186,8 +188,9 @@ class CinderClient(client.VolumeClient):
         # client to return the shared connections.
         _resp, body = self._call(
             not_found, cs.client.delete, '/attachments/%s' % attachment_id)
-        return {'shared_connections': list(
-            (body or {}).get('shared_connections_by_attachment', []))}
+        shared = (body or {}).get('shared_connections_by_attachment')
+        return {'shared_connections':
+                None if shared is None else list(shared)}
 
     def begin_detaching(self, ctxt, volume_id):
         cs = self._client(ctxt, self._version(

@@ -25,23 +25,66 @@ mode=None)``
     Reserve (no connector: volume ``reserved``) or reserve and connect.
     Returns the attachment dict: ``id``, ``status`` (attach status),
     ``instance``, ``volume_id``, ``attach_mode``, ``connection_info``.
-    ``InvalidVolume`` (400) when the volume cannot be reserved.
+    ``InvalidVolume`` (400) when the volume cannot be reserved: a
+    non-multiattach volume that is not ``available``, or any volume that
+    is ``reserved`` or ``attaching`` (a multiattach volume may be reserved
+    while ``in-use``). ``Forbidden`` (403) for a second attachment of a
+    bootable multiattach volume when ``volume:multiattach_bootable_volume``
+    denies it. ``mode`` (``ro``/``rw``) is stored and wins over the
+    connector's.
 ``attachment_update(ctxt, attachment_id, connector, mountpoint=None)``
     Connect: volume ``attaching``; returns the attachment dict with
-    ``connection_info``. The connector's ``mode`` (ro/rw) is honoured.
+    ``connection_info``. The connector's ``mode`` (ro/rw) is honoured when
+    the attachment has none; ``connection_info['access_mode']`` is the
+    mode granted: ``ro`` means the host must expose the device read-only
+    (the backends cannot enforce it for one host only).
 ``attachment_complete(ctxt, attachment_id)``
     Volume ``in-use``, attachment ``attached``.
 ``attachment_get(ctxt, attachment_id)``
     The attachment dict plus ``shared_connections_by_attachment``: ids of
-    the other attachments of the same volume on the same attached host.
+    the other live attachments of the same volume connected to the same
+    host whose detach has not begun (``None``: not known, a real Cinder).
 ``attachment_delete(ctxt, attachment_id)``
-    Terminate the connection (unless still reserved) and delete; the
-    volume's status is recomputed. Returns ``{'shared_connections':
-    [attachment ids still using the same host connection]}``.
+    Terminate the backend's connection to the attachment's host, unless
+    another attachment of the volume on that host still uses it, and
+    delete; the volume's status is recomputed (detaching one of N
+    attachments leaves it ``in-use``). Returns ``{'shared_connections':
+    [ids of the attachments still using the host connection]}``
+    (``None``: not known, a real Cinder).
 ``begin_detaching(ctxt, volume_id)`` / ``roll_detaching(ctxt, volume_id)``
     Cinder's legacy detach markers Nova uses: ``in-use`` <-> ``detaching``.
 ``delete(ctxt, volume_id)``
     Delete a volume (``delete_on_termination``).
+
+Multiattach: shared host connections
+------------------------------------
+
+When servers on one compute host attach the same multiattach volume, the
+host has one connection to the volume that all their attachments use.
+The block storage never calls the backend's ``terminate_connection`` for a
+host while another attachment of the volume on that host still uses it;
+the compute host must likewise keep its host-side connection (the device
+its virt driver connected, e.g. os-brick's) until the last one goes. How
+to detach one attachment on a host:
+
+1. Detach the device from this guest only.
+2. ``result = attachment_delete(service_context(ctxt), attachment_id)``.
+3. If ``result['shared_connections']`` is empty, this was the last
+   attachment on the host: the backend connection is gone, disconnect the
+   host side now. If it lists ids, other attachments (servers) on this
+   host still use the connection: keep it.
+
+The answer of step 2 is decided under the volume's row lock, so two
+attachments on one host deleted at the same time get consistent answers
+(exactly one of them gets the empty list). ``attachment_get``'s
+``shared_connections_by_attachment`` is the same question asked before
+deleting: use it only if the host must decide before step 2, and then
+serialize the detaches of one volume on the host (a lock per volume id in
+the compute process), since it can change as soon as it is read. When the
+answer is ``None`` (``[volume] client = cinder`` against a real Cinder,
+which does not report it), do as Nova does: count the volume's
+``attachments`` (``get``) whose ``host_name`` is this host (service
+requests see host names).
 
 Calls made by nova_lite services on behalf of a server are service
 requests (the OSSA-2023-003 rule lets only those delete an attachment that

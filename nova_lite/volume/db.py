@@ -259,6 +259,31 @@ def volume_move(ctxt, volume_id, move, values=None, extra=()):
     return ctxt.session.execute(query).rowcount == 1
 
 
+@db_api.context_manager.writer
+def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
+    """Give the volume another type (and the type's multiattach), as one
+    compare-and-swap: only from ``statuses``, when it is not migrating and
+    its type is not already ``type_id``. True if this caller won."""
+    result = ctxt.session.execute(sa.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status.in_(statuses), Volume.migration_status.is_(None),
+        sa.or_(Volume.volume_type_id.is_(None),
+               Volume.volume_type_id != type_id)).values(
+        volume_type_id=type_id, multiattach=multiattach))
+    return result.rowcount == 1
+
+
+@db_api.context_manager.writer
+def volume_recompute(ctxt, volume_id):
+    """Recompute the status of a volume whose status is about attachments
+    (force detach cleaning up); other statuses are left alone."""
+    session = ctxt.session
+    volume = _lock_volume(session, volume_id)
+    if volume.status in st.ATTACHMENT_DRIVEN:
+        return _recompute(session, volume_id)
+    return volume.status
+
+
 def _live_attachment_exists(volume_id):
     return sa.exists().where(
         Attachment.volume_id == volume_id, Attachment.deleted.is_(False),
@@ -385,6 +410,58 @@ def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
 @db_api.context_manager.reader
 def attachments_of_volume(ctxt, volume_id):
     return _live_attachments(ctxt.session, volume_id)
+
+
+def _connection_users(session, volume_id, host, exclude_id):
+    """Ids of the live attachments of the volume connected to ``host``
+    (other than ``exclude_id``) whose detach has not begun."""
+    if not host:
+        return []
+    return list(session.execute(
+        sa.select(Attachment.id).where(
+            Attachment.volume_id == volume_id,
+            Attachment.deleted.is_(False),
+            Attachment.id != exclude_id,
+            Attachment.attached_host == host,
+            Attachment.attach_status.in_(st.LIVE_ATTACHMENT),
+            Attachment.connection_info.is_not(None),
+            Attachment.detach_time.is_(None))
+        .order_by(Attachment.id)).scalars())
+
+
+@db_api.context_manager.reader
+def connection_users(ctxt, volume_id, host, exclude_id=None):
+    """The attachments still using the volume's connection to ``host``
+    (the add-new-attach-apis spec's shared connections)."""
+    return _connection_users(ctxt.session, volume_id, host, exclude_id)
+
+
+@db_api.context_manager.writer
+def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
+    """Mark the attachment's detach as begun (its ``detach_time``) and
+    return the other attachments still using the connection to ``host``.
+
+    Done under the volume row's lock, so two attachments on one host being
+    deleted at once cannot both see the other as still using the
+    connection (and both leave it): the second one sees the first as
+    going and tears the connection down."""
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    result = session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False))
+        .values(detach_time=_now()))
+    if result.rowcount != 1:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    return _connection_users(session, volume_id, host, attachment_id)
+
+
+@db_api.context_manager.writer
+def attachment_abort_detach(ctxt, attachment_id):
+    """Undo ``attachment_begin_detach`` (the backend failed to
+    disconnect: the attachment is unchanged)."""
+    ctxt.session.execute(sa.update(Attachment).where(
+        Attachment.id == attachment_id, Attachment.deleted.is_(False))
+        .values(detach_time=None))
 
 
 @db_api.context_manager.writer

@@ -18,6 +18,8 @@ Volume moves (``VOLUME_MOVES``, keyed by operation), from -> to:
 * delete: available, error, error_restoring, error_extending,
   error_managing, with no live attachment -> deleting
 * create_done / create_failed: creating -> available / error
+* retype: available, in-use (only available when the multiattach flag
+  changes), not migrating -> the same status, with the new type
 * delete_failed: deleting -> error_deleting
 * an attachment deleted or failed: recomputed (below)
 
@@ -63,6 +65,17 @@ ATTACH_STATUSES = (ATTACHED, ATTACHING, DETACHED, RESERVED, ERROR_ATTACHING,
                    ERROR_DETACHING, DELETED)
 
 LIVE_ATTACHMENT = (RESERVED, ATTACHING, ATTACHED)
+
+MAINTENANCE = 'maintenance'
+
+# Volume statuses that only say where its attachments stand: a force detach
+# with nothing left to detach recomputes these (and leaves e.g. error).
+ATTACHMENT_DRIVEN = (AVAILABLE, RESERVED, ATTACHING, IN_USE, DETACHING)
+
+# Retype: from these statuses; only from available when multiattach changes
+# (the multi-attach spec: no retype of attachment parameters while in-use).
+RETYPE_FROM = (AVAILABLE, IN_USE)
+RETYPE_MULTIATTACH_FROM = (AVAILABLE,)
 
 VOLUME_MOVES = {
     'reserve': ((AVAILABLE, DOWNLOADING), RESERVED),

@@ -187,6 +187,44 @@ def attachment_detail(attachment):
     return view
 
 
+# Capabilities a backend reports that a volume type may ask for, shown as
+# Cinder's capabilities "properties" when the backend has them.
+_PROPERTIES = {
+    'multiattach': {
+        'title': 'Multiattach',
+        'description': 'Volumes of a type whose extra spec multiattach is '
+                       '"<is> True" may be attached to several servers at '
+                       'once.',
+        'type': 'boolean',
+    },
+}
+
+
+def capabilities_view(name, caps):
+    """Cinder's capabilities summary of backend ``name``."""
+    return {
+        'namespace': 'OS::Storage::Capabilities::%s' % name,
+        'vendor_name': caps.get('vendor_name'),
+        'volume_backend_name': caps.get('volume_backend_name'),
+        'pool_name': caps.get('pool_name'),
+        'driver_version': caps.get('driver_version'),
+        'storage_protocol': caps.get('storage_protocol'),
+        'display_name': caps.get('display_name'),
+        'description': caps.get('description'),
+        'visibility': caps.get('visibility'),
+        'replication_targets': caps.get('replication_targets', []),
+        'properties': {key: dict(prop) for key, prop in _PROPERTIES.items()
+                       if caps.get(key)},
+    }
+
+
+def pool_view(name, caps, detail):
+    view = {'name': name}
+    if detail:
+        view['capabilities'] = dict(caps)
+    return view
+
+
 # -- the VolumeClient's dicts -------------------------------------------------
 
 # The microversions the clients use, as Nova does: volume show at 3.48,

@@ -1,6 +1,7 @@
 """/v3 volumes: create, list (summary and detail), show, update, delete,
-and the volume actions nova_lite serves (os-set_bootable and Cinder's
-legacy detach markers os-begin_detaching / os-roll_detaching).
+and the volume actions nova_lite serves (os-set_bootable, os-retype, the
+administrator's os-force_detach, and Cinder's legacy detach markers
+os-begin_detaching / os-roll_detaching).
 
 Views are Cinder's (``nova_lite.volume.views``); URLs work with and without
 the ``{project_id}`` segment (the router strips it).
@@ -132,7 +133,7 @@ def show_volume(req, volume_id):
 def create_volume(req, body):
     ctxt = _ctxt(req)
     data = body['volume']
-    if data.get('multiattach'):
+    if bool_param(data.get('multiattach') or 'false', 'multiattach'):
         raise exception.InvalidInput(reason=_(
             'multiattach parameter has been removed. The default behavior '
             'is to use multiattach enabled volume types. Contact your '
@@ -204,4 +205,23 @@ def begin_detaching(req, volume_id, body):
 @validation.response(202, None, '3.0')
 def roll_detaching(req, volume_id, body):
     _api(req).roll_detaching(_ctxt(req), volume_id)
+    return router.reply(202)
+
+
+@validation.request_body(schema.RETYPE, '3.0')
+@validation.response(202, None, '3.0')
+def retype(req, volume_id, body):
+    data = body['os-retype']
+    _api(req).retype(_ctxt(req), volume_id, data['new_type'],
+                     migration_policy=data.get('migration_policy'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.FORCE_DETACH, '3.0')
+@validation.response(202, None, '3.0')
+def force_detach(req, volume_id, body):
+    data = body['os-force_detach']
+    _api(req).force_detach(_ctxt(req), volume_id,
+                           attachment_id=data.get('attachment_id'),
+                           connector=data.get('connector'))
     return router.reply(202)

@@ -110,6 +110,42 @@ def _marker_action(name):
 BEGIN_DETACHING = _marker_action('os-begin_detaching')
 ROLL_DETACHING = _marker_action('os-roll_detaching')
 
+RETYPE = {
+    'type': 'object',
+    'properties': {
+        'os-retype': {
+            'type': 'object',
+            'properties': {
+                'new_type': {'type': 'string', 'minLength': 1,
+                             'maxLength': 255},
+                'migration_policy': {
+                    'type': ['string', 'null'],
+                    'enum': ['on-demand', 'never', None]},
+            },
+            'required': ['new_type'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-retype'],
+    'additionalProperties': False,
+}
+
+FORCE_DETACH = {
+    'type': 'object',
+    'properties': {
+        'os-force_detach': {
+            'type': 'object',
+            'properties': {
+                'attachment_id': {'type': ['string', 'null']},
+                'connector': {'type': ['string', 'object', 'null']},
+            },
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-force_detach'],
+    'additionalProperties': False,
+}
+
 LIST_QUERY = common.query({
     'all_tenants': common.STRING_PARAM,
     'project_id': common.STRING_PARAM,

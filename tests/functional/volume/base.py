@@ -20,7 +20,7 @@ class VolumeTestCase(base.TestCase):
         body.update(fields)
         resp = (api or self.vol).post('/v3/volumes', body={'volume': body})
         self.assertEqual(expect, resp.status, resp.text)
-        return resp.body['volume'] if resp.body else resp
+        return resp.body['volume'] if expect == 202 else resp
 
     def show_volume(self, volume_id, api=None):
         resp = (api or self.vol).get('/v3/volumes/%s' % volume_id)

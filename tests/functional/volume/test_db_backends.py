@@ -9,6 +9,7 @@ server is missing, unless NOVA_LITE_REQUIRE_DB_BACKENDS=1.
 
 import concurrent.futures
 import threading
+from unittest import mock
 
 from oslo_utils import uuidutils
 import testtools
@@ -19,6 +20,7 @@ from nova_lite.db import migration
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
+from nova_lite.volume import drivers
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 
@@ -87,6 +89,44 @@ class _Contention(object):
                 attachment_id = next(ids)
             return self.api.attachment_delete(self.ctxt, attachment_id)
         self._race(delete_next, n=6)
+        volume = self.api.get(self.ctxt, volume.id)
+        self.assertEqual(('available', 'detached'),
+                         (volume.status, volume.attach_status))
+
+    def test_concurrent_deletes_on_one_host_disconnect_it_once(self):
+        self.conf.set_override('enabled_backends', ['fake'], group='volume')
+        drivers.register_backend_opts(self.conf)
+        vtype = self.api.type_create(
+            self.ctxt.elevated(), 'ma',
+            extra_specs={'multiattach': '<is> True'})
+        volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
+        attachments = []
+        for _i in range(6):
+            att = self.api.attachment_create(
+                self.ctxt, volume.id, uuidutils.generate_uuid(),
+                connector={'host': 'h1'})
+            self.api.attachment_complete(self.ctxt, att.id)
+            attachments.append(att.id)
+        driver = drivers.get_driver(self.conf, 'fake')
+        self.assertEqual(['h1'], list(driver.connections({'id': volume.id})))
+        ids = iter(attachments)
+        lock = threading.Lock()
+        terminated = []
+        real = driver.terminate_connection
+
+        def terminate(vol, connector):
+            terminated.append(connector['host'])
+            return real(vol, connector)
+
+        def delete_next():
+            with lock:
+                attachment_id = next(ids)
+            return self.api.attachment_delete(self.ctxt, attachment_id)
+        with mock.patch.object(driver, 'terminate_connection', terminate):
+            results = self._race(delete_next, n=6)
+        self.assertEqual(1, [shared for _rem, shared in results].count([]))
+        self.assertEqual(['h1'], terminated)
+        self.assertEqual({}, driver.connections({'id': volume.id}))
         volume = self.api.get(self.ctxt, volume.id)
         self.assertEqual(('available', 'detached'),
                          (volume.status, volume.attach_status))
