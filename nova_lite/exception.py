@@ -137,6 +137,23 @@ class AttachmentFieldNotMutable(Invalid):
     msg_fmt = _('The %(field)s property is not mutable')
 
 
+class VolumeTypeEncryptionExists(Invalid):
+    msg_fmt = _('Volume type encryption for type %(type_id)s already '
+                'exists.')
+
+
+class EncryptedVolumesNotSupported(Invalid):
+    msg_fmt = _('Invalid volume: the volume type is encrypted, and '
+                'nova_lite has no key manager to make encryption keys: it '
+                'cannot create encrypted volumes.')
+
+
+class EncryptionChangeNotSupported(Invalid):
+    msg_fmt = _('Invalid input received: changing the encryption of a '
+                'volume needs migrating it to a new volume, which nova_lite '
+                'does not do.')
+
+
 class MarkerNotFound(Invalid):
     msg_fmt = _('Marker %(marker)s could not be found.')
 
@@ -222,6 +239,11 @@ class InstanceActionNotFound(NotFound):
 
 class InstanceActionEventNotFound(NotFound):
     msg_fmt = _('Event %(event)s not found for action id %(action_id)s')
+
+
+class VolumeTypeEncryptionNotFound(NotFound):
+    msg_fmt = _('Volume type encryption for type %(type_id)s does not '
+                'exist.')
 
 
 class VolumeBackendNotFound(NotFound):

@@ -105,6 +105,15 @@ VOLUME_ROUTES = {
         'PUT': volume_types.update_extra_spec,
         'DELETE': volume_types.delete_extra_spec,
     },
+    '/types/{type_id}/encryption': {
+        'GET': volume_types.show_encryption,
+        'POST': volume_types.create_encryption,
+    },
+    '/types/{type_id}/encryption/{key}': {
+        'GET': volume_types.show_encryption_key,
+        'PUT': volume_types.update_encryption,
+        'DELETE': volume_types.delete_encryption,
+    },
     # Backends (administrators): capabilities and pools.
     '/capabilities/{hostname}': {
         'GET': volume_backends.show_capabilities,

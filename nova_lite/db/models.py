@@ -2,10 +2,11 @@
 
 Compute (``services``, ``instances``, ``block_device_mappings``,
 ``instance_actions``, ``instance_actions_events``, ``instance_faults``) and
-block storage (``volume_types``, ``volume_type_extra_specs``, ``volumes``,
-``volume_attachment``, ``attachment_specs``) are separate services that
-happen to share one database: no foreign key crosses from one group to the
-other, and compute code never queries block-storage tables
+block storage (``volume_types``, ``volume_type_extra_specs``,
+``encryption``, ``volumes``, ``volume_attachment``, ``attachment_specs``)
+are separate services that happen to share one database: no foreign key
+crosses from one group to the other, and compute code never queries
+block-storage tables
 (``COMPUTE_TABLES`` / ``VOLUME_TABLES`` name the groups; a unit test keeps
 them apart).
 
@@ -301,6 +302,26 @@ class VolumeTypeExtraSpec(TimestampMixin, BASE):
         back_populates='extra_specs', lazy='raise')
 
 
+class VolumeTypeEncryption(TimestampMixin, BASE):
+    """Encryption specs of a volume type (Cinder's ``encryption`` table):
+    at most one row per type."""
+
+    __tablename__ = 'encryption'
+    __table_args__ = (
+        sa.UniqueConstraint('volume_type_id'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    encryption_id: orm.Mapped[str] = orm.mapped_column(UUID,
+                                                       primary_key=True)
+    volume_type_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volume_types.id', ondelete='CASCADE'))
+    provider: orm.Mapped[str]
+    control_location: orm.Mapped[str]
+    cipher: orm.Mapped[Optional[str]]
+    key_size: orm.Mapped[Optional[int]]
+
+
 class Volume(TimestampMixin, BASE):
     """A block-storage volume; ``deleted`` rows are kept (soft delete)."""
 
@@ -401,6 +422,6 @@ COMPUTE_TABLES = frozenset([
     'instance_actions_events', 'instance_faults',
 ])
 VOLUME_TABLES = frozenset([
-    'volume_types', 'volume_type_extra_specs', 'volumes',
+    'volume_types', 'volume_type_extra_specs', 'encryption', 'volumes',
     'volume_attachment', 'attachment_specs',
 ])

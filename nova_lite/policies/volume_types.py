@@ -16,6 +16,10 @@ EXTRA_SPECS_CREATE = 'volume_extension:types_extra_specs:create'
 EXTRA_SPECS_UPDATE = 'volume_extension:types_extra_specs:update'
 EXTRA_SPECS_DELETE = 'volume_extension:types_extra_specs:delete'
 READ_SENSITIVE = 'volume_extension:types_extra_specs:read_sensitive'
+ENCRYPTION_CREATE = 'volume_extension:volume_type_encryption:create'
+ENCRYPTION_GET = 'volume_extension:volume_type_encryption:get'
+ENCRYPTION_UPDATE = 'volume_extension:volume_type_encryption:update'
+ENCRYPTION_DELETE = 'volume_extension:volume_type_encryption:delete'
 
 # Extra specs every user may see (Cinder's list); the others (e.g.
 # volume_backend_name) only with READ_SENSITIVE.
@@ -27,6 +31,7 @@ USER_VISIBLE_EXTRA_SPECS = (
 
 _TYPE = '/types/{type_id}'
 _SPECS = '/types/{type_id}/extra_specs'
+_ENCRYPTION = '/types/{type_id}/encryption'
 _EVERYONE = '@'
 
 rules = [
@@ -83,6 +88,28 @@ rules = [
                     'replication_enabled).',
         operations=[{'method': 'GET', 'path': _TYPE},
                     {'method': 'GET', 'path': _SPECS}]),
+    policy.DocumentedRuleDefault(
+        name=ENCRYPTION_CREATE, check_str=base.RULE_ADMIN_API,
+        description='Give a volume type encryption specs (refused while '
+                    'volumes use the type).',
+        operations=[{'method': 'POST', 'path': _ENCRYPTION}]),
+    policy.DocumentedRuleDefault(
+        name=ENCRYPTION_GET, check_str=base.RULE_ADMIN_API,
+        description='Show the encryption specs of a volume type.',
+        operations=[{'method': 'GET', 'path': _ENCRYPTION},
+                    {'method': 'GET', 'path': _ENCRYPTION + '/{key}'}]),
+    policy.DocumentedRuleDefault(
+        name=ENCRYPTION_UPDATE, check_str=base.RULE_ADMIN_API,
+        description='Change the encryption specs of a volume type '
+                    '(refused while volumes use the type).',
+        operations=[{'method': 'PUT',
+                     'path': _ENCRYPTION + '/{encryption_id}'}]),
+    policy.DocumentedRuleDefault(
+        name=ENCRYPTION_DELETE, check_str=base.RULE_ADMIN_API,
+        description='Remove the encryption specs of a volume type '
+                    '(refused while volumes use the type).',
+        operations=[{'method': 'DELETE',
+                     'path': _ENCRYPTION + '/{encryption_id}'}]),
 ]
 
 

@@ -30,32 +30,21 @@ from oslo_utils import timeutils
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
-from nova_lite.policies import volume_backends as backend_policies
-from nova_lite.policies import volume_types as type_policies
 from nova_lite.policies import volumes as volume_policies
 from nova_lite.volume import db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import status as st
+from nova_lite.volume import type_api
 from nova_lite.volume import views
 
 LOG = logging.getLogger(__name__)
 
-MULTIATTACH_SPEC = 'multiattach'
-MULTIATTACH_TRUE = '<is> True'
 DELETABLE = st.VOLUME_MOVES['delete'][0]
 
-
 is_service_request = views.is_service_request
-
-
-def is_multiattach_type(extra_specs):
-    """Cinder's exact test of the type's ``multiattach`` extra spec."""
-    return extra_specs.get(MULTIATTACH_SPEC) == MULTIATTACH_TRUE
-
-
-def _target(project_id):
-    return {'project_id': project_id}
+is_multiattach_type = type_api.is_multiattach_type
+_target = type_api.target
 
 
 def _volume_dict(volume):
@@ -69,7 +58,11 @@ def _volume_dict(volume):
     }
 
 
-class API(object):
+class API(type_api.TypeOperations):
+    """Volumes and attachments (this module), volume types, their extra
+    specs and encryption, and the backends' capabilities
+    (``type_api.TypeOperations``)."""
+
     def __init__(self, conf):
         self.conf = conf
 
@@ -78,84 +71,6 @@ class API(object):
         """The project a lookup is limited to (None: administrators see
         every project)."""
         return None if ctxt.is_admin else ctxt.project_id
-
-    # -- volume types ---------------------------------------------------------
-    def type_get_all(self, ctxt, is_public=None):
-        ctxt.can(type_policies.GET_ALL, target=_target(ctxt.project_id))
-        if not ctxt.is_admin:
-            is_public = True
-        return db.type_get_all(ctxt, is_public=is_public)
-
-    def type_get(self, ctxt, type_id):
-        ctxt.can(type_policies.GET, target=_target(ctxt.project_id))
-        return db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
-
-    def type_create(self, ctxt, name, description=None, is_public=True,
-                    extra_specs=None):
-        ctxt.can(type_policies.CREATE, target=_target(ctxt.project_id))
-        return db.type_create(ctxt, name, description, is_public,
-                              extra_specs)
-
-    def type_update(self, ctxt, type_id, values):
-        ctxt.can(type_policies.UPDATE, target=_target(ctxt.project_id))
-        return db.type_update(ctxt, type_id, values)
-
-    def type_delete(self, ctxt, type_id):
-        ctxt.can(type_policies.DELETE, target=_target(ctxt.project_id))
-        db.type_destroy(ctxt, type_id)
-
-    def extra_specs_get(self, ctxt, type_id, key=None):
-        rule = (type_policies.EXTRA_SPECS_SHOW if key
-                else type_policies.EXTRA_SPECS_INDEX)
-        ctxt.can(rule, target=_target(ctxt.project_id))
-        vtype = db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
-        specs = views.visible_extra_specs(ctxt, vtype)
-        if key is None:
-            return specs
-        if key not in specs:
-            raise exception.VolumeTypeExtraSpecsNotFound(
-                volume_type_id=type_id, extra_specs_key=key)
-        return {key: specs[key]}
-
-    def extra_specs_update(self, ctxt, type_id, specs, single=False):
-        rule = (type_policies.EXTRA_SPECS_UPDATE if single
-                else type_policies.EXTRA_SPECS_CREATE)
-        ctxt.can(rule, target=_target(ctxt.project_id))
-        db.type_extra_specs_update(ctxt, type_id, specs)
-        return specs
-
-    def extra_spec_delete(self, ctxt, type_id, key):
-        ctxt.can(type_policies.EXTRA_SPECS_DELETE,
-                 target=_target(ctxt.project_id))
-        db.type_extra_spec_delete(ctxt, type_id, key)
-
-    # -- backends -------------------------------------------------------
-    def backend_capabilities(self, ctxt, hostname):
-        """``(backend name, capabilities)`` asked of the backend now (which
-        refreshes the cached report). ``hostname`` is a backend name, or
-        Cinder's ``host@backend[#pool]``."""
-        ctxt.can(backend_policies.CAPABILITIES,
-                 target=_target(ctxt.project_id))
-        name = hostname.partition('#')[0].rpartition('@')[2]
-        backends = drivers.get_backends(self.conf)
-        if name not in backends:
-            raise exception.VolumeBackendNotFound(host=hostname)
-        return name, backends[name].reported_capabilities(0)
-
-    def backend_pools(self, ctxt, name=None, volume_type=None):
-        """``[(backend name, capabilities)]`` as last reported, only those
-        named ``name`` or able to host ``volume_type`` when given."""
-        ctxt.can(backend_policies.GET_POOLS,
-                 target=_target(ctxt.project_id))
-        pools = drivers.capabilities(self.conf).items()
-        if name:
-            pools = [(n, c) for n, c in pools if n == name]
-        if volume_type:
-            specs = views.extra_specs_of(db.type_get_by_name_or_id(
-                ctxt, volume_type))
-            pools = [(n, c) for n, c in pools if drivers.fits(
-                c, specs, is_multiattach_type(specs))]
-        return list(pools)
 
     # -- volumes --------------------------------------------------------
     def get(self, ctxt, volume_id):
@@ -211,6 +126,11 @@ class API(object):
         if multiattach:
             ctxt.can(volume_policies.MULTIATTACH,
                      target=_target(ctxt.project_id))
+        if vtype is not None and self.is_encrypted(ctxt, vtype.id):
+            if multiattach:
+                raise exception.InvalidVolume(reason=_(
+                    'Multiattach cannot be used with encrypted volumes.'))
+            raise exception.EncryptedVolumesNotSupported()
         backend = drivers.choose_backend(self.conf, specs, multiattach)
         if backend is None and multiattach:
             # The multi-attach spec's fast feedback: the cached
@@ -322,6 +242,13 @@ class API(object):
             if multiattach:
                 ctxt.can(volume_policies.MULTIATTACH,
                          target=_target(volume.project_id))
+        encrypted = self.is_encrypted(ctxt, vtype.id)
+        if multiattach and encrypted:
+            raise exception.InvalidInput(reason=_(
+                'Retype requested both encryption and multi-attach, which '
+                'is not supported.'))
+        if encrypted != bool(volume.encrypted):
+            raise exception.EncryptionChangeNotSupported()
         caps = drivers.capabilities(self.conf).get(volume.host)
         if caps is None or not drivers.fits(caps, specs, multiattach):
             raise exception.InvalidInput(reason=_(

@@ -29,6 +29,7 @@ from nova_lite.volume import status as st
 Volume = models.Volume
 VolumeType = models.VolumeType
 ExtraSpec = models.VolumeTypeExtraSpec
+Encryption = models.VolumeTypeEncryption
 Attachment = models.VolumeAttachment
 AttachmentSpec = models.AttachmentSpec
 
@@ -139,6 +140,8 @@ def type_destroy(ctxt, type_id):
         volume_type_id=None))
     session.execute(sa.delete(ExtraSpec).where(
         ExtraSpec.volume_type_id == type_id))
+    session.execute(sa.delete(Encryption).where(
+        Encryption.volume_type_id == type_id))
     session.execute(sa.delete(VolumeType).where(VolumeType.id == type_id))
 
 
@@ -168,6 +171,85 @@ def type_extra_spec_delete(ctxt, type_id, key):
     if result.rowcount != 1:
         raise exception.VolumeTypeExtraSpecsNotFound(
             volume_type_id=type_id, extra_specs_key=key)
+
+
+# -- volume type encryption ---------------------------------------------------
+#
+# A type's encryption may change only while no volume uses the type. The
+# type row is the lock: encryption writers take it FOR UPDATE, volume_create
+# takes it FOR SHARE and checks the type is still unencrypted, so a volume
+# and encryption cannot both be added to one type at once.
+
+def _lock_type(session, type_id, read=False):
+    vtype = session.execute(sa.select(VolumeType).where(
+        VolumeType.id == type_id).with_for_update(read=read)
+    ).scalar_one_or_none()
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    return vtype
+
+
+def _type_in_use(session, type_id):
+    return session.execute(
+        sa.select(Volume.id).where(Volume.volume_type_id == type_id,
+                                   Volume.deleted.is_(False)).limit(1)
+    ).first() is not None
+
+
+def _encryption_of(session, type_id):
+    return session.execute(sa.select(Encryption).where(
+        Encryption.volume_type_id == type_id)).scalar_one_or_none()
+
+
+@db_api.context_manager.reader
+def type_encryption_get(ctxt, type_id):
+    """The encryption row of the type, or None if it is not encrypted."""
+    return _encryption_of(ctxt.session, type_id)
+
+
+@db_api.context_manager.writer
+def type_encryption_create(ctxt, type_id, values):
+    session = ctxt.session
+    _lock_type(session, type_id)
+    if _type_in_use(session, type_id):
+        raise exception.InvalidInput(
+            reason='Cannot create encryption specs. Volume type in use.')
+    if _encryption_of(session, type_id) is not None:
+        raise exception.VolumeTypeEncryptionExists(type_id=type_id)
+    row = Encryption(encryption_id=uuidutils.generate_uuid(),
+                     volume_type_id=type_id, **values)
+    session.add(row)
+    session.flush()
+    return row
+
+
+@db_api.context_manager.writer
+def type_encryption_update(ctxt, type_id, values):
+    session = ctxt.session
+    _lock_type(session, type_id)
+    if _type_in_use(session, type_id):
+        raise exception.InvalidInput(
+            reason='Cannot update encryption specs. Volume type in use.')
+    row = _encryption_of(session, type_id)
+    if row is None:
+        raise exception.VolumeTypeEncryptionNotFound(type_id=type_id)
+    for key, value in values.items():
+        setattr(row, key, value)
+    session.flush()
+    return row
+
+
+@db_api.context_manager.writer
+def type_encryption_delete(ctxt, type_id):
+    session = ctxt.session
+    _lock_type(session, type_id)
+    if _type_in_use(session, type_id):
+        raise exception.InvalidInput(
+            reason='Cannot delete encryption specs. Volume type in use.')
+    result = session.execute(sa.delete(Encryption).where(
+        Encryption.volume_type_id == type_id))
+    if result.rowcount != 1:
+        raise exception.VolumeTypeEncryptionNotFound(type_id=type_id)
 
 
 # -- volumes ------------------------------------------------------------------
@@ -228,6 +310,12 @@ def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
 
 @db_api.context_manager.writer
 def volume_create(ctxt, values):
+    """A new ``creating`` volume. Its type (if any) must exist and be
+    unencrypted at this moment (see the encryption functions above)."""
+    if values.get('volume_type_id'):
+        _lock_type(ctxt.session, values['volume_type_id'], read=True)
+        if _encryption_of(ctxt.session, values['volume_type_id']):
+            raise exception.EncryptedVolumesNotSupported()
     volume = Volume(id=uuidutils.generate_uuid(), status=st.CREATING,
                     attach_status=st.DETACHED, **values)
     ctxt.session.add(volume)
@@ -263,7 +351,11 @@ def volume_move(ctxt, volume_id, move, values=None, extra=()):
 def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
     """Give the volume another type (and the type's multiattach), as one
     compare-and-swap: only from ``statuses``, when it is not migrating and
-    its type is not already ``type_id``. True if this caller won."""
+    its type is not already ``type_id``. True if this caller won. The new
+    type must still be unencrypted (nova_lite volumes never are)."""
+    _lock_type(ctxt.session, type_id, read=True)
+    if _encryption_of(ctxt.session, type_id):
+        raise exception.EncryptionChangeNotSupported()
     result = ctxt.session.execute(sa.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(statuses), Volume.migration_status.is_(None),

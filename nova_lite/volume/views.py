@@ -149,6 +149,24 @@ def type_view(ctxt, vtype):
     return view
 
 
+def encryption_view(row):
+    """Cinder's encryption specs of a type ({} when it has none)."""
+    if row is None:
+        return {}
+    return {
+        'volume_type_id': row.volume_type_id,
+        'encryption_id': row.encryption_id,
+        'provider': row.provider,
+        'control_location': row.control_location,
+        'cipher': row.cipher,
+        'key_size': row.key_size,
+        'created_at': util.isotime(row.created_at),
+        'updated_at': util.isotime(row.updated_at),
+        'deleted': False,
+        'deleted_at': None,
+    }
+
+
 def extra_specs_of(vtype):
     return {spec.key: spec.value for spec in vtype.extra_specs}
 

@@ -1,4 +1,4 @@
-"""/v3 types: volume types and their extra specs.
+"""/v3 types: volume types, their extra specs and encryption specs.
 
 Everyone may list and show (public) types; creating, changing and deleting
 types and their extra specs is for administrators. Non-administrators see
@@ -120,4 +120,53 @@ def update_extra_spec(req, type_id, key, body):
 @validation.response(202, None, '3.0')
 def delete_extra_spec(req, type_id, key):
     _api(req).extra_spec_delete(_ctxt(req), type_id, key)
+    return router.reply(202)
+
+
+# -- encryption ---------------------------------------------------------------
+# Cinder's shapes: GET returns the specs unwrapped ({} for none); POST and
+# PUT echo the request's specs; in .../encryption/{key}, key is a spec name
+# for GET and the (ignored) encryption id for PUT and DELETE.
+
+def _echo(specs):
+    specs = dict(specs)
+    if specs.get('key_size') is not None:
+        specs['key_size'] = int(specs['key_size'])
+    return specs
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.ENCRYPTION_RESPONSE, '3.0')
+def show_encryption(req, type_id):
+    return views.encryption_view(_api(req).encryption_get(_ctxt(req),
+                                                          type_id))
+
+
+@validation.request_body(schema.ENCRYPTION_CREATE, '3.0')
+@validation.response(200, schema.ENCRYPTION_CREATE_RESPONSE, '3.0')
+def create_encryption(req, type_id, body):
+    row = _api(req).encryption_create(_ctxt(req), type_id,
+                                      body['encryption'])
+    specs = _echo(body['encryption'])
+    specs.update(volume_type_id=row.volume_type_id,
+                 encryption_id=row.encryption_id)
+    return {'encryption': specs}
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.ENCRYPTION_KEY_RESPONSE, '3.0')
+def show_encryption_key(req, type_id, key):
+    return _api(req).encryption_get(_ctxt(req), type_id, key=key)
+
+
+@validation.request_body(schema.ENCRYPTION_UPDATE, '3.0')
+@validation.response(200, schema.ENCRYPTION_UPDATE_RESPONSE, '3.0')
+def update_encryption(req, type_id, key, body):
+    _api(req).encryption_update(_ctxt(req), type_id, body['encryption'])
+    return {'encryption': _echo(body['encryption'])}
+
+
+@validation.response(202, None, '3.0')
+def delete_encryption(req, type_id, key):
+    _api(req).encryption_delete(_ctxt(req), type_id)
     return router.reply(202)

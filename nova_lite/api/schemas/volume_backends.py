@@ -9,15 +9,12 @@ POOLS_QUERY = common.query({
     'volume_type': common.STRING_PARAM,
 }, strict=False)
 
+# One of Cinder's capability "properties": title, description, type (keys
+# named like schema keywords, hence no "properties" here).
 _PROPERTY = {
     'type': 'object',
-    'properties': {
-        'title': {'type': 'string'},
-        'description': {'type': 'string'},
-        'type': {'type': 'string'},
-    },
+    'additionalProperties': {'type': 'string'},
     'required': ['title', 'description', 'type'],
-    'additionalProperties': False,
 }
 
 CAPABILITIES_RESPONSE = {
@@ -33,8 +30,11 @@ CAPABILITIES_RESPONSE = {
         'description': common.NULLABLE_STRING,
         'visibility': common.NULLABLE_STRING,
         'replication_targets': {'type': 'array'},
-        'properties': {'type': 'object',
-                       'additionalProperties': _PROPERTY},
+    },
+    # Cinder's field "properties" (named like the schema keyword).
+    'patternProperties': {
+        '^properties$': {'type': 'object',
+                         'additionalProperties': _PROPERTY},
     },
     'required': ['namespace', 'vendor_name', 'volume_backend_name',
                  'pool_name', 'driver_version', 'storage_protocol',

@@ -123,3 +123,74 @@ EXTRA_SPEC_RESPONSE = {
     'minProperties': 1,
     'maxProperties': 1,
 }
+
+# -- encryption (/types/{type_id}/encryption) ---------------------------------
+
+_KEY_SIZE = {'type': ['string', 'integer', 'null'], 'pattern': '^[0-9]+$',
+             'minimum': 0, 'maximum': 2147483647}
+_ENCRYPTION_FIELDS = {
+    'key_size': _KEY_SIZE,
+    'provider': {'type': 'string', 'minLength': 0, 'maxLength': 255},
+    'control_location': {'enum': ['front-end', 'back-end']},
+    'cipher': {'type': ['string', 'null'], 'minLength': 0,
+               'maxLength': 255},
+}
+ENCRYPTION_UPDATE = {
+    'type': 'object',
+    'properties': {
+        'encryption': {
+            'type': 'object',
+            'properties': _ENCRYPTION_FIELDS,
+            'additionalProperties': False,
+        },
+    },
+    'required': ['encryption'],
+    'additionalProperties': False,
+}
+ENCRYPTION_CREATE = common.require(ENCRYPTION_UPDATE, ['encryption'],
+                                   'provider', 'control_location')
+
+_ENCRYPTION_VALUES = {
+    'key_size': {'type': ['integer', 'null']},
+    'provider': {'type': 'string'},
+    'control_location': {'enum': ['front-end', 'back-end']},
+    'cipher': common.NULLABLE_STRING,
+}
+# GET: the specs themselves, not wrapped ({} when the type has none).
+ENCRYPTION_RESPONSE = {
+    'type': 'object',
+    'properties': dict(
+        _ENCRYPTION_VALUES,
+        volume_type_id=common.UUID,
+        encryption_id=common.UUID,
+        created_at=common.NULLABLE_DATETIME,
+        updated_at=common.NULLABLE_DATETIME,
+        deleted={'type': 'boolean'},
+        deleted_at=common.NULLABLE_DATETIME),
+    'additionalProperties': False,
+}
+ENCRYPTION_KEY_RESPONSE = {
+    'type': 'object',
+    'additionalProperties': {'type': ['string', 'integer', 'boolean',
+                                      'null']},
+    'minProperties': 1,
+    'maxProperties': 1,
+}
+# POST and PUT echo the request's specs (POST adds the ids), as Cinder.
+ENCRYPTION_UPDATE_RESPONSE = {
+    'type': 'object',
+    'properties': {
+        'encryption': {
+            'type': 'object',
+            'properties': _ENCRYPTION_VALUES,
+            'additionalProperties': False,
+        },
+    },
+    'required': ['encryption'],
+    'additionalProperties': False,
+}
+ENCRYPTION_CREATE_RESPONSE = common.require(common.extend(
+    ENCRYPTION_UPDATE_RESPONSE, ['encryption'],
+    volume_type_id=common.UUID, encryption_id=common.UUID),
+    ['encryption'], 'provider', 'control_location', 'volume_type_id',
+    'encryption_id')

@@ -611,3 +611,105 @@ class FileBackendTest(base.VolumeTestCase):
         self.assertEqual({'h1'}, set(driver.connections(vol)))
         self.vol.delete('/v3/attachments/%s' % rw['id'])
         self.assertEqual({}, driver.connections(vol))
+
+
+class EncryptionTest(base.VolumeTestCase):
+    """Encrypted volume types, and multiattach never with encryption."""
+
+    SPECS = {'provider': 'luks', 'control_location': 'front-end',
+             'cipher': 'aes-xts-plain64', 'key_size': '256'}
+
+    def encrypt(self, type_id, expect=200, api=None, **specs):
+        resp = (api or self.admin).post(
+            '/v3/types/%s/encryption' % type_id,
+            body={'encryption': specs or self.SPECS})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp
+
+    def test_encryption_specs_crud(self):
+        vtype = self.create_type('enc')
+        path = '/v3/types/%s/encryption' % vtype['id']
+        self.assertEqual({}, self.admin.get(path).body)
+        created = self.encrypt(vtype['id']).body['encryption']
+        self.assertEqual(dict(self.SPECS, key_size=256,
+                              volume_type_id=vtype['id'],
+                              encryption_id=created['encryption_id']),
+                         created)
+        shown = self.admin.get(path).body
+        self.assertEqual(('luks', 256, False, None), (
+            shown['provider'], shown['key_size'], shown['deleted'],
+            shown['deleted_at']))
+        self.assertEqual({'provider': 'luks'},
+                         self.admin.get(path + '/provider').body)
+        self.assertEqual(404, self.admin.get(path + '/nothing').status)
+        resp = self.encrypt(vtype['id'], expect=400)
+        self.assertIn('already exists', resp.text)
+        self.assertEqual(403, self.vol.get(path).status)
+        self.encrypt(vtype['id'], api=self.vol, expect=403)
+        resp = self.admin.put(path + '/' + created['encryption_id'],
+                              body={'encryption': {'key_size': 512}})
+        self.assertEqual((200, {'encryption': {'key_size': 512}}),
+                         (resp.status, resp.body))
+        self.assertEqual(512, self.admin.get(path).body['key_size'])
+        self.assertEqual(400, self.admin.post(path, body={'encryption': {
+            'provider': 'luks'}}).status)           # control_location
+        self.assertEqual(202, self.admin.delete(
+            path + '/' + created['encryption_id']).status)
+        self.assertEqual({}, self.admin.get(path).body)
+        self.assertEqual(404, self.admin.delete(path + '/x').status)
+        self.assertEqual(404, self.admin.get(
+            '/v3/types/%s/encryption' % uuidutils.generate_uuid()).status)
+
+    def test_multiattach_with_encryption_is_refused(self):
+        ma_enc = self.create_type('ma-enc', extra_specs=MA)
+        self.encrypt(ma_enc['id'])
+        resp = self.create_volume(volume_type='ma-enc', expect=400)
+        self.assertEqual(
+            'Invalid volume: Multiattach cannot be used with encrypted '
+            'volumes.', resp.body['badRequest']['message'])
+        enc = self.create_type('enc')
+        self.encrypt(enc['id'])
+        resp = self.create_volume(volume_type='enc', expect=400)
+        self.assertIn('cannot create encrypted volumes', resp.text)
+        self.assertEqual([], self.vol.get('/v3/volumes').body['volumes'])
+
+        volume = self.create_volume()
+        action = '/v3/volumes/%s/action' % volume['id']
+        resp = self.vol.post(action, body={'os-retype': {
+            'new_type': 'ma-enc'}})
+        self.assertEqual(400, resp.status)
+        self.assertEqual(
+            'Invalid input received: Retype requested both encryption and '
+            'multi-attach, which is not supported.',
+            resp.body['badRequest']['message'])
+        resp = self.vol.post(action, body={'os-retype': {
+            'new_type': 'enc'}})
+        self.assertEqual(400, resp.status)
+        self.assertIn('changing the encryption of a volume', resp.text)
+        self.assertIsNone(self.show_volume(volume['id'])['volume_type'])
+
+    def test_types_in_use_keep_their_encryption(self):
+        vtype = self.create_type('plain')
+        self.create_volume(volume_type='plain')
+        resp = self.encrypt(vtype['id'], expect=400)
+        self.assertIn('Cannot create encryption specs. Volume type in use.',
+                      resp.text)
+
+    def test_openstacksdk(self):
+        import openstack
+        server = self.useFixture(system.HTTPServer(self.sys.app))
+        conn = openstack.connection.Connection(
+            auth_type='admin_token',
+            auth={'endpoint': server.base_url, 'token': 'admin:admin'},
+            block_storage_endpoint_override=server.base_url + '/v3',
+            region_name='RegionOne')
+        self.addCleanup(conn.close)
+        bs = conn.block_storage
+        vtype = bs.create_type(name='sdk-enc', extra_specs=MA)
+        bs.create_type_encryption(vtype, provider='luks',
+                                  control_location='front-end')
+        self.assertEqual('luks', bs.get_type_encryption(vtype).provider)
+        e = self.assertRaises(openstack.exceptions.BadRequestException,
+                              bs.create_volume, size=1,
+                              volume_type='sdk-enc')
+        self.assertIn('Multiattach cannot be used with encrypted', str(e))

@@ -1,0 +1,156 @@
+"""The block-storage service layer for volume types: types, their extra
+specs and encryption, and what the backends can do for them.
+
+``TypeOperations`` is the part of ``nova_lite.volume.api.API`` about
+types (that class inherits it); the same rules as there: policy checked
+here, rows from ``nova_lite.volume.db``.
+
+Encryption: a type may carry Cinder's encryption specs
+(``/v3/types/{id}/encryption``), changed only while no volume uses the
+type. nova_lite has no key manager, so it refuses to create volumes of an
+encrypted type (400); a multiattach type with encryption gets Cinder's own
+refusal first (the multi-attach spec: no multiattach with encryption).
+"""
+
+from nova_lite import exception
+from nova_lite.policies import volume_backends as backend_policies
+from nova_lite.policies import volume_types as type_policies
+from nova_lite.volume import db
+from nova_lite.volume import drivers
+from nova_lite.volume import views
+
+MULTIATTACH_SPEC = 'multiattach'
+MULTIATTACH_TRUE = '<is> True'
+
+ENCRYPTION_KEYS = ('provider', 'control_location', 'cipher', 'key_size')
+
+
+def is_multiattach_type(extra_specs):
+    """Cinder's exact test of the type's ``multiattach`` extra spec."""
+    return extra_specs.get(MULTIATTACH_SPEC) == MULTIATTACH_TRUE
+
+
+def target(project_id):
+    return {'project_id': project_id}
+
+
+class TypeOperations(object):
+    """Mixed into ``volume.api.API`` (which sets ``self.conf``)."""
+
+    # -- volume types ---------------------------------------------------------
+    def type_get_all(self, ctxt, is_public=None):
+        ctxt.can(type_policies.GET_ALL, target=target(ctxt.project_id))
+        if not ctxt.is_admin:
+            is_public = True
+        return db.type_get_all(ctxt, is_public=is_public)
+
+    def type_get(self, ctxt, type_id):
+        ctxt.can(type_policies.GET, target=target(ctxt.project_id))
+        return db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+
+    def type_create(self, ctxt, name, description=None, is_public=True,
+                    extra_specs=None):
+        ctxt.can(type_policies.CREATE, target=target(ctxt.project_id))
+        return db.type_create(ctxt, name, description, is_public,
+                              extra_specs)
+
+    def type_update(self, ctxt, type_id, values):
+        ctxt.can(type_policies.UPDATE, target=target(ctxt.project_id))
+        return db.type_update(ctxt, type_id, values)
+
+    def type_delete(self, ctxt, type_id):
+        ctxt.can(type_policies.DELETE, target=target(ctxt.project_id))
+        db.type_destroy(ctxt, type_id)
+
+    def extra_specs_get(self, ctxt, type_id, key=None):
+        rule = (type_policies.EXTRA_SPECS_SHOW if key
+                else type_policies.EXTRA_SPECS_INDEX)
+        ctxt.can(rule, target=target(ctxt.project_id))
+        vtype = db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+        specs = views.visible_extra_specs(ctxt, vtype)
+        if key is None:
+            return specs
+        if key not in specs:
+            raise exception.VolumeTypeExtraSpecsNotFound(
+                volume_type_id=type_id, extra_specs_key=key)
+        return {key: specs[key]}
+
+    def extra_specs_update(self, ctxt, type_id, specs, single=False):
+        rule = (type_policies.EXTRA_SPECS_UPDATE if single
+                else type_policies.EXTRA_SPECS_CREATE)
+        ctxt.can(rule, target=target(ctxt.project_id))
+        db.type_extra_specs_update(ctxt, type_id, specs)
+        return specs
+
+    def extra_spec_delete(self, ctxt, type_id, key):
+        ctxt.can(type_policies.EXTRA_SPECS_DELETE,
+                 target=target(ctxt.project_id))
+        db.type_extra_spec_delete(ctxt, type_id, key)
+
+    # -- backends -------------------------------------------------------
+    def backend_capabilities(self, ctxt, hostname):
+        """``(backend name, capabilities)`` asked of the backend now (which
+        refreshes the cached report). ``hostname`` is a backend name, or
+        Cinder's ``host@backend[#pool]``."""
+        ctxt.can(backend_policies.CAPABILITIES,
+                 target=target(ctxt.project_id))
+        name = hostname.partition('#')[0].rpartition('@')[2]
+        backends = drivers.get_backends(self.conf)
+        if name not in backends:
+            raise exception.VolumeBackendNotFound(host=hostname)
+        return name, backends[name].reported_capabilities(0)
+
+    def backend_pools(self, ctxt, name=None, volume_type=None):
+        """``[(backend name, capabilities)]`` as last reported, only those
+        named ``name`` or able to host ``volume_type`` when given."""
+        ctxt.can(backend_policies.GET_POOLS,
+                 target=target(ctxt.project_id))
+        pools = drivers.capabilities(self.conf).items()
+        if name:
+            pools = [(n, c) for n, c in pools if n == name]
+        if volume_type:
+            specs = views.extra_specs_of(db.type_get_by_name_or_id(
+                ctxt, volume_type))
+            pools = [(n, c) for n, c in pools if drivers.fits(
+                c, specs, is_multiattach_type(specs))]
+        return list(pools)
+
+    # -- volume type encryption -----------------------------------------
+    def encryption_get(self, ctxt, type_id, key=None):
+        """The type's encryption row (None: not encrypted); with ``key``,
+        ``{key: value}`` (404 when not encrypted or no such key)."""
+        ctxt.can(type_policies.ENCRYPTION_GET,
+                 target=target(ctxt.project_id))
+        db.type_get(ctxt, type_id)
+        row = db.type_encryption_get(ctxt, type_id)
+        if key is None:
+            return row
+        view = views.encryption_view(row) if row is not None else {}
+        if key not in view:
+            raise exception.VolumeTypeEncryptionNotFound(type_id=type_id)
+        return {key: view[key]}
+
+    def encryption_create(self, ctxt, type_id, specs):
+        ctxt.can(type_policies.ENCRYPTION_CREATE,
+                 target=target(ctxt.project_id))
+        return db.type_encryption_create(ctxt, type_id, _encryption(specs))
+
+    def encryption_update(self, ctxt, type_id, specs):
+        ctxt.can(type_policies.ENCRYPTION_UPDATE,
+                 target=target(ctxt.project_id))
+        return db.type_encryption_update(ctxt, type_id, _encryption(specs))
+
+    def encryption_delete(self, ctxt, type_id):
+        ctxt.can(type_policies.ENCRYPTION_DELETE,
+                 target=target(ctxt.project_id))
+        db.type_encryption_delete(ctxt, type_id)
+
+    def is_encrypted(self, ctxt, type_id):
+        return db.type_encryption_get(ctxt, type_id) is not None
+
+
+def _encryption(specs):
+    values = {k: specs[k] for k in ENCRYPTION_KEYS if k in specs}
+    if values.get('key_size') is not None:
+        values['key_size'] = int(values['key_size'])
+    return values
