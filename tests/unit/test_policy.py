@@ -1,5 +1,11 @@
 """Policy defaults are registered and behave as documented."""
 
+import os
+
+import fixtures
+from oslo_policy import opts as policy_opts
+from oslo_policy import policy as oslo_policy
+
 from nova_lite import context
 from nova_lite import exception
 from nova_lite import policies
@@ -38,3 +44,85 @@ class PolicyTest(base.TestCase):
                                    {'project_id': 'p1'}))
         self.assertFalse(member.can('project_member_or_admin',
                                     {'project_id': 'p2'}, fatal=False))
+
+
+class EnforcerCostTest(base.TestCase):
+    """The enforcer remembers allowed answers of pure rules and looks for
+    policy file changes at most once a second, without changing answers."""
+
+    def setUp(self):
+        super().setUp()
+        self.policy_file = os.path.join(self.useFixture(
+            fixtures.TempDir()).path, 'policy.yaml')
+        policy_opts.set_defaults(self.conf, policy_file=self.policy_file)
+        self.enforcer = policy.init(self.conf)
+        self.addCleanup(policy.reset)
+        self.member = context.RequestContext(
+            user_id='u', project_id='p1', roles=['member', 'reader'])
+        self.member.enforcer = self.enforcer
+        self.checks = 0
+        real = oslo_policy.Enforcer.enforce
+
+        def counting(*args, **kwargs):
+            self.checks += 1
+            return real(*args, **kwargs)
+        self.useFixture(fixtures.MockPatchObject(
+            oslo_policy.Enforcer, 'enforce', counting))
+
+    def test_allowed_answer_is_remembered(self):
+        for _ in range(3):
+            self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(1, self.checks)
+        # Another target or other credentials are other questions.
+        self.assertFalse(self.member.can(RULE, {'project_id': 'p2'},
+                                         fatal=False))
+        reader = context.RequestContext(user_id='u', project_id='p1',
+                                        roles=['reader'])
+        reader.enforcer = self.enforcer
+        self.assertFalse(reader.can(RULE, {'project_id': 'p1'},
+                                    fatal=False))
+        self.assertEqual(3, self.checks)
+
+    def test_denial_is_not_remembered(self):
+        for _ in range(2):
+            self.assertRaises(exception.PolicyNotAuthorized, self.member.can,
+                              RULE, {'project_id': 'p2'})
+        self.assertEqual(2, self.checks)
+
+    def test_set_rules_forgets(self):
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.enforcer.set_rules(oslo_policy.Rules.from_dict(
+            {RULE: 'role:admin'}), overwrite=False, use_conf=False)
+        self.assertRaises(exception.PolicyNotAuthorized, self.member.can,
+                          RULE, {'project_id': 'p1'})
+
+    def test_rules_with_other_checks_are_not_remembered(self):
+        # A check class of its own (like http:): its answer may depend on
+        # more than the target and the credentials.
+        self.enforcer.set_rules(oslo_policy.Rules.from_dict(
+            {RULE: 'rule:project_member_or_admin and @'}), overwrite=False,
+            use_conf=False)
+        self.enforcer.rules[RULE].rules.append(_AlwaysCheck('always', 'x'))
+        for _ in range(2):
+            self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+
+    def test_policy_file_change_applies_after_the_interval(self):
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        with open(self.policy_file, 'w') as f:
+            f.write('"%s": "role:admin"\n' % RULE)
+        # Within the interval the file is not looked at again...
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        # ...after it, the new rule applies.
+        self.enforcer._next_file_check = 0
+        self.assertRaises(exception.PolicyNotAuthorized, self.member.can,
+                          RULE, {'project_id': 'p1'})
+        self.assertLessEqual(policy.POLICY_FILE_CHECK_SECONDS, 1.0)
+
+
+RULE = 'volume:attachment_create'
+
+
+class _AlwaysCheck(oslo_policy.Check):
+    def __call__(self, target, creds, enforcer, current_rule=None):
+        return True
