@@ -103,7 +103,8 @@ class VolumeDriver(abc.ABC):
         reported = self._reported
         if reported is None or max_age <= 0 or now - reported[0] > max_age:
             caps = dict(self.get_capabilities())
-            caps['updated'] = timeutils.utcnow().isoformat()
+            caps['updated'] = timeutils.utcnow().strftime(
+                '%Y-%m-%dT%H:%M:%S.%f')
             reported = (now, caps)
             self._reported = reported
         return reported[1]

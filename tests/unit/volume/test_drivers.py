@@ -114,6 +114,8 @@ class FakeDriverTest(testtools.TestCase):
         drivers.register_backend_opts(self.conf)
         self.conf.set_override('volume_driver', 'fake', group='fake1')
         self.driver = drivers.get_driver(self.conf, 'fake1')
+        # The fake's connection record is per process: a fresh one.
+        self.useFixture(fixtures.MockPatchObject(fake, '_CONNECTIONS', {}))
 
     def test_connection_info_from_the_volume_alone(self):
         updates = self.driver.create_volume(VOLUME)
