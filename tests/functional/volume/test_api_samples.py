@@ -1,7 +1,8 @@
-"""The api-ref samples of /v3 volumes, types and attachments.
+"""The api-ref samples of /v3 volumes, types, attachments and backends.
 
 Run with NOVA_LITE_WRITE_SAMPLES=1 to (re)write
-api-ref/source/samples/{volumes,volume-types,attachments}/*.json; otherwise
+api-ref/source/samples/{volumes,volume-types,attachments,capabilities}/
+*.json; otherwise
 the test fails when a sample no longer matches what the API does. Ids,
 times, URLs and paths are replaced by fixed values so samples are stable.
 """
@@ -127,3 +128,47 @@ class APISamplesTest(base.VolumeTestCase):
         self._call(vol, 'GET', '/v3/attachments/detail', 'attachments',
                    'attachments-list-detailed')
         self._call(vol, 'DELETE', apath, 'attachments', 'attachment-delete')
+
+
+class MultiattachSamplesTest(APISamplesTest):
+    """Samples of retype, force detach, encryption specs and the backend
+    views."""
+
+    def test_samples(self):
+        self.scrub = Scrubber('http://localhost', self.conf.state_path)
+        admin, vol = self.admin, self.vol
+        self.create_type('multiattach', extra_specs={
+            'multiattach': '<is> True'})
+        volume_id = self.create_volume(name='shared')['id']
+        action = '/v3/volumes/%s/action' % volume_id
+        self._call(vol, 'POST', action, 'volumes', 'volume-retype',
+                   status=202, body={'os-retype': {
+                       'new_type': 'multiattach',
+                       'migration_policy': 'never'}})
+        attachments = []
+        for host in ('compute1', 'compute2'):
+            attachment = self.reserve(volume_id, connector={'host': host})
+            self.complete(attachment['id'])
+            attachments.append(attachment['id'])
+        self._call(admin, 'POST', action, 'volumes', 'volume-force-detach',
+                   status=202, body={'os-force_detach': {
+                       'attachment_id': attachments[0],
+                       'connector': {'host': 'compute1',
+                                     'initiator': 'iqn.1993-08.org.debian:'
+                                                  '01:cad181614cec'}}})
+
+        self._call(admin, 'GET', '/v3/capabilities/file', 'capabilities',
+                   'backend-capabilities-show')
+        self._call(admin, 'GET', '/v3/scheduler-stats/get_pools?detail=true',
+                   'capabilities', 'pools-list-detailed')
+
+        self.scrub.uuids.clear()
+        plain = admin.post('/v3/types', body={'volume_type': {
+            'name': 'encrypted'}}).body['volume_type']
+        path = '/v3/types/%s/encryption' % plain['id']
+        self._call(admin, 'POST', path, 'volume-types',
+                   'volume-type-encryption-create', body={'encryption': {
+                       'provider': 'luks', 'control_location': 'front-end',
+                       'cipher': 'aes-xts-plain64', 'key_size': 256}})
+        self._call(admin, 'GET', path, 'volume-types',
+                   'volume-type-encryption-show')
