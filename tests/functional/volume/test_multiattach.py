@@ -178,6 +178,37 @@ class CreateTest(base.VolumeTestCase):
         self.assertEqual(403, self.vol.get(
             '/v3/scheduler-stats/get_pools').status)
 
+    def test_real_clients_read_capabilities_and_pools(self):
+        import openstack
+        from cinderclient import client as cinder_client
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1 import token_endpoint
+
+        server = self.useFixture(system.HTTPServer(self.sys.app))
+        conn = openstack.connection.Connection(
+            auth_type='admin_token',
+            auth={'endpoint': server.base_url, 'token': 'admin:admin'},
+            block_storage_endpoint_override=server.base_url + '/v3',
+            region_name='RegionOne')
+        self.addCleanup(conn.close)
+        caps = conn.block_storage.get_capabilities('file')
+        self.assertEqual('file', caps.volume_backend_name)
+        self.assertIn('multiattach', caps.properties)
+        pools = {p.name: p.capabilities
+                 for p in conn.block_storage.backend_pools()}
+        self.assertEqual({'fake': False, 'file': True},
+                         {n: c['multiattach'] for n, c in pools.items()})
+
+        endpoint = server.base_url + '/v3'
+        cs = cinder_client.Client('3.50', session=ks_session.Session(
+            auth=token_endpoint.Token(endpoint, 'admin:admin')),
+            endpoint_override=endpoint)
+        self.assertEqual({}, cs.capabilities.get('fake').properties)
+        self.create_type('ma', extra_specs=MA)
+        listed = cs.volumes.get_pools(True, {'volume_type': 'ma'}).pools
+        self.assertEqual([('file', True)], [
+            (p['name'], p['capabilities']['multiattach']) for p in listed])
+
 
 class RetypeTest(_FakeBackend):
 
