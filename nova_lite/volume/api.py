@@ -498,10 +498,12 @@ class API(type_api.TypeOperations):
             connector = dict(connector)
             connector.setdefault('host', attachment.attached_host)
         host = connector.get('host') or attachment.attached_host
-        shared = db.attachment_begin_detach(ctxt, attachment.id,
-                                            attachment.volume_id, host)
         connected = (attachment.attach_status != st.RESERVED and
                      attachment.connection_info)
+        # Never connected (only reserved): nothing to decide or tear down.
+        shared = db.attachment_begin_detach(
+            ctxt, attachment.id, attachment.volume_id, host) if (
+                connected) else []
         if connected and not shared:
             try:
                 self._terminate(attachment.volume, connector)
