@@ -410,10 +410,12 @@ def volume_destroy(ctxt, volume_id):
 # -- attachments --------------------------------------------------------------
 
 def _lock_volume(session, volume_id):
+    """Lock the live volume's row; returns its ``id`` and ``status`` (a
+    row of two columns: a whole ORM object is not needed to hold a lock)."""
     volume = session.execute(
-        sa.select(Volume).where(Volume.id == volume_id,
-                                Volume.deleted.is_(False))
-        .with_for_update()).scalar_one_or_none()
+        sa.select(Volume.id, Volume.status).where(
+            Volume.id == volume_id, Volume.deleted.is_(False))
+        .with_for_update()).one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return volume
@@ -427,6 +429,16 @@ def _live_attachments(session, volume_id):
         .order_by(Attachment.id)).scalars().all()
 
 
+def _live_statuses(session, volume_id):
+    """The attach statuses of the volume's live attachments (one column
+    query: the status moves need nothing else)."""
+    return session.execute(
+        sa.select(Attachment.attach_status).where(
+            Attachment.volume_id == volume_id,
+            Attachment.deleted.is_(False))
+        .order_by(Attachment.id)).scalars().all()
+
+
 def _recompute(session, volume_id):
     """Set the volume's status and attach_status from its attachments,
     as a CAS on the status just read (repeated if it moved meanwhile)."""
@@ -434,8 +446,7 @@ def _recompute(session, volume_id):
         volume = session.execute(
             sa.select(Volume.status, Volume.migration_status).where(
                 Volume.id == volume_id)).one()
-        statuses = [a.attach_status
-                    for a in _live_attachments(session, volume_id)]
+        statuses = _live_statuses(session, volume_id)
         new_status, attach_status = st.recompute(
             volume.status, volume.migration_status, statuses)
         result = session.execute(sa.update(Volume).where(
@@ -448,8 +459,8 @@ def _recompute(session, volume_id):
 
 
 def _refresh_attach_status(session, volume_id):
-    statuses = [a.attach_status for a in _live_attachments(session, volume_id)
-                if not a.attach_status.startswith('error')]
+    statuses = [status for status in _live_statuses(session, volume_id)
+                if not status.startswith('error')]
     session.execute(sa.update(Volume).where(Volume.id == volume_id).values(
         attach_status=st.attach_status_of(statuses)))
 
@@ -614,10 +625,12 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
                 volume_id, current))
     session.execute(sa.delete(AttachmentSpec).where(
         AttachmentSpec.attachment_id == attachment_id))
-    for key, value in (connector or {}).items():
-        session.add(AttachmentSpec(attachment_id=attachment_id, key=key,
-                                   value=jsonutils.dumps(value)))
-    session.flush()
+    if connector:
+        # One executemany, not one ORM flush per connector key.
+        session.execute(sa.insert(AttachmentSpec), [
+            {'attachment_id': attachment_id, 'key': key,
+             'value': jsonutils.dumps(value)}
+            for key, value in connector.items()])
     _refresh_attach_status(session, volume_id)
 
 
