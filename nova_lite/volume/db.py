@@ -42,6 +42,45 @@ _ATTACHMENT_LOAD = (
     orm.selectinload(Attachment.specs),
 )
 
+# volume_get and attachment_get run several times in every attach and
+# detach (and for every GET of one volume or attachment). Each is one
+# statement, with joined eager loads rather than a second SELECT per
+# collection, built once with bound parameters: building a statement with
+# loader options and its cache key costs more than running it on SQLite.
+# Lists keep _volume_query/_attachment_query (select-in loads go with LIMIT).
+_VOLUME_GET_LOAD = (
+    orm.joinedload(Volume.attachments),
+    orm.joinedload(Volume.volume_type).selectinload(VolumeType.extra_specs),
+)
+_ATTACHMENT_GET_LOAD = (
+    orm.joinedload(Attachment.volume),
+    orm.joinedload(Attachment.specs),
+)
+
+
+def _volume_get_statement(in_project):
+    query = sa.select(Volume).options(*_VOLUME_GET_LOAD).where(
+        Volume.deleted.is_(False), Volume.id == sa.bindparam('volume_id'))
+    if in_project:
+        query = query.where(Volume.project_id == sa.bindparam('project_id'))
+    return query
+
+
+def _attachment_get_statement(in_project):
+    query = sa.select(Attachment).options(*_ATTACHMENT_GET_LOAD).where(
+        Attachment.deleted.is_(False),
+        Attachment.id == sa.bindparam('attachment_id'))
+    if in_project:
+        query = query.join(Attachment.volume).where(
+            Volume.project_id == sa.bindparam('project_id'))
+    return query
+
+
+_VOLUME_GET = {False: _volume_get_statement(False),
+               True: _volume_get_statement(True)}
+_ATTACHMENT_GET = {False: _attachment_get_statement(False),
+                   True: _attachment_get_statement(True)}
+
 SORT_KEYS = {
     'created_at': Volume.created_at,
     'updated_at': Volume.updated_at,
@@ -265,9 +304,12 @@ def _volume_query(project_id=None):
 @db_api.context_manager.reader
 def volume_get(ctxt, volume_id, project_id=None):
     """The live volume ``volume_id`` (only in ``project_id`` if given)."""
+    params = {'volume_id': volume_id}
+    if project_id is not None:
+        params['project_id'] = project_id
     volume = ctxt.session.execute(
-        _volume_query(project_id).where(Volume.id == volume_id)
-    ).scalar_one_or_none()
+        _VOLUME_GET[project_id is not None], params
+    ).unique().scalar_one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return volume
@@ -476,8 +518,11 @@ def _attachment_query(project_id=None):
 
 @db_api.context_manager.reader
 def attachment_get(ctxt, attachment_id, project_id=None):
+    params = {'attachment_id': attachment_id}
+    if project_id is not None:
+        params['project_id'] = project_id
     attachment = ctxt.session.execute(
-        _attachment_query(project_id).where(Attachment.id == attachment_id)
+        _ATTACHMENT_GET[project_id is not None], params
     ).unique().scalar_one_or_none()
     if attachment is None:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
