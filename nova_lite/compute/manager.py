@@ -220,12 +220,12 @@ class ComputeManager(manager.Manager):
     @messaging.expected_exceptions(exception.NovaLiteException)
     def reserve_block_device_name(self, context, instance, device, volume_id,
                                   tag=None, multiattach=False,
-                                  delete_on_termination=False):
+                                  delete_on_termination=False, bdm=None):
         with self.instance_lock(instance.uuid):
             return volume_ops.reserve_device_name(
                 context, self.conf, self.driver, instance, volume_id,
                 device=device, tag=tag, multiattach=multiattach,
-                delete_on_termination=delete_on_termination)
+                delete_on_termination=delete_on_termination, bdm=bdm)
 
     def attach_volume(self, context, instance, bdm):
         self._cast_operation(context, instance, 'compute_attach_volume',

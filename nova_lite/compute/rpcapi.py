@@ -10,6 +10,8 @@ method to the lowest version that carries its arguments, and keep
   terminate_instance, stop_instance, start_instance, pause_instance,
   unpause_instance (casts); reserve_block_device_name (call);
   attach_volume, detach_volume, swap_volume (casts).
+* 1.2 - reserve_block_device_name takes ``bdm``: the mapping the API
+  created (no device name yet) gets the name instead of a new mapping.
 """
 
 import oslo_messaging as messaging
@@ -20,7 +22,7 @@ from nova_lite import rpc
 
 TOPIC = 'compute'
 NAMESPACE = 'compute'
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
 
 
 class ComputeAPI(object):
@@ -63,18 +65,27 @@ class ComputeAPI(object):
             ctxt, 'unpause_instance', instance=instance)
 
     # -- volumes -------------------------------------------------------------
+    def can_reserve_existing_bdm(self):
+        """True if the compute hosts take ``bdm`` in
+        reserve_block_device_name (1.2)."""
+        return self.client.can_send_version('1.2')
+
     def reserve_block_device_name(self, ctxt, instance, device, volume_id,
                                   tag=None, multiattach=False,
-                                  delete_on_termination=False):
-        """Call: create the volume's mapping with a device name under the
-        instance lock on its host; returns the BlockDeviceMapping."""
-        cctxt = self._prepare(instance.host, '1.1',
+                                  delete_on_termination=False, bdm=None):
+        """Call: under the instance lock on its host, give ``bdm`` a device
+        name (1.2) or, without ``bdm``, create the volume's mapping with one
+        (1.1); returns the BlockDeviceMapping."""
+        kwargs = dict(instance=instance, device=device, volume_id=volume_id,
+                      tag=tag, multiattach=multiattach,
+                      delete_on_termination=delete_on_termination)
+        version = '1.1'
+        if bdm is not None:
+            version = '1.2'
+            kwargs['bdm'] = bdm
+        cctxt = self._prepare(instance.host, version,
                               timeout=self.conf.long_rpc_timeout)
-        return cctxt.call(
-            ctxt, 'reserve_block_device_name', instance=instance,
-            device=device, volume_id=volume_id, tag=tag,
-            multiattach=multiattach,
-            delete_on_termination=delete_on_termination)
+        return cctxt.call(ctxt, 'reserve_block_device_name', **kwargs)
 
     def attach_volume(self, ctxt, instance, bdm):
         self._prepare(instance.host, '1.1').cast(

@@ -5,10 +5,12 @@ Mixed into ``compute.api.API`` (``self.volume_api`` is the block-storage
 client, ``self.compute_task_api`` the conductor, ``self.compute_rpcapi``
 the compute hosts). The guards run at every microversion, in the API
 process, with no RPC to a compute host; the attach itself is the
-conductor's workflow (``conductor/attach.py``), called or cast.
+conductor's workflow (``conductor/attach.py``), called below 2.101 or cast
+from 2.101, for every server state (a shelved-offloaded server included).
 """
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_utils import excutils
 from oslo_utils import strutils
 
@@ -46,8 +48,11 @@ class VolumeOperations(object):
     def attach_volume(self, context, instance, volume_id, device=None,
                       tag=None, delete_on_termination=False,
                       supports_multiattach=False, do_cast=False):
-        """Attach; returns the device name (None when ``do_cast`` or for
-        a shelved-offloaded server, which has no device yet)."""
+        """Attach: the fast guards, then the mapping (no device name yet)
+        and the instance action are written here, so the attach is visible
+        at once, and the conductor's workflow is called (returns the device
+        name; None for a shelved-offloaded server) or, with ``do_cast``,
+        cast (returns None at once; nothing waits on a host or storage)."""
         checks.check_instance_lock(context, instance)
         checks.check_instance_state(instance, 'attach_volume',
                                     states.ATTACH_VOLUME_VM_STATES)
@@ -62,44 +67,28 @@ class VolumeOperations(object):
                 raise exception.VolumeTaggedAttachToShelvedNotSupported()
             if volume['multiattach']:
                 raise exception.MultiattachToShelvedNotSupported()
-            self._attach_volume_shelved_offloaded(
-                context, instance, volume_id, delete_on_termination)
-            return None
-        return self.compute_task_api.attach_volume(
-            context, instance, volume_id, device=device, tag=tag,
-            delete_on_termination=delete_on_termination,
-            multiattach=volume['multiattach'], do_cast=do_cast)
-
-    def _attach_volume_shelved_offloaded(self, context, instance, volume_id,
-                                         delete_on_termination):
-        """No host to ask: a mapping without a device name, the attachment
-        reserved and completed without a connector (the connection is
-        made at unshelve)."""
+        self.compute_task_api.check_can_attach_volume()
+        # The unique (server, volume) constraint settles concurrent
+        # requests for the same pair: the loser is 400 "already attached".
         bdm = objects.BlockDeviceMapping.new_volume(
-            context, instance.uuid, volume_id,
+            context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination)
         bdm.create()
-        attachment_id = None
         try:
-            attachment = self.volume_api.attachment_create(
-                context, volume_id, instance.uuid)
-            attachment_id = attachment['id']
-            bdm.attachment_id = attachment_id
-            bdm.save()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
-            self.volume_api.attachment_complete(
-                volume_client.service_context(context), attachment_id)
+            return self.compute_task_api.attach_volume(
+                context, instance, volume_id, device=device, tag=tag,
+                delete_on_termination=delete_on_termination,
+                multiattach=volume['multiattach'], bdm=bdm, do_cast=do_cast)
+        except messaging.MessagingTimeout:
+            # The conductor may still be working on it: the mapping is its
+            # to complete or remove.
+            raise
         except Exception:
             with excutils.save_and_reraise_exception():
-                if attachment_id:
-                    try:
-                        self.volume_api.attachment_delete(
-                            volume_client.service_context(context),
-                            attachment_id)
-                    except Exception:
-                        LOG.exception('Could not delete attachment %s',
-                                      attachment_id)
+                # Either the conductor failed and removed it already, or
+                # the request never reached it.
                 bdm.destroy()
 
     # -- detach ------------------------------------------------------------

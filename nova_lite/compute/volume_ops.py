@@ -2,8 +2,9 @@
 lock. Every step undoes what it did when a later one fails.
 
 * ``reserve_device_name``: check the driver can do it, pick a free device
-  name and create the block device mapping (the unique constraints settle
-  races with other processes: a lost race picks another name);
+  name and write it on the mapping the API created (or create the mapping,
+  for an older caller); the unique constraints settle races with other
+  processes: a lost race picks another name;
 * ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
   driver attach -> ``attachment_complete`` (``in-use``); on failure the
   guest device, the attachment and the mapping are removed;
@@ -43,9 +44,13 @@ def _mode(attachment):
 
 def reserve_device_name(context, conf, driver, instance, volume_id,
                         device=None, tag=None, multiattach=False,
-                        delete_on_termination=False):
-    """Create the volume's mapping with a free device name (the caller
-    holds the instance lock). Returns the BlockDeviceMapping."""
+                        delete_on_termination=False, bdm=None):
+    """Give the volume's mapping a free device name (the caller holds the
+    instance lock). ``bdm``, when given, is the mapping the API created
+    without a device name; otherwise the mapping is created here. Returns
+    the BlockDeviceMapping."""
+    if bdm is not None:
+        tag = bdm.tag
     caps = driver.capabilities
     if tag and not caps.get('supports_tagged_attach_volume'):
         raise exception.VolumeTaggedAttachNotSupported()
@@ -55,25 +60,33 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
     for _attempt in range(_RESERVE_ATTEMPTS):
         bdms = objects.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
-        if any(b.volume_id == volume_id for b in bdms):
+        others = [b for b in bdms if bdm is None or b.id != bdm.id]
+        if bdm is None and any(b.volume_id == volume_id for b in others):
             raise exception.InvalidVolume(
                 reason='volume %s already attached' % volume_id)
         maximum = conf.compute.max_disk_devices_to_attach
-        if maximum >= 0 and len(bdms) + 1 > maximum:
+        if maximum >= 0 and len(others) + 1 > maximum:
             raise exception.TooManyDiskDevices(maximum=maximum)
         name = driver.get_device_name_for_instance(
-            instance, [b.device_name for b in bdms if b.device_name],
+            instance, [b.device_name for b in others if b.device_name],
             requested=device)
-        bdm = objects.BlockDeviceMapping.new_volume(
-            context, instance.uuid, volume_id, device_name=name, tag=tag,
-            delete_on_termination=delete_on_termination)
         try:
-            bdm.create()
+            if bdm is None:
+                created = objects.BlockDeviceMapping.new_volume(
+                    context, instance.uuid, volume_id, device_name=name,
+                    tag=tag, delete_on_termination=delete_on_termination)
+                created.create()
+                return created
+            bdm.device_name = name
+            bdm.save()
             return bdm
         except exception.DevicePathInUse:
-            # Another process took the name between our read and insert.
+            # Another process took the name between our read and write.
             LOG.info('Device %s of %s was taken meanwhile; retrying',
                      name, instance.uuid)
+            if bdm is not None:
+                bdm.device_name = None
+                bdm.obj_reset_changes(['device_name'])
             device = None
     raise exception.DevicePathInUse(path=device or name)
 

@@ -18,8 +18,14 @@ class ComputeTaskAPI(object):
 
     def attach_volume(self, context, instance, volume_id, device=None,
                       tag=None, delete_on_termination=False,
-                      multiattach=False, do_cast=False):
-        """Attach a volume; returns the device name unless ``do_cast``."""
+                      multiattach=False, bdm=None, do_cast=False):
+        """Attach a volume (``bdm``: the mapping created for it); returns
+        the device name unless ``do_cast``."""
         return self.conductor_rpcapi.attach_volume(
             context, instance, volume_id, device, tag,
-            delete_on_termination, multiattach, do_cast=do_cast)
+            delete_on_termination, multiattach, bdm=bdm, do_cast=do_cast)
+
+    def check_can_attach_volume(self):
+        """ServiceTooOld (503) if the conductor cannot take an attach
+        with its mapping (RPC 1.2)."""
+        self.conductor_rpcapi.check_version('1.2')

@@ -1,26 +1,38 @@
-"""The attach workflow (API-CONTRACT.md 2.5, steps behind 10b).
+"""The attach workflow (API-CONTRACT.md 2.5, steps behind 10b), the same
+whether the API called it (below 2.101: the user waits for the device
+name) or cast it (2.101: the user got 202 already).
 
-1. The compute host reserves the device name: an RPC *call* that creates
-   the block device mapping under the instance lock.
+0. The API has created the block device mapping (no device name, no
+   attachment: the unique (server, volume) constraint settled duplicate
+   requests) and recorded the ``attach_volume`` instance action, so the
+   attach is visible from the start. An API older than conductor RPC 1.2
+   did neither: they are done here.
+1. The compute host gives the mapping a device name: an RPC *call* to the
+   server's host, under its instance lock. A shelved-offloaded server has
+   no host: this step is skipped (the name is chosen at unshelve).
 2. Block storage reserves the volume: ``attachment_create`` without a
    connector (volume ``reserved``); its id is stored on the mapping. Two
    attaches of one non-multiattach volume cannot both get here: the volume
    service's compare-and-swap lets one win.
-3. The ``attach_volume`` instance action is recorded.
-4. A *cast* to the compute host connects and attaches
-   (``compute.volume_ops.attach``).
+3. A *cast* to the compute host connects and attaches
+   (``compute.volume_ops.attach``). For a shelved-offloaded server the
+   attachment is completed at once without a connector instead (``in-use``;
+   the connection is made at unshelve).
 
+Steps 1 to 3 are the instance action's event ``conductor_attach_volume``.
 Any failure undoes what came before it (the attachment is deleted, the
-mapping destroyed) and re-raises, so nothing stays ``reserved``. If the
-reservation call times out, the host may still have created the mapping:
-it is looked up and removed. The workflow does not care whether the API
-called it (below 2.101, it returns the device name to the user) or cast it.
+mapping destroyed) and is recorded where the user can see it without
+having waited for it: the event's ``Error`` result with the message, an
+instance fault and an ``instance.volume_attach.error`` notification. Then
+it is re-raised (a caller that waits gets it; a cast drops it).
 """
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
+from nova_lite.compute import notifications
+from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
@@ -32,6 +44,8 @@ EVENT = 'conductor_attach_volume'
 
 
 def _remove_orphan_bdm(context, instance, volume_id):
+    """After a timed-out reservation by a host older than RPC 1.2, which
+    creates the mapping itself: remove it if it was created after all."""
     try:
         bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
             context, volume_id, instance.uuid)
@@ -43,55 +57,83 @@ def _remove_orphan_bdm(context, instance, volume_id):
         bdm.destroy()
 
 
-def _record_failure(context, instance, exc):
-    """Visible only when the request already has an action (the API
-    records it first when it does not wait for the result)."""
-    if instance_action.record_failure(context, instance.uuid, EVENT, exc):
+def _reserve_device_name(context, compute_rpcapi, instance, bdm, device,
+                         multiattach):
+    if compute_rpcapi.can_reserve_existing_bdm():
+        return compute_rpcapi.reserve_block_device_name(
+            context, instance, device, bdm.volume_id, multiattach=multiattach,
+            bdm=bdm)
+    # Hosts older than compute RPC 1.2 create the mapping themselves.
+    bdm.destroy()
+    return compute_rpcapi.reserve_block_device_name(
+        context, instance, device, bdm.volume_id, tag=bdm.tag,
+        multiattach=multiattach,
+        delete_on_termination=bdm.delete_on_termination)
+
+
+def _roll_back(context, volume_api, notifier, instance, bdm, attachment_id,
+               exc):
+    LOG.info('Attaching volume %s to %s failed in the conductor: %s',
+             bdm.volume_id, instance.uuid, exc)
+    if attachment_id:
         try:
-            objects.InstanceFault.record(context, instance.uuid, exc)
+            volume_api.attachment_delete(
+                volume_client.service_context(context), attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
         except Exception:
-            LOG.exception('Could not record the fault of %s', instance.uuid)
+            LOG.exception('Could not delete attachment %s', attachment_id)
+    bdm.destroy()
+    if isinstance(exc, messaging.MessagingTimeout):
+        _remove_orphan_bdm(context, instance, bdm.volume_id)
+    try:
+        objects.InstanceFault.record(context, instance.uuid, exc)
+    except Exception:
+        LOG.exception('Could not record the fault of %s', instance.uuid)
+    if notifier is not None:
+        notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
+                               notifications.ERROR, bdm.volume_id, exc=exc)
+
+
+def _new_bdm(context, instance, volume_id, tag, delete_on_termination):
+    """Steps the API does since conductor RPC 1.2."""
+    bdm = objects.BlockDeviceMapping.new_volume(
+        context, instance.uuid, volume_id, tag=tag,
+        delete_on_termination=delete_on_termination)
+    bdm.create()
+    instance_action.InstanceAction.action_start(
+        context, instance.uuid, instance_action.ATTACH_VOLUME)
+    return bdm
 
 
 def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                   device=None, tag=None, delete_on_termination=False,
-                  multiattach=False):
-    """Reserve, record, cast; returns the reserved device name."""
-    try:
-        bdm = compute_rpcapi.reserve_block_device_name(
-            context, instance, device, volume_id, tag=tag,
-            multiattach=multiattach,
-            delete_on_termination=delete_on_termination)
-    except messaging.MessagingTimeout as exc:
-        with excutils.save_and_reraise_exception():
-            _remove_orphan_bdm(context, instance, volume_id)
-            _record_failure(context, instance, exc)
-    except Exception as exc:
-        with excutils.save_and_reraise_exception():
-            _record_failure(context, instance, exc)
-
+                  multiattach=False, bdm=None, host=None, notifier=None):
+    """Reserve and cast (see the module docstring); returns the device
+    name (None for a shelved-offloaded server)."""
+    if bdm is None:
+        bdm = _new_bdm(context, instance, volume_id, tag,
+                       delete_on_termination)
     attachment_id = None
     try:
-        attachment = volume_api.attachment_create(context, volume_id,
-                                                  instance.uuid)
-        attachment_id = attachment['id']
-        bdm.attachment_id = attachment_id
-        bdm.save()
-        instance_action.InstanceAction.action_start(
-            context, instance.uuid, instance_action.ATTACH_VOLUME)
-        compute_rpcapi.attach_volume(context, instance, bdm)
+        with instance_action.EventReporter(context, EVENT, host,
+                                           instance.uuid):
+            offloaded = instance.vm_state == states.SHELVED_OFFLOADED
+            if not offloaded:
+                bdm = _reserve_device_name(context, compute_rpcapi, instance,
+                                           bdm, device, multiattach)
+            attachment = volume_api.attachment_create(context, volume_id,
+                                                      instance.uuid)
+            attachment_id = attachment['id']
+            bdm.attachment_id = attachment_id
+            bdm.save()
+            if offloaded:
+                volume_api.attachment_complete(
+                    volume_client.service_context(context), attachment_id)
+            else:
+                compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():
-            LOG.info('Attaching volume %s to %s failed before the compute '
-                     'host was asked: %s', volume_id, instance.uuid, exc)
-            if attachment_id:
-                try:
-                    volume_api.attachment_delete(
-                        volume_client.service_context(context),
-                        attachment_id)
-                except Exception:
-                    LOG.exception('Could not delete attachment %s',
-                                  attachment_id)
-            bdm.destroy()
-            _record_failure(context, instance, exc)
+            _roll_back(context, volume_api, notifier, instance, bdm,
+                       attachment_id, exc)
     return bdm.device_name

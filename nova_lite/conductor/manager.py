@@ -3,6 +3,7 @@
 
 import oslo_messaging as messaging
 
+from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.conductor import attach
 from nova_lite.conductor import build
@@ -22,6 +23,8 @@ class ConductorManager(manager.Manager):
     def __init__(self, conf, host):
         super().__init__(conf, host)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
+        self.notifier = notifications.Notifier(
+            conf, host, binary='nova-lite-conductor')
         self._volume_api = None
 
     def init_host(self, context):
@@ -41,9 +44,10 @@ class ConductorManager(manager.Manager):
 
     @messaging.expected_exceptions(exception.NovaLiteException)
     def attach_volume(self, context, instance, volume_id, device, tag,
-                      delete_on_termination, multiattach):
+                      delete_on_termination, multiattach, bdm=None):
         return attach.attach_volume(
             context, self.compute_rpcapi, self.volume_api, instance,
             volume_id, device=device, tag=tag,
             delete_on_termination=delete_on_termination,
-            multiattach=multiattach)
+            multiattach=multiattach, bdm=bdm, host=self.host,
+            notifier=self.notifier)

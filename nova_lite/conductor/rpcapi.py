@@ -7,6 +7,8 @@ method to the lowest version that carries its arguments, and keep
 * 1.0 - Initial version.
 * 1.1 - build_instances (cast); attach_volume (call, or cast with
   ``do_cast``).
+* 1.2 - attach_volume takes ``bdm``: the mapping the API created, which
+  the workflow completes or removes.
 """
 
 import oslo_messaging as messaging
@@ -17,7 +19,7 @@ from nova_lite import rpc
 
 TOPIC = 'conductor'
 NAMESPACE = 'conductor'
-RPC_API_VERSION = '1.1'
+RPC_API_VERSION = '1.2'
 
 
 class ConductorAPI(object):
@@ -28,26 +30,29 @@ class ConductorAPI(object):
         self.client = rpc.get_client(
             conf, target, version_cap=conf.upgrade_levels.conductor)
 
-    def _check_version(self, version):
+    def check_version(self, version):
         if not self.client.can_send_version(version):
             raise exception.ServiceTooOld(
                 reason=_('nova-lite-conductor too old for RPC %s') %
                 version)
 
     def build_instances(self, ctxt, instances):
-        self._check_version('1.1')
+        self.check_version('1.1')
         cctxt = self.client.prepare(version='1.1')
         cctxt.cast(ctxt, 'build_instances', instances=instances)
 
     def attach_volume(self, ctxt, instance, volume_id, device, tag,
-                      delete_on_termination, multiattach, do_cast=False):
+                      delete_on_termination, multiattach, bdm=None,
+                      do_cast=False):
         """Run the attach workflow. A call returns the device name (errors
         come back as themselves); a cast returns None at once."""
-        version = '1.1'
-        self._check_version(version)
+        version = '1.2' if bdm is not None else '1.1'
+        self.check_version(version)
         kwargs = dict(instance=instance, volume_id=volume_id, device=device,
                       tag=tag, delete_on_termination=delete_on_termination,
                       multiattach=multiattach)
+        if bdm is not None:
+            kwargs['bdm'] = bdm
         if do_cast:
             self.client.prepare(version=version).cast(
                 ctxt, 'attach_volume', **kwargs)

@@ -125,6 +125,14 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def is_root(self):
         return self.obj_attr_is_set('boot_index') and self.boot_index == 0
 
+    @property
+    def attach_pending(self):
+        """An attach was accepted for this volume but block storage has not
+        reserved it yet: no attachment and never connected (unlike a
+        legacy mapping, which has a connection but no attachment)."""
+        return (self.is_volume and not self.attachment_id and
+                not self.connection_info)
+
     def get_connection_info(self):
         if not self.obj_attr_is_set('connection_info') or \
                 not self.connection_info:

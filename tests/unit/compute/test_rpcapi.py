@@ -52,6 +52,19 @@ class ComputeRPCTest(_RPCTestBase):
                     'volume_id': 'vol', 'tag': None, 'multiattach': False,
                     'delete_on_termination': False})
 
+    def test_reserve_an_existing_mapping(self):
+        self._test(self.api, 'reserve_block_device_name', 'call',
+                   {'server': 'h1', 'version': '1.2',
+                    'timeout': self.conf.long_rpc_timeout},
+                   [self.instance, None, 'vol', None, True, False, 'bdm'],
+                   {'instance': self.instance, 'device': None,
+                    'volume_id': 'vol', 'tag': None, 'multiattach': True,
+                    'delete_on_termination': False, 'bdm': 'bdm'})
+        self.conf.set_override('compute', '1.1', group='upgrade_levels')
+        api = compute_rpcapi.ComputeAPI(self.conf)
+        self.assertFalse(api.can_reserve_existing_bdm())
+        self.assertTrue(self.api.can_reserve_existing_bdm())
+
     def test_volume_casts(self):
         self._test(self.api, 'attach_volume', 'cast',
                    {'server': 'h1', 'version': '1.1'},
@@ -88,16 +101,23 @@ class ConductorRPCTest(_RPCTestBase):
                    {'version': '1.1', 'timeout': self.conf.long_rpc_timeout},
                    ['i', 'v', None, 't', True, False], self.kwargs)
 
+    def test_attach_call_with_mapping(self):
+        self._test(self.api, 'attach_volume', 'call',
+                   {'version': '1.2', 'timeout': self.conf.long_rpc_timeout},
+                   ['i', 'v', None, 't', True, False, 'bdm'],
+                   dict(self.kwargs, bdm='bdm'))
+
     def test_attach_cast(self):
         with mock.patch.object(self.api.client, 'prepare') as prepare, \
                 mock.patch.object(self.api.client, 'can_send_version',
                                   return_value=True):
             result = self.api.attach_volume('ctxt', 'i', 'v', None, 't',
-                                            True, False, do_cast=True)
+                                            True, False, bdm='bdm',
+                                            do_cast=True)
         self.assertIsNone(result)
-        prepare.assert_called_once_with(version='1.1')
+        prepare.assert_called_once_with(version='1.2')
         prepare.return_value.cast.assert_called_once_with(
-            'ctxt', 'attach_volume', **self.kwargs)
+            'ctxt', 'attach_volume', bdm='bdm', **self.kwargs)
 
     def test_build(self):
         self._test(self.api, 'build_instances', 'cast', {'version': '1.1'},
@@ -109,3 +129,9 @@ class ConductorRPCTest(_RPCTestBase):
         exc = self.assertRaises(exception.ServiceTooOld, api.attach_volume,
                                 'ctxt', 'i', 'v', None, None, False, False)
         self.assertEqual(503, exc.code)
+        self.conf.set_override('conductor', '1.1', group='upgrade_levels')
+        api = conductor_rpcapi.ConductorAPI(self.conf)
+        self.assertRaises(exception.ServiceTooOld, api.check_version, '1.2')
+        self.assertRaises(exception.ServiceTooOld, api.attach_volume,
+                          'ctxt', 'i', 'v', None, None, False, False,
+                          bdm='bdm')

@@ -249,3 +249,80 @@ class ReserveTest(VolumeOpsTestBase):
                               self.reserve, tag='x')
             self.assertRaises(exception.MultiattachNotSupportedByVirtDriver,
                               self.reserve, multiattach=True)
+
+
+class ReserveExistingMappingTest(ReserveTest):
+    """Since compute RPC 1.2 the API creates the mapping (no device name)
+    and the host only names it."""
+
+    def setUp(self):
+        super().setUp()
+        self.ids = iter(range(1, 1000))
+        self.saved = []
+        self.save_error = None
+
+        def save(bdm):
+            if self.save_error:
+                error, self.save_error = self.save_error, None
+                raise error
+            self.saved.append((bdm, bdm.device_name))
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'save',
+                                  new=save))
+
+    def _bdm(self, device, volume_id=None):
+        bdm = super()._bdm(device, volume_id=volume_id)
+        bdm.id = next(self.ids)
+        return bdm
+
+    def api_bdm(self, tag=None):
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, self.instance.uuid, self.volumes.create_volume(),
+            tag=tag)
+        bdm.id = 1000
+        return bdm
+
+    def test_names_the_given_mapping(self):
+        bdm = self.api_bdm(tag='t')
+        self.existing = [self._bdm('/dev/vda'), bdm]
+        named = self.reserve(volume_id=bdm.volume_id, bdm=bdm)
+        self.assertIs(bdm, named)
+        self.assertEqual([(bdm, '/dev/vdb')], self.saved)
+        self.assertEqual([], self.created)
+
+    def test_counts_the_mapping_once(self):
+        self.conf.set_override('max_disk_devices_to_attach', 2,
+                               group='compute')
+        bdm = self.api_bdm()
+        self.existing = [self._bdm('/dev/vda'), bdm]
+        self.assertEqual('/dev/vdb', self.reserve(
+            volume_id=bdm.volume_id, bdm=bdm).device_name)
+        self.conf.set_override('max_disk_devices_to_attach', 1,
+                               group='compute')
+        self.assertRaises(exception.TooManyDiskDevices, self.reserve,
+                          volume_id=bdm.volume_id, bdm=bdm)
+
+    def test_tag_of_the_mapping_is_checked(self):
+        bdm = self.api_bdm(tag='x')
+        self.existing = [bdm]
+        with mock.patch.dict(self.driver.capabilities,
+                             {'supports_tagged_attach_volume': False}):
+            self.assertRaises(exception.VolumeTaggedAttachNotSupported,
+                              self.reserve, volume_id=bdm.volume_id, bdm=bdm)
+
+    def test_lost_race_on_the_name_takes_another(self):
+        bdm = self.api_bdm()
+        racer = self._bdm('/dev/vda')
+        reads = []
+
+        def get_all(ctxt, uuid):
+            reads.append(1)
+            return [bdm] + ([racer] if len(reads) > 1 else [])
+
+        # Another process takes /dev/vda between the read and the write.
+        self.save_error = exception.DevicePathInUse(path='/dev/vda')
+        with mock.patch.object(objects.BlockDeviceMapping,
+                               'get_all_by_instance', side_effect=get_all):
+            named = self.reserve(volume_id=bdm.volume_id, bdm=bdm)
+        self.assertEqual([(bdm, '/dev/vdb')], self.saved)
+        self.assertEqual('/dev/vdb', named.device_name)
+        self.assertEqual(2, len(reads))

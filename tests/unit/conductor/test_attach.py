@@ -1,6 +1,7 @@
 """The conductor's attach workflow with an in-memory VolumeClient and a
-fake compute RPC API: it returns the device name, and every failure leaves
-nothing reserved."""
+fake compute RPC API: it gives the API's mapping a device name and returns
+it, a shelved-offloaded server needs no host, and every failure leaves
+nothing reserved and is recorded (event, fault, notification)."""
 
 from unittest import mock
 
@@ -17,20 +18,27 @@ from tests.unit.compute import fakes
 
 
 class FakeComputeRPC(object):
-    def __init__(self, test):
+    def __init__(self, test, new_hosts=True):
         self.test = test
+        self.new_hosts = new_hosts
         self.reserve_error = None
         self.cast_error = None
+        self.reserve_calls = []
         self.casts = []
+
+    def can_reserve_existing_bdm(self):
+        return self.new_hosts
 
     def reserve_block_device_name(self, ctxt, instance, device, volume_id,
                                   **kwargs):
+        self.reserve_calls.append(kwargs)
         if self.reserve_error:
             raise self.reserve_error
-        bdm = objects.BlockDeviceMapping.new_volume(
-            ctxt, instance.uuid, volume_id, device_name=device or '/dev/vdb',
-            tag=kwargs.get('tag'))
-        self.test.bdms.append(bdm)
+        bdm = kwargs.get('bdm')
+        if bdm is None:
+            bdm = objects.BlockDeviceMapping.new_volume(
+                ctxt, instance.uuid, volume_id, tag=kwargs.get('tag'))
+        bdm.device_name = device or '/dev/vdb'
         return bdm
 
     def attach_volume(self, ctxt, instance, bdm):
@@ -47,49 +55,116 @@ class AttachWorkflowTest(base.TestCase):
                                               roles=['member'])
         self.volumes = fakes.FakeVolumeClient()
         self.compute = FakeComputeRPC(self)
+        self.notifier = mock.Mock()
         self.instance = fakes.FakeInstance()
-        self.bdms = []
         self.destroyed = []
         self.useFixture(fixtures.MockPatchObject(
             objects.BlockDeviceMapping, 'save'))
+        self.created = self.useFixture(fixtures.MockPatchObject(
+            objects.BlockDeviceMapping, 'create')).mock
         self.useFixture(fixtures.MockPatchObject(
             objects.BlockDeviceMapping, 'destroy', autospec=True,
             side_effect=lambda bdm: self.destroyed.append(bdm)))
         self.action_start = self.useFixture(fixtures.MockPatchObject(
             instance_action.InstanceAction, 'action_start')).mock
-        self.record_failure = self.useFixture(fixtures.MockPatchObject(
-            instance_action, 'record_failure', return_value=False)).mock
+        self.event_start = self.useFixture(fixtures.MockPatchObject(
+            instance_action.InstanceActionEvent, 'event_start')).mock
+        self.event_finish = self.useFixture(fixtures.MockPatchObject(
+            instance_action.InstanceActionEvent, 'event_finish')).mock
+        self.fault = self.useFixture(fixtures.MockPatchObject(
+            objects.InstanceFault, 'record')).mock
 
-    def run_attach(self, volume_id, **kwargs):
-        return attach.attach_volume(self.ctxt, self.compute, self.volumes,
-                                    self.instance, volume_id, **kwargs)
+    def api_bdm(self, volume_id, **kwargs):
+        """The mapping the API creates: no device name, no attachment."""
+        return objects.BlockDeviceMapping.new_volume(
+            self.ctxt, self.instance.uuid, volume_id, **kwargs)
+
+    def run_attach(self, volume_id, bdm=None, **kwargs):
+        if bdm is None:
+            bdm = self.api_bdm(volume_id, tag=kwargs.pop('tag', None))
+        self.bdm = bdm
+        return attach.attach_volume(
+            self.ctxt, self.compute, self.volumes, self.instance, volume_id,
+            bdm=bdm, host='conductor1', notifier=self.notifier, **kwargs)
+
+    def assert_failure_recorded(self, exc_class):
+        self.event_start.assert_called_once_with(
+            self.ctxt, self.instance.uuid, attach.EVENT, 'conductor1')
+        exc = self.event_finish.call_args[1]['exc']
+        self.assertIsInstance(exc, exc_class)
+        self.assertIsInstance(self.fault.call_args[0][2], exc_class)
+        args = self.notifier.notify_volume.call_args[0]
+        self.assertEqual(('volume_attach', 'error'), args[2:4])
 
     def test_success(self):
         vol = self.volumes.create_volume()
-        device = self.run_attach(vol, device='/dev/vdc', tag='t')
+        device = self.run_attach(vol, device='/dev/vdc')
         self.assertEqual('/dev/vdc', device)
         self.assertEqual('reserved', self.volumes.volumes[vol]['status'])
         [bdm] = self.compute.casts
+        self.assertIs(self.bdm, bdm)
         self.assertEqual(self.volumes.live_attachments(vol)[0]['id'],
                          bdm.attachment_id)
+        # The API created the mapping and recorded the action.
+        self.assertFalse(self.created.called)
+        self.assertFalse(self.action_start.called)
+        self.assertEqual(self.bdm, self.compute.reserve_calls[0]['bdm'])
+        self.assertIsNone(self.event_finish.call_args[1]['exc'])
+        self.assertEqual([], self.destroyed)
+        self.assertFalse(self.fault.called)
+        self.assertFalse(self.notifier.notify_volume.called)
+
+    def test_shelved_offloaded_needs_no_host(self):
+        self.instance.vm_state = 'shelved_offloaded'
+        self.instance.host = None
+        vol = self.volumes.create_volume()
+        self.assertIsNone(self.run_attach(vol))
+        self.assertEqual([], self.compute.reserve_calls)
+        self.assertEqual([], self.compute.casts)
+        # Completed without a connector: in-use at once.
+        self.assertEqual('in-use', self.volumes.volumes[vol]['status'])
+        self.assertIsNone(self.bdm.device_name)
+        names = [c[0] for c in self.volumes.calls]
+        self.assertEqual(['attachment_create', 'attachment_complete'], names)
+
+    def test_older_api_without_mapping(self):
+        vol = self.volumes.create_volume()
+        device = attach.attach_volume(
+            self.ctxt, self.compute, self.volumes, self.instance, vol,
+            tag='t', host='conductor1', notifier=self.notifier)
+        self.assertEqual('/dev/vdb', device)
+        self.assertEqual(1, self.created.call_count)
         self.action_start.assert_called_once_with(
             self.ctxt, self.instance.uuid, 'attach_volume')
-        self.assertEqual([], self.destroyed)
+        self.assertEqual('t', self.compute.casts[0].tag)
+
+    def test_older_hosts_create_the_mapping(self):
+        self.compute.new_hosts = False
+        vol = self.volumes.create_volume()
+        bdm = self.api_bdm(vol, tag='t', delete_on_termination=True)
+        self.assertEqual('/dev/vdb', self.run_attach(vol, bdm=bdm))
+        # The API's mapping gives way to the one the host creates.
+        self.assertEqual([bdm], self.destroyed)
+        call = self.compute.reserve_calls[0]
+        self.assertNotIn('bdm', call)
+        self.assertEqual(('t', True), (call['tag'],
+                                       call['delete_on_termination']))
+        self.assertIsNot(bdm, self.compute.casts[0])
 
     def test_reserve_failure(self):
         vol = self.volumes.create_volume()
-        self.compute.reserve_error = exception.InvalidVolume(reason='x')
-        self.assertRaises(exception.InvalidVolume, self.run_attach, vol)
+        self.compute.reserve_error = exception.TooManyDiskDevices(maximum=1)
+        self.assertRaises(exception.TooManyDiskDevices, self.run_attach, vol)
         self.assertEqual('available', self.volumes.volumes[vol]['status'])
-        self.assertFalse(self.action_start.called)
-        self.assertEqual(1, self.record_failure.call_count)
+        self.assertEqual([self.bdm], self.destroyed)
+        self.assert_failure_recorded(exception.TooManyDiskDevices)
 
     def test_volume_not_reservable_destroys_the_bdm(self):
         vol = self.volumes.create_volume(status='in-use')
         self.assertRaises(exception.InvalidVolume, self.run_attach, vol)
-        self.assertEqual(self.bdms, self.destroyed)
-        self.assertFalse(self.action_start.called)
+        self.assertEqual([self.bdm], self.destroyed)
         self.assertEqual([], self.compute.casts)
+        self.assert_failure_recorded(exception.InvalidVolume)
 
     def test_cast_failure_deletes_the_attachment(self):
         vol = self.volumes.create_volume()
@@ -98,13 +173,26 @@ class AttachWorkflowTest(base.TestCase):
                           vol)
         self.assertEqual('available', self.volumes.volumes[vol]['status'])
         self.assertEqual([], self.volumes.live_attachments(vol))
-        self.assertEqual(self.bdms, self.destroyed)
+        self.assertEqual([self.bdm], self.destroyed)
         # The attachment of a server is deleted as the service.
         delete = [c for c in self.volumes.calls
                   if c[0] == 'attachment_delete']
         self.assertEqual(1, len(delete))
+        self.assert_failure_recorded(messaging.MessageDeliveryFailure)
+
+    def test_offloaded_completion_failure_deletes_the_attachment(self):
+        self.instance.vm_state = 'shelved_offloaded'
+        vol = self.volumes.create_volume()
+        self.volumes.fail['attachment_complete'] = (
+            exception.VolumeBackendAPIException(data='x'))
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.run_attach, vol)
+        self.assertEqual('available', self.volumes.volumes[vol]['status'])
+        self.assertEqual([self.bdm], self.destroyed)
 
     def test_timeout_removes_the_orphan_bdm(self):
+        # A host older than RPC 1.2 may create its own mapping after all.
+        self.compute.new_hosts = False
         vol = self.volumes.create_volume()
         self.compute.reserve_error = messaging.MessagingTimeout('slow')
         orphan = objects.BlockDeviceMapping.new_volume(
@@ -115,9 +203,10 @@ class AttachWorkflowTest(base.TestCase):
             self.assertRaises(messaging.MessagingTimeout, self.run_attach,
                               vol)
         get.assert_called_once_with(self.ctxt, vol, self.instance.uuid)
-        self.assertEqual([orphan], self.destroyed)
+        self.assertIn(orphan, self.destroyed)
+        self.assert_failure_recorded(messaging.MessagingTimeout)
 
-    def test_timeout_without_bdm(self):
+    def test_timeout_without_orphan(self):
         vol = self.volumes.create_volume()
         self.compute.reserve_error = messaging.MessagingTimeout('slow')
         with mock.patch.object(
@@ -126,14 +215,4 @@ class AttachWorkflowTest(base.TestCase):
                     instance_uuid='i', volume_id=vol)):
             self.assertRaises(messaging.MessagingTimeout, self.run_attach,
                               vol)
-        self.assertEqual([], self.destroyed)
-
-    def test_failure_recorded_when_the_request_has_an_action(self):
-        vol = self.volumes.create_volume(status='in-use')
-        self.record_failure.return_value = True
-        with mock.patch.object(objects.InstanceFault, 'record') as record:
-            self.assertRaises(exception.InvalidVolume, self.run_attach, vol)
-        self.assertEqual(1, record.call_count)
-        args = self.record_failure.call_args[0]
-        self.assertEqual((self.instance.uuid, 'conductor_attach_volume'),
-                         args[1:3])
+        self.assertEqual([self.bdm], self.destroyed)
