@@ -130,8 +130,9 @@ STRICT_LIST_QUERY = '2.75'           # os-volume_attachments list: no extras
 ATTACH_DELETE_ON_TERMINATION = '2.79'
 VOLUME_ATTACHMENT_UPDATE = '2.85'    # PUT may update delete_on_termination
 ATTACHMENT_ID_VIEW = '2.89'          # attachment_id/bdm_uuid, no id
+ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
 
-_COMPUTE_MAX_MINOR = 100
+_COMPUTE_MAX_MINOR = 101
 COMPUTE_VERSIONS = ['2.%d' % n for n in range(1, _COMPUTE_MAX_MINOR + 1)]
 
 COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,

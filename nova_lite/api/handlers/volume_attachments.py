@@ -3,12 +3,22 @@
 The path id is the *volume* id. Views change at 2.70 (``tag``), 2.79
 (``delete_on_termination``) and 2.89 (``attachment_id`` and ``bdm_uuid``
 instead of ``id``, in list and show only). Below 2.101 attach waits for the
-conductor and returns 200 with the reserved device name.
+conductor and returns 200 with the reserved device name; from 2.101 it
+returns 202 at once with the attachment's URL in ``Location``.
+
+An attach in progress is a mapping without a block-storage attachment yet
+(``BlockDeviceMapping.attach_pending``). It is listed below 2.89 (without
+``device`` until the host reserved one), hidden at 2.89 to 2.100 (whose
+views require ``attachment_id``; Nova hides such mappings there), and
+listed again from 2.101 with ``attachment_id: null``, so that the URL an
+asynchronous attach returns answers at once. Legacy mappings (connected,
+without attachment) stay hidden from 2.89, as in Nova.
 """
 
 from oslo_utils import strutils
 
 from nova_lite.api import fault
+from nova_lite.api import links
 from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import volume_attachments as schema
@@ -34,6 +44,16 @@ def _serialize(bdm, want):
         view['attachment_id'] = bdm.attachment_id
         view['bdm_uuid'] = bdm.uuid
     return view
+
+
+def _listed(bdm, want):
+    """Whether the view at ``want`` shows this mapping (see the module
+    docstring)."""
+    if not bdm.volume_id:
+        return False
+    if bdm.attachment_id or not want.matches(mv.ATTACHMENT_ID_VIEW):
+        return True
+    return want.matches(mv.ASYNC_VOLUME_ATTACH) and bdm.attach_pending
 
 
 def _instance(req, ctxt, server_id, rule):
@@ -68,7 +88,8 @@ def _int_param(req, name):
 @validation.response(200, schema.INDEX_RESPONSE, '2.1', '2.69')
 @validation.response(200, schema.INDEX_RESPONSE_V270, '2.70', '2.78')
 @validation.response(200, schema.INDEX_RESPONSE_V279, '2.79', '2.88')
-@validation.response(200, schema.INDEX_RESPONSE_V289, '2.89')
+@validation.response(200, schema.INDEX_RESPONSE_V289, '2.89', '2.100')
+@validation.response(200, schema.INDEX_RESPONSE_V2101, '2.101')
 def list_volume_attachments(req, server_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -79,8 +100,7 @@ def list_volume_attachments(req, server_id):
     # Nova pages over all the server's mappings, then filters.
     bdms = objects.BlockDeviceMapping.get_all_by_instance(
         ctxt, instance.uuid)[offset:offset + limit]
-    bdms = [b for b in bdms if b.volume_id and (
-        b.attachment_id or not want.matches(mv.ATTACHMENT_ID_VIEW))]
+    bdms = [b for b in bdms if _listed(b, want)]
     return {'volumeAttachments': [_serialize(b, want) for b in bdms]}
 
 
@@ -88,14 +108,15 @@ def list_volume_attachments(req, server_id):
 @validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.69')
 @validation.response(200, schema.SHOW_RESPONSE_V270, '2.70', '2.78')
 @validation.response(200, schema.SHOW_RESPONSE_V279, '2.79', '2.88')
-@validation.response(200, schema.SHOW_RESPONSE_V289, '2.89')
+@validation.response(200, schema.SHOW_RESPONSE_V289, '2.89', '2.100')
+@validation.response(200, schema.SHOW_RESPONSE_V2101, '2.101')
 def show_volume_attachment(req, server_id, volume_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
     _api, instance = _instance(req, ctxt, server_id, policies.SHOW)
     bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
         ctxt, volume_id, instance.uuid)
-    if want.matches(mv.ATTACHMENT_ID_VIEW) and not bdm.attachment_id:
+    if not _listed(bdm, want):
         raise exception.VolumeBDMNotFound(instance_uuid=instance.uuid,
                                           volume_id=volume_id)
     return {'volumeAttachment': _serialize(bdm, want)}
@@ -106,7 +127,8 @@ def show_volume_attachment(req, server_id, volume_id):
 @validation.request_body(schema.CREATE_V279, '2.79')
 @validation.response(200, schema.CREATE_RESPONSE, '2.1', '2.69')
 @validation.response(200, schema.CREATE_RESPONSE_V270, '2.70', '2.78')
-@validation.response(200, schema.CREATE_RESPONSE_V279, '2.79')
+@validation.response(200, schema.CREATE_RESPONSE_V279, '2.79', '2.100')
+@validation.response(202, None, '2.101')
 def create_volume_attachment(req, server_id, body):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -117,15 +139,22 @@ def create_volume_attachment(req, server_id, body):
     tag = attachment.get('tag')
     delete_on_termination = _to_bool(
         attachment.get('delete_on_termination', False))
+    is_async = want.matches(mv.ASYNC_VOLUME_ATTACH)
     try:
         device = api.attach_volume(
             ctxt, instance, volume_id, device=attachment.get('device'),
             tag=tag, delete_on_termination=delete_on_termination,
-            supports_multiattach=want.matches(mv.MULTIATTACH))
+            supports_multiattach=want.matches(mv.MULTIATTACH),
+            do_cast=is_async)
     except exception.ServiceTooOld as exc:
         # Nova does not declare 503 for this call: clients get a 500.
         return fault.fault_response(
             500, fault.UNEXPECTED_MESSAGE % str(type(exc)))
+    if is_async:
+        location = links.collection_url(
+            req, 'servers/%s/os-volume_attachments/%s' % (instance.uuid,
+                                                          volume_id))
+        return router.reply(202, headers={'Location': location})
     view = {'id': volume_id, 'serverId': instance.uuid,
             'volumeId': volume_id, 'device': device}
     if want.matches(mv.VOLUME_ATTACHMENT_TAG_VIEW):

@@ -2,6 +2,10 @@
 whole system in-process (real conductor, compute hosts and block storage),
 with helpers that poll with a deadline, never sleep."""
 
+import contextlib
+import threading
+from unittest import mock
+
 from tests.fixtures import system
 from tests.functional import base
 
@@ -112,3 +116,24 @@ class TestCase(base.TestCase):
             if svc.binary == 'nova-lite-compute' and svc.host == host:
                 return svc.manager
         raise AssertionError('no compute service on %s' % host)
+
+    @contextlib.contextmanager
+    def reservations_held(self, host='compute1', timeout=30):
+        """While inside, device-name reservations on ``host`` wait (a busy
+        compute host); they go on when the block ends. Yields the list of
+        server uuids whose reservation is waiting, to poll on."""
+        driver = self.compute_manager(host).driver
+        original = driver.get_device_name_for_instance
+        gate = threading.Event()
+        waiting = []
+
+        def held(instance, *args, **kwargs):
+            waiting.append(instance.uuid)
+            gate.wait(timeout)
+            return original(instance, *args, **kwargs)
+        with mock.patch.object(driver, 'get_device_name_for_instance',
+                               side_effect=held):
+            try:
+                yield waiting
+            finally:
+                gate.set()

@@ -88,6 +88,7 @@ class APISamplesTest(base.TestCase):
         server_id = self._servers()
         self._volume_attachments(server_id)
         self._instance_actions(server_id)
+        self._async_attach(server_id)
 
     def _flavors(self):
         for version in ('2.1', '2.75'):
@@ -194,3 +195,20 @@ class APISamplesTest(base.TestCase):
                    'instance-action-get')
         self._call(self.api, '2.84', 'GET', show, folder,
                    'instance-action-get-non-admin')
+
+    def _async_attach(self, server_id):
+        """2.101: 202 with ``Location``; the attachment shown while the
+        compute host has not reserved a device yet, then once attached."""
+        folder = 'os-volume_attachments'
+        url = '/v2.1/servers/%s/os-volume_attachments' % server_id
+        volume_id = self.create_volume(name='data-async')
+        with self.reservations_held():
+            self._call(self.api, '2.101', 'POST', url, folder,
+                       'attach-volume-to-server', status=202,
+                       body={'volumeAttachment': {'volumeId': volume_id}})
+            # The same view before and while the host holds the request.
+            self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),
+                       folder, 'volume-attachment-pending')
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),
+                   folder, 'volume-attachment-detail')

@@ -82,15 +82,20 @@ class FailureTestCase(base.TestCase):
         self.assertEqual(('available', []),
                          (volume['status'], volume['attachments']))
 
-    def assert_action_failed(self, expected_detail):
-        action = system.wait_for(
-            lambda: (lambda a: a if a['events'] and
-                     a['events'][0]['finish_time'] else None)(
-                self.last_action()))
+    def assert_action_failed(self, expected_detail,
+                             event_name='compute_attach_volume',
+                             host='compute1', api=None, version='2.84'):
+        def failed():
+            action = self.last_action(api=api, version=version)
+            events = {e['event']: e for e in action['events']}
+            event = events.get(event_name)
+            return (action, events) if event and event['finish_time'] \
+                else None
+        action, events = system.wait_for(failed)
         self.assertEqual(('attach_volume', 'Error'),
                          (action['action'], action['message']))
-        [event] = action['events']
-        self.assertEqual(('compute_attach_volume', 'Error', 'compute1'),
+        event = events[event_name]
+        self.assertEqual((event_name, 'Error', host),
                          (event['event'], event['result'], event['host']))
         self.assertIn(expected_detail, event['details'])
         self.assertIn('Traceback', event['traceback'])
@@ -98,6 +103,11 @@ class FailureTestCase(base.TestCase):
         mine = self.last_action(api=self.api)
         self.assertEqual({'event', 'start_time', 'finish_time', 'result',
                           'hostId'}, set(mine['events'][0]))
+        if event_name == 'compute_attach_volume':
+            # The conductor's part had worked.
+            self.assertEqual('Success',
+                             events['conductor_attach_volume']['result'])
+        return event
         faults = objects.InstanceFault.get_latest_for_instances(
             nl_context.get_admin_context(), [self.server_id])
         self.assertIn(expected_detail, faults[self.server_id].message)
@@ -148,7 +158,10 @@ class AttachFailureTest(FailureTestCase):
                                expect=400)
         self.assertIn("has 'multiattach' set", resp.text)
         self.assert_rolled_back(volume_id)
-        self.assertEqual('create', self.last_action()['action'])
+        # Also recorded, as for an attach nobody waits for.
+        self.assert_action_failed("has 'multiattach' set",
+                                  event_name='conductor_attach_volume',
+                                  host=self.conf.host)
 
 
 class NotificationsTest(FailureTestCase):

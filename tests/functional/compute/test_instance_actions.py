@@ -58,24 +58,29 @@ class InstanceActionsTest(base.TestCase):
         # Before 2.51 only administrators see events.
         self.assertNotIn('events', self.show(
             self.api.as_(compute_version='2.50'), request_id))
-        [event] = self.show(self.admin_api, request_id)['events']
+        # Newest first: the host's step, then the conductor's.
+        [event, conductor] = self.show(self.admin_api, request_id)['events']
         self.assertEqual({'event', 'start_time', 'finish_time', 'result',
                           'traceback'}, set(event))
-        self.assertEqual(('compute_attach_volume', 'Success'),
-                         (event['event'], event['result']))
-        [event] = self.show(self.api.as_(compute_version='2.51'),
-                            request_id)['events']
+        self.assertEqual(
+            [('compute_attach_volume', 'Success'),
+             ('conductor_attach_volume', 'Success')],
+            [(e['event'], e['result']) for e in (event, conductor)])
+        [event, _] = self.show(self.api.as_(compute_version='2.51'),
+                               request_id)['events']
         self.assertNotIn('traceback', event)
-        [event] = self.show(self.api.as_(compute_version='2.62'),
-                            request_id)['events']
+        [event, _] = self.show(self.api.as_(compute_version='2.62'),
+                               request_id)['events']
         self.assertEqual(56, len(event['hostId']))
         self.assertNotIn('host', event)
-        [event] = self.show(self.admin_api.as_(compute_version='2.84'),
-                            request_id)['events']
-        self.assertEqual('compute1', event['host'])
+        [event, conductor] = self.show(
+            self.admin_api.as_(compute_version='2.84'), request_id)['events']
+        # The embedded conductor runs as [DEFAULT] host.
+        self.assertEqual(('compute1', self.conf.host),
+                         (event['host'], conductor['host']))
         self.assertIsNone(event['details'])
-        [event] = self.show(self.api.as_(compute_version='2.84'),
-                            request_id)['events']
+        [event, _] = self.show(self.api.as_(compute_version='2.84'),
+                               request_id)['events']
         self.assertNotIn('details', event)
 
     def test_not_found(self):
