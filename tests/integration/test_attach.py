@@ -3,15 +3,17 @@ deployment (uWSGI API -> RabbitMQ -> conductor -> compute host), on
 MariaDB and on PostgreSQL.
 
 Modes covered: the synchronous attach (below 2.101: the API waits for the
-conductor, which reserves the device name on the server's host) and the
-asynchronous detach. The asynchronous attach (2.101), multiattach and
-shelve/unshelve between hosts join this module as those features land.
+conductor, which reserves the device name on the server's host), the
+asynchronous attach (2.101: 202 at once, the conductor works after) and
+the asynchronous detach. Multiattach and shelve/unshelve between hosts join
+this module as those features land.
 """
 
 from tests.integration import base
 
 # Attachment views with attachment_id and bdm_uuid.
 VERSION = '2.89'
+ASYNC_VERSION = '2.101'
 
 
 class _AttachTests(object):
@@ -45,6 +47,83 @@ class _AttachTests(object):
             self.wait_for_attachment(server_id, volume_id, present=False)
             volume = self.wait_for_volume_status(volume_id, 'available')
             self.assertEqual([], volume['attachments'])
+
+    def test_async_attach_poll_detach_on_both_hosts(self):
+        api = self.api.as_(compute_version=ASYNC_VERSION)
+        servers = self.create_server_on_each_host()
+        for host, server_id in sorted(servers.items()):
+            volume_id = self.create_volume()
+            resp = self.attach_volume(server_id, volume_id, api=api)
+            self.assertEqual(202, resp.status, resp)
+            self.assertEqual('', resp.text)
+            location = resp.headers['Location']
+            self.assertTrue(location.endswith(
+                '/v2.1/servers/%s/os-volume_attachments/%s' % (
+                    server_id, volume_id)), location)
+            path = location[len(self.deployment.base_url):]
+            # Findable at once: the API wrote the mapping before the 202.
+            resp = api.get(path)
+            self.assertEqual(200, resp.status, resp)
+            self.assertEqual(volume_id,
+                             resp.body['volumeAttachment']['volumeId'])
+
+            def attached():
+                item = api.get(path).body['volumeAttachment']
+                return item if item.get('device') and \
+                    item['attachment_id'] else None
+            item = self.wait_for(attached, message='attach of %s to %s '
+                                 'never completed' % (volume_id, server_id))
+            self.assertEqual('/dev/vdb', item['device'])
+            volume = self.wait_for_volume_status(volume_id, 'in-use')
+            self.assertEqual(
+                [(server_id, host, '/dev/vdb', item['attachment_id'])],
+                [(a['server_id'], a['host_name'], a['device'],
+                  a['attachment_id']) for a in volume['attachments']])
+
+            resp = self.detach_volume(server_id, volume_id, api=api)
+            self.assertEqual(202, resp.status, resp)
+            self.wait_for_attachment(server_id, volume_id, present=False)
+            self.wait_for_volume_status(volume_id, 'available')
+
+    def test_async_failure_is_recorded(self):
+        # A second non-multiattach attach of a volume that another server
+        # holds, sent past Nova's guard by going straight to block
+        # storage first: the conductor's reservation fails after the 202.
+        api = self.api.as_(compute_version=ASYNC_VERSION)
+        servers = self.create_server_on_each_host()
+        first, second = sorted(servers.values())
+        volume_id = self.create_volume()
+        resp = self.api.as_(volume_version='3.27').post(
+            '/v3/demo/attachments', body={'attachment': {
+                'volume_uuid': volume_id, 'instance_uuid': first}})
+        self.assertEqual(200, resp.status, resp)
+        attachment_id = resp.body['attachment']['id']
+        resp = self.attach_volume(second, volume_id, api=api)
+        self.assertEqual(202, resp.status, resp)
+        admin = self.admin_api.as_(compute_version='2.84')
+        url = '/v2.1/servers/%s/os-instance-actions' % second
+
+        def failed_event():
+            actions = admin.get(url).body['instanceActions']
+            for action in actions:
+                if action['action'] != 'attach_volume':
+                    continue
+                detail = admin.get('%s/%s' % (url, action['request_id']))
+                for event in detail.body['instanceAction']['events']:
+                    if event['result'] == 'Error':
+                        return event
+            return None
+        event = self.wait_for(failed_event)
+        self.assertEqual('conductor_attach_volume', event['event'])
+        self.assertIn('Invalid volume', event['details'])
+        self.wait_for_attachment(second, volume_id, present=False)
+        self.assertEqual(404, api.get(
+            '/v2.1/servers/%s/os-volume_attachments/%s' % (
+                second, volume_id)).status)
+        resp = self.api.as_(volume_version='3.27').delete(
+            '/v3/demo/attachments/%s' % attachment_id)
+        self.assertEqual(200, resp.status, resp)
+        self.wait_for_volume_status(volume_id, 'available')
 
     def test_detach_needs_the_host_up(self):
         d = self.deployment
