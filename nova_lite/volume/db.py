@@ -619,19 +619,23 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     does not allow a reservation (nothing changed)."""
     session = ctxt.session
     _lock_volume(session, volume_id)
-    same_instance = sa.exists().where(
-        Attachment.volume_id == volume_id,
-        Attachment.instance_uuid == instance_uuid,
-        Attachment.attach_status == st.ATTACHED,
-        Attachment.deleted.is_(False))
+    # A plain read, not a subquery of the UPDATE below: on MariaDB that
+    # subquery takes shared next-key locks on volume_attachment, and two
+    # reservations of different volumes then deadlock on the INSERT. The
+    # volume row lock already keeps this volume's attachments still.
+    same_instance = bool(instance_uuid) and session.execute(
+        sa.select(Attachment.id).where(
+            Attachment.volume_id == volume_id,
+            Attachment.instance_uuid == instance_uuid,
+            Attachment.attach_status == st.ATTACHED,
+            Attachment.deleted.is_(False)).limit(1)).first() is not None
     allowed = sa.or_(
         sa.and_(Volume.multiattach.is_(False),
                 Volume.status.in_(st.reserve_from(False))),
         sa.and_(Volume.multiattach.is_(True),
                 Volume.status.in_(st.reserve_from(True))),
-        sa.and_(Volume.status.in_(
-            st.VOLUME_MOVES['reserve_same_instance'][0]), same_instance)
-        if instance_uuid else sa.false())
+        Volume.status.in_(st.VOLUME_MOVES['reserve_same_instance'][0])
+        if same_instance else sa.false())
     result = session.execute(sa.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False), allowed).values(
         status=st.VOLUME_MOVES['reserve'][1]))
@@ -668,8 +672,14 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
         raise exception.ResourceConflict(
             reason='volume %s is %s: it cannot be connected' % (
                 volume_id, current))
-    session.execute(sa.delete(AttachmentSpec).where(
-        AttachmentSpec.attachment_id == attachment_id))
+    # Delete by primary key what a plain read finds: a DELETE by
+    # attachment_id that matches nothing (the usual case) takes a gap lock
+    # on MariaDB, and two connects then deadlock on their INSERTs.
+    stale = session.execute(sa.select(AttachmentSpec.id).where(
+        AttachmentSpec.attachment_id == attachment_id)).scalars().all()
+    if stale:
+        session.execute(sa.delete(AttachmentSpec).where(
+            AttachmentSpec.id.in_(stale)))
     if connector:
         # One executemany, not one ORM flush per connector key.
         session.execute(sa.insert(AttachmentSpec), [
