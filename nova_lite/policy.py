@@ -18,15 +18,17 @@ semantics and takes both off the request path:
 * the policy files are looked at (``load_rules``) at most once every
   ``POLICY_FILE_CHECK_SECONDS``: a changed policy file applies within a
   second instead of at the very next check;
-* an *allowed* answer is remembered for its (rule, target, credentials)
-  when the rule's check tree is made only of oslo.policy's own pure checks
-  (roles, ``field:%(value)s`` comparisons, other rules, and/or/not, ``@``,
-  ``!``), whose answer depends on nothing else. Denials are not remembered
-  (they go through oslo.policy every time, to raise its exceptions), nor
-  are answers of rules that use ``http:`` or other extension checks. Every
-  change of the rules (a reload, ``set_rules``, ``clear``, a registered
-  default) forgets everything remembered. A remembered answer costs about
-  5 us.
+* an answer is remembered for its (rule, target, credentials) when the
+  rule's check tree is made only of oslo.policy's own pure checks (roles,
+  ``field:%(value)s`` comparisons, other rules, and/or/not, ``@``, ``!``),
+  whose answer depends on nothing else; answers of rules that use
+  ``http:`` or other extension checks are not. A denial is remembered
+  when it was returned (``fatal=False``, as views ask whether to show an
+  attribute); a remembered denial asked with ``fatal=True`` raises what
+  ``enforce()`` raises (``exc(*args, **kwargs)``); a denial that was raised
+  is not remembered. Every change of the rules (a reload, ``set_rules``,
+  ``clear``, a registered default) forgets everything remembered. A
+  remembered answer costs about 5 us.
 """
 
 import threading
@@ -48,6 +50,8 @@ POLICY_FILE_CHECK_SECONDS = 1.0
 # Remembered answers beyond this many are all forgotten (a bound, not an
 # LRU: the working set is the rules times the projects and roles in use).
 _MAX_REMEMBERED = 10000
+
+_UNKNOWN = object()
 
 # oslo.policy check classes whose answer depends only on the target and the
 # credentials (RuleCheck: on the rule it names, checked the same way).
@@ -143,14 +147,22 @@ class Enforcer(oslo_policy.Enforcer):
         except (TypeError, AttributeError):
             key = None  # not flat or not hashable: not remembered
         if key is not None:
-            answer = self._remembered.get(key)
-            if answer:
+            answer = self._remembered.get(key, _UNKNOWN)
+            if answer is not _UNKNOWN:
+                if not answer and do_raise:
+                    # What enforce() raises for a denial.
+                    if exc:
+                        raise exc(*args, **kwargs)
+                    raise oslo_policy.PolicyNotAuthorized(rule, target,
+                                                          dict(values))
                 return answer
         generation = self._generation
+        # An answer that was raised (a denial with do_raise) is not
+        # remembered: the next one goes through oslo.policy again.
         answer = super().authorize(rule, target, creds, do_raise, exc,
                                    *args, **kwargs)
-        if (answer and key is not None and generation == self._generation
-                and self._rule_is_pure(rule)):
+        if (key is not None and generation == self._generation and
+                self._rule_is_pure(rule)):
             if len(self._remembered) >= _MAX_REMEMBERED:
                 self._remembered = {}
             self._remembered[key] = answer

@@ -83,11 +83,22 @@ class EnforcerCostTest(base.TestCase):
                                     fatal=False))
         self.assertEqual(3, self.checks)
 
-    def test_denial_is_not_remembered(self):
+    def test_raised_denial_is_not_remembered(self):
         for _ in range(2):
             self.assertRaises(exception.PolicyNotAuthorized, self.member.can,
                               RULE, {'project_id': 'p2'})
         self.assertEqual(2, self.checks)
+
+    def test_returned_denial_is_remembered(self):
+        for _ in range(2):
+            self.assertFalse(self.member.can(RULE, {'project_id': 'p2'},
+                                             fatal=False))
+        self.assertEqual(1, self.checks)
+        # Asked again with fatal=True: the same exception as oslo.policy's.
+        exc = self.assertRaises(exception.PolicyNotAuthorized,
+                                self.member.can, RULE, {'project_id': 'p2'})
+        self.assertIn(RULE, str(exc))
+        self.assertEqual(1, self.checks)
 
     def test_set_rules_forgets(self):
         self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
