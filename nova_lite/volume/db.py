@@ -96,6 +96,15 @@ def _now():
     return timeutils.utcnow()
 
 
+def _update(model):
+    """A conditional UPDATE of ``model`` rows (a status move). The
+    session's ORM objects are not brought in step with it
+    (``synchronize_session=False``): the functions here hold none that they
+    read afterwards, and evaluating the condition in Python against the
+    session's objects cost more than running the statement."""
+    return sa.update(model).execution_options(synchronize_session=False)
+
+
 # -- volume types -----------------------------------------------------------
 
 @db_api.context_manager.reader
@@ -174,7 +183,7 @@ def type_destroy(ctxt, type_id):
     if in_use:
         raise exception.VolumeTypeInUse(volume_type_id=type_id)
     # Deleted volumes keep no reference to a type that goes away.
-    session.execute(sa.update(Volume).where(
+    session.execute(_update(Volume).where(
         Volume.volume_type_id == type_id, Volume.deleted.is_(True)).values(
         volume_type_id=None))
     session.execute(sa.delete(ExtraSpec).where(
@@ -372,7 +381,7 @@ def volume_create(ctxt, values):
 @db_api.context_manager.writer
 def volume_update(ctxt, volume_id, values):
     """Plain attribute changes (name, description, bootable): not moves."""
-    result = ctxt.session.execute(sa.update(Volume).where(
+    result = ctxt.session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False)).values(**values))
     if result.rowcount != 1:
         raise exception.VolumeNotFound(volume_id=volume_id)
@@ -382,7 +391,7 @@ def volume_update(ctxt, volume_id, values):
 def volume_move(ctxt, volume_id, move, values=None, extra=()):
     """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won."""
     expected, target = st.VOLUME_MOVES[move]
-    query = sa.update(Volume).where(
+    query = _update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(expected), *extra).values(
         status=target, **(values or {}))
@@ -398,7 +407,7 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
     _lock_type(ctxt.session, type_id, read=True)
     if _encryption_of(ctxt.session, type_id):
         raise exception.EncryptionChangeNotSupported()
-    result = ctxt.session.execute(sa.update(Volume).where(
+    result = ctxt.session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(statuses), Volume.migration_status.is_(None),
         sa.or_(Volume.volume_type_id.is_(None),
@@ -436,12 +445,12 @@ def volume_delete_start(ctxt, volume_id):
 def volume_destroy(ctxt, volume_id):
     """deleting -> deleted (soft delete), with any error attachments."""
     now = _now()
-    result = ctxt.session.execute(sa.update(Volume).where(
+    result = ctxt.session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status == st.DELETING).values(
         status=st.DELETED, attach_status=st.DETACHED, deleted=True,
         deleted_at=now))
-    ctxt.session.execute(sa.update(Attachment).where(
+    ctxt.session.execute(_update(Attachment).where(
         Attachment.volume_id == volume_id,
         Attachment.deleted.is_(False)).values(
         deleted=True, deleted_at=now, attach_status=st.DETACHED,
@@ -491,7 +500,7 @@ def _recompute(session, volume_id):
         statuses = _live_statuses(session, volume_id)
         new_status, attach_status = st.recompute(
             volume.status, volume.migration_status, statuses)
-        result = session.execute(sa.update(Volume).where(
+        result = session.execute(_update(Volume).where(
             Volume.id == volume_id, Volume.status == volume.status).values(
             status=new_status, attach_status=attach_status))
         if result.rowcount == 1:
@@ -503,7 +512,7 @@ def _recompute(session, volume_id):
 def _refresh_attach_status(session, volume_id):
     statuses = [status for status in _live_statuses(session, volume_id)
                 if not status.startswith('error')]
-    session.execute(sa.update(Volume).where(Volume.id == volume_id).values(
+    session.execute(_update(Volume).where(Volume.id == volume_id).values(
         attach_status=st.attach_status_of(statuses)))
 
 
@@ -595,7 +604,7 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     going and tears the connection down."""
     session = ctxt.session
     _lock_volume(session, volume_id)
-    result = session.execute(sa.update(Attachment).where(
+    result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False))
         .values(detach_time=_now()))
     if result.rowcount != 1:
@@ -607,7 +616,7 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
 def attachment_abort_detach(ctxt, attachment_id):
     """Undo ``attachment_begin_detach`` (the backend failed to
     disconnect: the attachment is unchanged)."""
-    ctxt.session.execute(sa.update(Attachment).where(
+    ctxt.session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False))
         .values(detach_time=None))
 
@@ -636,7 +645,7 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
                 Volume.status.in_(st.reserve_from(True))),
         Volume.status.in_(st.VOLUME_MOVES['reserve_same_instance'][0])
         if same_instance else sa.false())
-    result = session.execute(sa.update(Volume).where(
+    result = session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False), allowed).values(
         status=st.VOLUME_MOVES['reserve'][1]))
     if result.rowcount != 1:
@@ -659,7 +668,7 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     session = ctxt.session
     _lock_volume(session, volume_id)
     expected, target = st.ATTACHMENT_MOVES['connect']
-    result = session.execute(sa.update(Attachment).where(
+    result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False),
         Attachment.attach_status.in_(expected)).values(
         attach_status=target, **values))
@@ -696,7 +705,7 @@ def attachment_connect_failed(ctxt, attachment_id, volume_id):
     session = ctxt.session
     _lock_volume(session, volume_id)
     expected, target = st.ATTACHMENT_MOVES['connect_failed']
-    result = session.execute(sa.update(Attachment).where(
+    result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False),
         Attachment.attach_status.in_(expected)).values(attach_status=target))
     if result.rowcount == 1:
@@ -709,7 +718,7 @@ def attachment_complete(ctxt, attachment_id, volume_id):
     session = ctxt.session
     _lock_volume(session, volume_id)
     expected, target = st.ATTACHMENT_MOVES['complete']
-    result = session.execute(sa.update(Attachment).where(
+    result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False),
         Attachment.attach_status.in_(expected)).values(attach_status=target))
     if result.rowcount != 1:
@@ -722,7 +731,7 @@ def attachment_complete(ctxt, attachment_id, volume_id):
         raise exception.InvalidVolume(
             reason='attachment %s is %s and cannot be completed' % (
                 attachment_id, current))
-    result = session.execute(sa.update(Volume).where(
+    result = session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.notin_(st.NOT_COMPLETABLE)).values(
         status=st.VOLUME_MOVES['complete'][1]))
@@ -739,7 +748,7 @@ def attachment_destroy(ctxt, attachment_id, volume_id):
     session = ctxt.session
     _lock_volume(session, volume_id)
     now = _now()
-    result = session.execute(sa.update(Attachment).where(
+    result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False)).values(
         attach_status=st.DETACHED, deleted=True, deleted_at=now,
         detach_time=now))
