@@ -119,15 +119,23 @@ def _action_id(context, instance_uuid, request_id):
     return action_id
 
 
+# Both writers update the action row *before* they touch its events. The
+# event INSERT's foreign key check takes a shared lock on the action row;
+# taken after it, the action UPDATE is a lock upgrade, and two services
+# recording steps of one request at the same moment (the conductor
+# finishing its event as the host starts its own) deadlock on MariaDB.
+# Updating the action first serializes them on its row instead.
+
+
 @db_api.context_manager.writer
 def _event_start(context, instance_uuid, request_id, values):
     action_id = _action_id(context, instance_uuid, request_id)
-    context.session.execute(
-        sa.insert(_EVENTS).values(action_id=action_id, **values))
     # The action's updated_at follows its events (changes-since, 2.58).
     context.session.execute(
         sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id)
         .values(updated_at=values['start_time']))
+    context.session.execute(
+        sa.insert(_EVENTS).values(action_id=action_id, **values))
 
 
 @db_api.context_manager.writer
@@ -141,14 +149,14 @@ def _event_finish(context, instance_uuid, request_id, event_name, values):
     if event_id is None:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
-    context.session.execute(
-        sa.update(_EVENTS).where(_EVENTS.c.id == event_id).values(**values))
     action_values = {'updated_at': values['finish_time']}
     if values['result'] == RESULT_ERROR:
         action_values['message'] = RESULT_ERROR
     context.session.execute(
         sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id)
         .values(**action_values))
+    context.session.execute(
+        sa.update(_EVENTS).where(_EVENTS.c.id == event_id).values(**values))
 
 
 @base.NovaLiteObjectRegistry.register
@@ -282,6 +290,11 @@ class EventReporter(object):
                 LOG.debug('No action for request %s on %s: event %s not '
                           'recorded', self.context.request_id, uuid,
                           self.event_name)
+            except Exception:
+                # Recording is never worth failing (and so not undoing) the
+                # step itself for.
+                LOG.exception('Could not record the start of event %s of '
+                              '%s', self.event_name, uuid)
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):

@@ -3,6 +3,10 @@ unique constraints turned into domain errors, actions and events. Run on
 SQLite, and on MariaDB and PostgreSQL when their servers answer (see
 ``tests.fixtures.database.opportunistic_url``)."""
 
+import concurrent.futures
+import threading
+from unittest import mock
+
 from oslo_utils import uuidutils
 import testtools
 
@@ -184,6 +188,30 @@ class _OpportunisticBackend(_ObjectTests):
         self.addCleanup(manager.dispose_pool)
         migration._upgrade(manager.writer.get_engine())
         self.addCleanup(db_api.context_manager.patch_factory(manager))
+
+    def test_services_record_steps_of_one_request_at_once(self):
+        # The conductor finishing its event while the host starts its own
+        # (and more): the action row serializes them, no deadlock.
+        instance = self._instance()
+        instance_action.InstanceAction.action_start(
+            self.ctxt, instance.uuid, 'attach_volume')
+        n = 12
+        barrier = threading.Barrier(n)
+
+        def step(index):
+            barrier.wait(timeout=30)
+            for _ in range(3):
+                with instance_action.EventReporter(
+                        self.ctxt, 'step_%d' % index, 'h1', instance.uuid):
+                    pass
+        with mock.patch.object(instance_action.LOG, 'exception') as logged:
+            with concurrent.futures.ThreadPoolExecutor(n) as pool:
+                list(pool.map(step, range(n)))
+        self.assertEqual([], logged.call_args_list)
+        action = instance_action.InstanceAction.get_by_request_id(
+            self.ctxt, instance.uuid, self.ctxt.request_id)
+        self.assertEqual(3 * n, len(action.events))
+        self.assertEqual({'Success'}, {e.result for e in action.events})
 
 
 class TestComputeObjectsMySQL(_OpportunisticBackend, testtools.TestCase):
