@@ -102,6 +102,12 @@ class VolumeOperations(object):
         checks.check_instance_lock(context, instance)
         checks.check_instance_state(instance, 'detach_volume',
                                     states.DETACH_VOLUME_VM_STATES)
+        if bdm.attach_pending:
+            if self._cancel_pending_attach(context, instance, bdm):
+                return
+            # Block storage reserved the volume meanwhile.
+            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                context, volume_id, instance.uuid)
         if instance.vm_state == states.SHELVED_OFFLOADED:
             self._detach_volume_shelved_offloaded(context, instance, bdm)
             return
@@ -116,6 +122,19 @@ class VolumeOperations(object):
         except Exception:
             with excutils.save_and_reraise_exception():
                 self.volume_api.roll_detaching(context, volume_id)
+
+    def _cancel_pending_attach(self, context, instance, bdm):
+        """Detach of an attach still in progress (or lost: a conductor that
+        died with the message): remove its mapping, which tells the
+        workflow to undo its part. False if block storage reserved the
+        volume meanwhile (then it is an ordinary detach)."""
+        if not bdm.destroy_if_pending():
+            return False
+        LOG.info('Cancelled the pending attach of volume %s to %s',
+                 bdm.volume_id, instance.uuid)
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.DETACH_VOLUME)
+        return True
 
     def _detach_volume_shelved_offloaded(self, context, instance, bdm):
         svc = volume_client.service_context(context)

@@ -57,6 +57,15 @@ def _destroy(context, bdm_id):
         .where(models.BlockDeviceMapping.id == bdm_id)).rowcount
 
 
+@db_api.context_manager.writer
+def _destroy_if_pending(context, bdm_id):
+    return context.session.execute(
+        sa.delete(models.BlockDeviceMapping)
+        .where(models.BlockDeviceMapping.id == bdm_id,
+               models.BlockDeviceMapping.attachment_id.is_(None),
+               models.BlockDeviceMapping.connection_info.is_(None))).rowcount
+
+
 @db_api.context_manager.reader
 def _get_by_volume_and_instance(context, volume_id, instance_uuid):
     return context.session.execute(
@@ -187,6 +196,13 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def destroy(self):
         """Delete the mapping; True if it was still there."""
         return bool(_destroy(self._context, self.id))
+
+    def destroy_if_pending(self):
+        """Delete the mapping if its attach is still pending (no
+        attachment yet: a compare-and-swap); True if it was deleted. The
+        attach workflow notices the mapping is gone at its next write and
+        undoes what it did."""
+        return bool(_destroy_if_pending(self._context, self.id))
 
     @classmethod
     def get_by_volume_and_instance(cls, context, volume_id, instance_uuid):

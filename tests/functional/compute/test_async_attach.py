@@ -83,6 +83,28 @@ class AsyncTestCase(base.TestCase):
                 server_id or self.server_id, request_id)).body[
                     'instanceAction']
 
+    def wait_failed(self, event_name):
+        """The attach action once its ``event_name`` event failed."""
+        def failed():
+            for action in self.attach_actions():
+                detail = self.action(action['request_id'])
+                for event in detail['events']:
+                    if event['event'] == event_name and \
+                            event['result'] == 'Error':
+                        return detail, event
+            return None
+        return system.wait_for(failed, message='no failed %s event' %
+                               event_name)
+
+    def assert_nothing_left(self, volume_id):
+        self.wait_for_volume_status(volume_id, 'available')
+        system.wait_for(lambda: self.show(volume_id).status == 404)
+        self.assertEqual(404, self.show(volume_id, '2.1').status)
+        resp = self.admin_api.as_(volume_version='3.27').get(
+            '/v3/attachments?volume_id=%s&all_tenants=1' % volume_id)
+        self.assertEqual([], resp.body['attachments'])
+        self.assertEqual([], self.show_volume(volume_id)['attachments'])
+
 
 class ResponseTest(AsyncTestCase):
     def test_202_empty_body_and_location(self):
@@ -276,28 +298,6 @@ class FailureAfter202Test(AsyncTestCase):
         super().setUp()
         drivers.register_backend_opts(self.conf)
 
-    def wait_failed(self, event_name):
-        """The attach action once its ``event_name`` event failed."""
-        def failed():
-            for action in self.attach_actions():
-                detail = self.action(action['request_id'])
-                for event in detail['events']:
-                    if event['event'] == event_name and \
-                            event['result'] == 'Error':
-                        return detail, event
-            return None
-        return system.wait_for(failed, message='no failed %s event' %
-                               event_name)
-
-    def assert_nothing_left(self, volume_id):
-        self.wait_for_volume_status(volume_id, 'available')
-        system.wait_for(lambda: self.show(volume_id).status == 404)
-        self.assertEqual(404, self.show(volume_id, '2.1').status)
-        resp = self.admin_api.as_(volume_version='3.27').get(
-            '/v3/attachments?volume_id=%s&all_tenants=1' % volume_id)
-        self.assertEqual([], resp.body['attachments'])
-        self.assertEqual([], self.show_volume(volume_id)['attachments'])
-
     def latest_fault(self):
         faults = objects.InstanceFault.get_latest_for_instances(
             nl_context.get_admin_context(), [self.server_id])
@@ -365,6 +365,47 @@ class FailureAfter202Test(AsyncTestCase):
         self.assertIn('Invalid volume', event['details'])
         system.wait_for(lambda: self.show(volume_id).status == 404)
         self.assertEqual('reserved', self.show_volume(volume_id)['status'])
+
+
+class CancelTest(AsyncTestCase):
+    """DELETE of an attach still in progress cancels it: the way out of an
+    attach whose message was lost, and no leftovers when the workflow
+    races with it."""
+
+    def test_detach_while_the_host_is_busy(self):
+        volume_id = self.create_volume()
+        with self.reservations_held() as waiting:
+            self.attach_async(volume_id)
+            system.wait_for(lambda: waiting)
+            self.detach(self.server_id, volume_id, api=self.at(ASYNC))
+            self.assertEqual(404, self.show(volume_id).status)
+        # The host's reservation finds the mapping gone: the workflow
+        # undoes its part and says so.
+        _action, event = self.wait_failed('conductor_attach_volume')
+        self.assertIn('is not attached to volume', event['details'])
+        self.assert_nothing_left(volume_id)
+        actions = [a['action'] for a in self.at('2.84', self.admin_api).get(
+            '/v2.1/servers/%s/os-instance-actions' % self.server_id).body[
+                'instanceActions']]
+        self.assertEqual(['detach_volume', 'attach_volume'], actions[:2])
+
+    def test_lost_attach_can_be_cancelled(self):
+        api = compute_api.get_api(self.conf)
+        volume_id = self.create_volume()
+        # The cast never reaches a conductor (e.g. one that died with it).
+        with mock.patch.object(api.compute_task_api.conductor_rpcapi.client,
+                               'prepare'):
+            self.attach_async(volume_id)
+        item = self.show(volume_id).body['volumeAttachment']
+        self.assertIsNone(item['attachment_id'])
+        # It blocks another attach of the volume until it is cancelled.
+        other = self.create_server(name='other')
+        self.attach_async(volume_id, server_id=other, expect=400)
+        self.detach(self.server_id, volume_id, api=self.at(ASYNC))
+        self.assertEqual(404, self.show(volume_id).status)
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+        self.attach_async(volume_id, server_id=other)
+        self.wait_attached(volume_id, server_id=other)
 
 
 class ConcurrencyTest(AsyncTestCase):

@@ -111,9 +111,13 @@ class _ObjectTests(object):
         self.assertEqual(3, len(by_instance[instance.uuid]))
         found = objects.BlockDeviceMapping.get_by_volume_and_instance(
             self.ctxt, volume_id, instance.uuid)
+        self.assertTrue(found.attach_pending)
         found.set_connection_info({'driver_volume_type': 'fake'})
         found.attachment_id = uuidutils.generate_uuid()
         found.save()
+        # No longer pending: the compare-and-swap delete leaves it.
+        self.assertFalse(found.attach_pending)
+        self.assertFalse(found.destroy_if_pending())
         self.assertEqual({'driver_volume_type': 'fake'},
                          objects.BlockDeviceMapping.get_all_by_volume(
                              self.ctxt, volume_id)[0].get_connection_info())
@@ -123,6 +127,17 @@ class _ObjectTests(object):
                           objects.BlockDeviceMapping
                           .get_by_volume_and_instance, self.ctxt, volume_id,
                           instance.uuid)
+
+    def test_pending_mapping_cancelled_once(self):
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+        self.assertTrue(bdm.destroy_if_pending())
+        self.assertFalse(bdm.destroy_if_pending())
+        # The workflow's next write finds it gone.
+        bdm.attachment_id = uuidutils.generate_uuid()
+        self.assertRaises(exception.VolumeBDMNotFound, bdm.save)
 
     def test_actions_events_and_faults(self):
         instance = self._instance()
