@@ -467,9 +467,13 @@ class Deployment(fixtures.Fixture):
     CONDUCTOR_HOST = 'conductor1'
 
     def __init__(self, backend, compute_hosts=('compute1', 'compute2'),
-                 api_processes=2, api_threads=2):
+                 api_processes=2, api_threads=2, extra_conf=None):
+        """``extra_conf``: {section: {option: value}} added to the
+        generated nova-lite.conf (e.g. the fake drivers' delays for a
+        benchmark)."""
         super().__init__()
         self.backend = backend
+        self.extra_conf = extra_conf or {}
         self.compute_hosts = tuple(compute_hosts)
         self.api_processes = api_processes
         self.api_threads = api_threads
@@ -528,6 +532,11 @@ class Deployment(fixtures.Fixture):
                     'response_validation': 'error'},
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
         })
+        for section, options in self.extra_conf.items():
+            if not parser.has_section(section) and section != 'DEFAULT':
+                parser.add_section(section)
+            for name, value in options.items():
+                parser.set(section, name, str(value))
         path = os.path.join(self.path, 'nova-lite.conf')
         with open(path, 'w') as f:
             parser.write(f)
