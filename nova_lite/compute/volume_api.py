@@ -196,11 +196,12 @@ class VolumeOperations(object):
         return count
 
     def swap_volume(self, context, instance, old_volume_id, new_volume_id):
-        """Cinder-initiated swap (volume migration): 409 unless the old
-        volume is migrating; then the checks of API-CONTRACT.md 2.6."""
+        """Swap the attached ``old_volume_id`` for ``new_volume_id``
+        (API-CONTRACT.md 2.6, without Cinder's "migrating" restriction:
+        nova_lite's block storage has no volume migration, so the policy,
+        admin or service, is the guard), in active, paused and resized
+        servers as Nova, and in shelved ones (volume-ops-when-shelved)."""
         old_volume = self.volume_api.get(context, old_volume_id)
-        if not old_volume.get('migration_status'):
-            raise exception.VolumeNotMigrating(volume_id=old_volume_id)
         try:
             new_volume = self.volume_api.get(context, new_volume_id)
         except exception.VolumeNotFound as exc:
@@ -212,17 +213,66 @@ class VolumeOperations(object):
         self._check_swap_volumes(instance, old_volume, new_volume)
         bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
             context, old_volume_id, instance.uuid)
+        if instance.vm_state == states.SHELVED_OFFLOADED:
+            self._swap_volume_shelved_offloaded(context, instance, bdm,
+                                                old_volume, new_volume_id)
+            return
+        if not instance.host or not self.host_is_up(context, instance.host):
+            raise exception.ComputeServiceUnavailable(host=instance.host)
         self.volume_api.begin_detaching(context, old_volume_id)
         try:
-            if (old_volume['multiattach'] and
-                    self._count_rw_attachments(context, old_volume) > 1):
-                raise exception.MultiattachSwapVolumeNotSupported()
+            self._check_swap_multiattach(context, old_volume)
             attachment = self.volume_api.attachment_create(
-                context, new_volume_id, instance.uuid)
+                context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
         except Exception:
             with excutils.save_and_reraise_exception():
                 self.volume_api.roll_detaching(context, old_volume_id)
-        instance_action.InstanceAction.action_start(
-            context, instance.uuid, instance_action.SWAP_VOLUME)
-        self.compute_rpcapi.swap_volume(context, instance, bdm.volume_id,
-                                        new_volume_id, attachment['id'])
+        try:
+            instance_action.InstanceAction.action_start(
+                context, instance.uuid, instance_action.SWAP_VOLUME)
+            self.compute_rpcapi.swap_volume(context, instance, bdm.volume_id,
+                                            new_volume_id, attachment['id'])
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release_new_attachment(context, attachment['id'])
+                self.volume_api.roll_detaching(context, old_volume_id)
+
+    def _check_swap_multiattach(self, context, old_volume):
+        if (old_volume['multiattach'] and
+                self._count_rw_attachments(context, old_volume) > 1):
+            raise exception.MultiattachSwapVolumeNotSupported()
+
+    def _release_new_attachment(self, context, attachment_id):
+        try:
+            self.volume_api.attachment_delete(
+                volume_client.service_context(context), attachment_id)
+        except Exception:
+            LOG.exception('Could not delete attachment %s', attachment_id)
+
+    def _swap_volume_shelved_offloaded(self, context, instance, bdm,
+                                       old_volume, new_volume_id):
+        """No host: the mapping moves to the new volume (its device name,
+        tag, ``attach_mode`` and ``delete_on_termination`` kept) with an
+        attachment reserved and completed without a connector, and the old
+        volume's attachment is deleted (``available``)."""
+        self._check_swap_multiattach(context, old_volume)
+        svc = volume_client.service_context(context)
+        attachment = self.volume_api.attachment_create(
+            context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
+        old_attachment_id = bdm.attachment_id
+        try:
+            self.volume_api.attachment_complete(svc, attachment['id'])
+            instance_action.InstanceAction.action_start(
+                context, instance.uuid, instance_action.SWAP_VOLUME)
+            bdm.volume_id = new_volume_id
+            bdm.attachment_id = attachment['id']
+            bdm.set_connection_info(None)
+            bdm.save()
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                self._release_new_attachment(context, attachment['id'])
+        if old_attachment_id:
+            try:
+                self.volume_api.attachment_delete(svc, old_attachment_id)
+            except exception.VolumeAttachmentNotFound:
+                pass

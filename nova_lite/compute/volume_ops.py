@@ -192,6 +192,8 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
     old_attachment_id = bdm.attachment_id
     try:
         connector = driver.get_volume_connector(instance)
+        if bdm.attach_mode:
+            connector['mode'] = bdm.attach_mode
         attachment = volume_api.attachment_update(
             svc, new_attachment_id, connector, mountpoint=bdm.device_name)
         new_info = attachment.get('connection_info') or {}

@@ -37,8 +37,11 @@ rules = [
         operations=[{'method': 'PUT', 'path': _ITEM}]),
     policy.DocumentedRuleDefault(
         name=SWAP, check_str=base.ADMIN_OR_SERVICE,
-        description='Swap the volume of an attachment for another. Meant '
-                    'for the block storage service migrating a volume.',
+        description='Swap the volume of an attachment for another (the '
+                    'new volume takes the old one\'s device). Upstream only '
+                    'Cinder may call it, during a volume migration; '
+                    'nova_lite has no volume migration and lets this '
+                    'policy decide.',
         operations=[{'method': 'PUT', 'path': _ITEM}]),
     policy.DocumentedRuleDefault(
         name=DELETE, check_str=base.PROJECT_MEMBER_OR_ADMIN,

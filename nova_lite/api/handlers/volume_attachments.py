@@ -182,6 +182,7 @@ def update_volume_attachment(req, server_id, volume_id, body):
     if not only_swap:
         api.update_volume_attachment(ctxt, instance, volume_id, attachment)
     if only_swap or new_volume_id != volume_id:
+        _check_shelved_version(instance, want, 'swap_volume')
         api.swap_volume(ctxt, instance, volume_id, new_volume_id)
     return router.reply(202)
 

@@ -450,17 +450,27 @@ class UpdateAndSwapTest(AttachmentTestCase):
         other = self.create_volume()
         self.put(other, {'volumeId': other}, api, 404)
 
-    def test_swap_is_for_block_storage_only(self):
+    def test_swap_is_for_administrators_and_services(self):
         volume_id = self.attached_volume()
         new = self.create_volume()
         self.put(volume_id, {'volumeId': new}, self.at('2.84'), 403)
-        resp = self.put(volume_id, {'volumeId': new},
-                        self.at('2.84', self.admin_api), 409)
-        self.assertEqual('volume %s is not migrating; this API should only '
-                         'be called by Cinder' % volume_id,
-                         self.message(resp))
         self.put(base.IMAGE, {'volumeId': new},
                  self.at('2.84', self.admin_api), 404)
+        # Not only during a volume migration (nova_lite has none): the
+        # policy is the guard.
+        self.put(volume_id, {'volumeId': new},
+                 self.at('2.84', self.admin_api), 202)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.wait_for_volume_status(new, 'in-use')
+        [item] = self.attachments(self.server_id)
+        self.assertEqual((new, '/dev/vdb'),
+                         (item['volumeId'], item['device']))
+        # A service (the service role: Cinder) may swap too.
+        other = self.create_volume()
+        self.put(new, {'volumeId': other},
+                 self.at('2.84', self.api.as_(token='service:demo')), 202)
+        self.wait_for_volume_status(new, 'available')
+        self.wait_for_volume_status(other, 'in-use')
 
     def test_swap_of_a_migrating_volume(self):
         old = self.attached_volume()
@@ -471,9 +481,8 @@ class UpdateAndSwapTest(AttachmentTestCase):
         # An unknown new volume is in the body: 400, not 404.
         resp = self.put(old, {'volumeId': base.IMAGE}, admin, 400)
         self.assertIn('could not be found', self.message(resp))
-        # Block storage refuses to begin detaching a migrating volume
-        # (as Cinder does: the upstream swap is broken the same way); the
-        # refusal is a 400 and nothing is left reserved.
+        # Block storage refuses to begin detaching a migrating volume (as
+        # Cinder does); the refusal is a 400 and nothing is left reserved.
         resp = self.put(old, {'volumeId': new}, admin, 400)
         self.assertIn('Unable to detach volume', self.message(resp))
         self.assertEqual('available', self.show_volume(new)['status'])
