@@ -286,6 +286,12 @@ class DevicePathInUse(Conflict):
     msg_fmt = _('The supplied device path (%(path)s) is in use.')
 
 
+class UnshelveInstanceInvalidState(Conflict):
+    msg_fmt = _('Specifying an availability zone or a host when unshelving '
+                'server %(instance_uuid)s with status %(status)s is not '
+                'supported. The server status must be SHELVED_OFFLOADED.')
+
+
 class VolumeNotMigrating(Conflict):
     msg_fmt = _('volume %(volume_id)s is not migrating; this API should only '
                 'be called by Cinder')
@@ -327,6 +333,13 @@ class ServiceTooOld(NovaLiteException):
 class ServiceUnavailable(NovaLiteException):
     msg_fmt = _('Service is unavailable at this time.')
     code = 503
+
+
+class UnshelveVolumeConnectFailed(NovaLiteException):
+    msg_fmt = _('Volume %(volume_id)s could not be connected to %(host)s '
+                'while unshelving: %(reason)s. The server is '
+                'shelved_offloaded again, with all its volumes.')
+    code = 500
 
 
 class VolumeBackendAPIException(NovaLiteException):

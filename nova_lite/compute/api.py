@@ -18,6 +18,7 @@ from oslo_utils import uuidutils
 from nova_lite.compute import block_device
 from nova_lite.compute import checks
 from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.compute import shelve_api
 from nova_lite.compute import states
 from nova_lite.compute import volume_api
 from nova_lite.compute import volume_ops
@@ -39,7 +40,9 @@ DEFAULT_AVAILABILITY_ZONE = 'nova'
 _DELETABLE_TASK_STATES = [None, states.SCHEDULING, states.SPAWNING,
                           states.POWERING_OFF, states.POWERING_ON,
                           states.PAUSING, states.UNPAUSING,
-                          states.REBOOTING]
+                          states.REBOOTING, states.SHELVING,
+                          states.SHELVING_OFFLOADING, states.UNSHELVING,
+                          states.SOFT_DELETING, states.RESTORING]
 
 _APIS = {}
 _APIS_LOCK = threading.Lock()
@@ -59,7 +62,7 @@ def _reservation_id():
     return 'r-%s' % uuidutils.generate_uuid()[:8]
 
 
-class API(volume_api.VolumeOperations):
+class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
     def __init__(self, conf):
         self.conf = conf
         self.compute_task_api = conductor_api.ComputeTaskAPI(conf)
@@ -200,9 +203,16 @@ class API(volume_api.VolumeOperations):
         instance.terminated_at = obj_base.utcnow()
         instance.save()
 
-    def delete(self, context, instance):
+    def delete(self, context, instance, soft=None):
+        """Delete, or soft-delete (``soft``; by default when ``[DEFAULT]
+        reclaim_instance_interval`` asks for it and the server can be)."""
         checks.check_instance_lock(context, instance)
         if instance.task_state == states.DELETING:
+            return
+        if soft is None:
+            soft = self.can_soft_delete(context, instance)
+        if soft:
+            self.soft_delete(context, instance)
             return
         instance_action.InstanceAction.action_start(
             context, instance.uuid, instance_action.DELETE)

@@ -17,6 +17,7 @@ import oslo_messaging as messaging
 from nova_lite.compute import driver as virt_driver
 from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi
+from nova_lite.compute import shelve_ops
 from nova_lite.compute import states
 from nova_lite.compute import volume_ops
 from nova_lite import exception
@@ -43,6 +44,15 @@ class ComputeManager(manager.Manager):
         self.notifier = notifications.Notifier(conf, host)
         self._volume_api = None
         self._semaphores = lockutils.Semaphores()
+
+    @property
+    def periodic_interval(self):
+        """Periodic tasks run only when shelved servers are offloaded after
+        a while or deleted servers are kept for a while."""
+        if self.conf.shelved_offload_time > 0 or \
+                self.conf.reclaim_instance_interval > 0:
+            return self.conf.compute.periodic_interval
+        return None
 
     def init_host(self, context):
         # Block storage reached in-process (``[volume] client = local``)
@@ -76,6 +86,12 @@ class ComputeManager(manager.Manager):
             instance.save()
             objects.InstanceFault.record(context, instance.uuid, exc,
                                          host=self.host)
+            return
+        if instance.vm_state == states.SHELVED_OFFLOADED:
+            # Placed here for an unshelve that never ran: offloaded again.
+            instance.host = None
+            instance.task_state = None
+            instance.save()
             return
         if instance.task_state is not None:
             instance.task_state = None
@@ -215,6 +231,123 @@ class ComputeManager(manager.Manager):
         self._power_action(context, instance, 'compute_unpause_instance',
                            self.driver.unpause, states.ACTIVE,
                            states.RUNNING, states.UNPAUSING)
+
+    # -- shelve ------------------------------------------------------------
+    def _reset_task_state(self, instance, task_state):
+        """After a failed step, the server is idle again."""
+        if instance.task_state != task_state:
+            return
+        instance.task_state = None
+        try:
+            instance.save(expected_task_state=[task_state])
+        except (exception.UnexpectedTaskStateError,
+                exception.InstanceNotFound):
+            pass
+
+    def shelve_instance(self, context, instance):
+        def run():
+            if shelve_ops.shelve(context, self.conf, self.driver, instance):
+                shelve_ops.offload(context, self.driver, self.volume_api,
+                                   instance)
+        try:
+            self._cast_operation(context, instance,
+                                 'compute_shelve_instance', run)
+        finally:
+            self._reset_task_state(instance, states.SHELVING)
+            self._reset_task_state(instance, states.SHELVING_OFFLOADING)
+
+    def shelve_offload_instance(self, context, instance):
+        try:
+            self._cast_operation(context, instance,
+                                 'compute_shelve_offload_instance',
+                                 shelve_ops.offload, context, self.driver,
+                                 self.volume_api, instance)
+        finally:
+            self._reset_task_state(instance, states.SHELVING_OFFLOADING)
+
+    def unshelve_instance(self, context, instance):
+        self._cast_operation(context, instance, 'compute_unshelve_instance',
+                             shelve_ops.unshelve, context, self.driver,
+                             self.volume_api, self.host, instance)
+
+    # -- deferred delete --------------------------------------------------
+    def soft_delete_instance(self, context, instance):
+        def run():
+            self.driver.power_off(instance)
+            instance.vm_state = states.SOFT_DELETED
+            instance.power_state = states.SHUTDOWN
+            instance.task_state = None
+            instance.deleted_at = obj_base.utcnow()
+            instance.save(expected_task_state=[states.SOFT_DELETING])
+        try:
+            self._cast_operation(context, instance,
+                                 'compute_soft_delete_instance', run)
+        finally:
+            self._reset_task_state(instance, states.SOFT_DELETING)
+
+    def restore_instance(self, context, instance):
+        def run():
+            self.driver.power_on(instance)
+            instance.vm_state = states.ACTIVE
+            instance.power_state = states.RUNNING
+            instance.task_state = None
+            instance.deleted_at = None
+            instance.save(expected_task_state=[states.RESTORING])
+        try:
+            self._cast_operation(context, instance,
+                                 'compute_restore_instance', run)
+        finally:
+            self._reset_task_state(instance, states.RESTORING)
+
+    # -- periodic tasks ----------------------------------------------------
+    def periodic_tasks(self, context):
+        if self.conf.shelved_offload_time > 0:
+            self._offload_shelved(context)
+        if self.conf.reclaim_instance_interval > 0:
+            self._reclaim_deleted(context)
+
+    def _older_than(self, instances, field, seconds):
+        now = obj_base.utcnow()
+        for instance in instances:
+            stamp = getattr(instance, field)
+            if stamp is not None:
+                stamp = stamp.replace(tzinfo=None)  # stored as naive UTC
+            if instance.task_state is None and stamp is not None and \
+                    (now - stamp).total_seconds() > seconds:
+                yield instance
+
+    def _claim(self, instance, task_state):
+        """Compare-and-swap the idle server to ``task_state``; False if
+        something else got to it first."""
+        instance.task_state = task_state
+        try:
+            instance.save(expected_task_state=[None])
+        except (exception.UnexpectedTaskStateError,
+                exception.InstanceNotFound):
+            return False
+        return True
+
+    def _offload_shelved(self, context):
+        shelved = instance_obj.get_all(context, host=self.host,
+                                       status='SHELVED')
+        for instance in self._older_than(shelved, 'shelved_at',
+                                         self.conf.shelved_offload_time):
+            if not self._claim(instance, states.SHELVING_OFFLOADING):
+                continue
+            LOG.info('Offloading %s, shelved for more than %ss',
+                     instance.uuid, self.conf.shelved_offload_time)
+            self.shelve_offload_instance(context, instance)
+
+    def _reclaim_deleted(self, context):
+        deleted = instance_obj.get_all(context, host=self.host,
+                                       status='SOFT_DELETED')
+        for instance in self._older_than(
+                deleted, 'deleted_at', self.conf.reclaim_instance_interval):
+            if not self._claim(instance, states.DELETING):
+                continue
+            LOG.info('Deleting %s, soft-deleted for more than %ss',
+                     instance.uuid, self.conf.reclaim_instance_interval)
+            self.terminate_instance(context, instance)
 
     # -- volumes ---------------------------------------------------------
     @messaging.expected_exceptions(exception.NovaLiteException)

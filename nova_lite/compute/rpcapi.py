@@ -12,6 +12,9 @@ method to the lowest version that carries its arguments, and keep
   attach_volume, detach_volume, swap_volume (casts).
 * 1.2 - reserve_block_device_name takes ``bdm``: the mapping the API
   created (no device name yet) gets the name instead of a new mapping.
+* 1.3 - Shelving and deferred delete: shelve_instance,
+  shelve_offload_instance, unshelve_instance, soft_delete_instance,
+  restore_instance (casts).
 """
 
 import oslo_messaging as messaging
@@ -22,7 +25,7 @@ from nova_lite import rpc
 
 TOPIC = 'compute'
 NAMESPACE = 'compute'
-RPC_API_VERSION = '1.2'
+RPC_API_VERSION = '1.3'
 
 
 class ComputeAPI(object):
@@ -63,6 +66,29 @@ class ComputeAPI(object):
     def unpause_instance(self, ctxt, instance):
         self._prepare(instance.host, '1.1').cast(
             ctxt, 'unpause_instance', instance=instance)
+
+    # -- shelve and deferred delete (casts) -------------------------------
+    def shelve_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.3').cast(
+            ctxt, 'shelve_instance', instance=instance)
+
+    def shelve_offload_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.3').cast(
+            ctxt, 'shelve_offload_instance', instance=instance)
+
+    def unshelve_instance(self, ctxt, instance):
+        """To ``instance.host``: the host it is shelved on, or the one the
+        conductor chose for an offloaded server."""
+        self._prepare(instance.host, '1.3').cast(
+            ctxt, 'unshelve_instance', instance=instance)
+
+    def soft_delete_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.3').cast(
+            ctxt, 'soft_delete_instance', instance=instance)
+
+    def restore_instance(self, ctxt, instance):
+        self._prepare(instance.host, '1.3').cast(
+            ctxt, 'restore_instance', instance=instance)
 
     # -- volumes -------------------------------------------------------------
     def can_reserve_existing_bdm(self):

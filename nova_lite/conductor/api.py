@@ -16,6 +16,11 @@ class ComputeTaskAPI(object):
         """Schedule and build new servers (asynchronous)."""
         self.conductor_rpcapi.build_instances(context, instances)
 
+    def unshelve_instance(self, context, instance, host=None):
+        """Unshelve (asynchronous); an offloaded server is scheduled again,
+        on ``host`` if given."""
+        self.conductor_rpcapi.unshelve_instance(context, instance, host=host)
+
     def attach_volume(self, context, instance, volume_id, device=None,
                       tag=None, delete_on_termination=False,
                       multiattach=False, bdm=None, do_cast=False):

@@ -1,5 +1,5 @@
 """Server side of the conductor RPC API: a doorway to the workflows
-(``build.py``, ``attach.py``)."""
+(``build.py``, ``attach.py``, ``unshelve.py``)."""
 
 import oslo_messaging as messaging
 
@@ -8,6 +8,7 @@ from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.conductor import attach
 from nova_lite.conductor import build
 from nova_lite.conductor import rpcapi
+from nova_lite.conductor import unshelve
 from nova_lite import exception
 from nova_lite import manager
 from nova_lite import policy
@@ -41,6 +42,10 @@ class ConductorManager(manager.Manager):
     def build_instances(self, context, instances):
         build.build_instances(context, self.conf, self.compute_rpcapi,
                               instances)
+
+    def unshelve_instance(self, context, instance, host=None):
+        unshelve.unshelve_instance(context, self.conf, self.compute_rpcapi,
+                                   instance, host=host)
 
     @messaging.expected_exceptions(exception.NovaLiteException)
     def attach_volume(self, context, instance, volume_id, device, tag,

@@ -9,6 +9,7 @@ method to the lowest version that carries its arguments, and keep
   ``do_cast``).
 * 1.2 - attach_volume takes ``bdm``: the mapping the API created, which
   the workflow completes or removes.
+* 1.3 - unshelve_instance (cast).
 """
 
 import oslo_messaging as messaging
@@ -19,7 +20,7 @@ from nova_lite import rpc
 
 TOPIC = 'conductor'
 NAMESPACE = 'conductor'
-RPC_API_VERSION = '1.2'
+RPC_API_VERSION = '1.3'
 
 
 class ConductorAPI(object):
@@ -40,6 +41,13 @@ class ConductorAPI(object):
         self.check_version('1.1')
         cctxt = self.client.prepare(version='1.1')
         cctxt.cast(ctxt, 'build_instances', instances=instances)
+
+    def unshelve_instance(self, ctxt, instance, host=None):
+        """Unshelve: back on its host, or (offloaded) scheduled again, on
+        ``host`` if given."""
+        self.check_version('1.3')
+        self.client.prepare(version='1.3').cast(
+            ctxt, 'unshelve_instance', instance=instance, host=host)
 
     def attach_volume(self, ctxt, instance, volume_id, device, tag,
                       delete_on_termination, multiattach, bdm=None,

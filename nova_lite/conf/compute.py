@@ -1,4 +1,5 @@
-"""[compute] and [fake_driver] options of nova-lite-compute."""
+"""[compute] and [fake_driver] options of nova-lite-compute, and the
+[DEFAULT] options of shelving and deferred delete (Nova's names)."""
 
 from oslo_config import cfg
 
@@ -25,6 +26,57 @@ value is.
 Maximum number of disk devices (root disk and volumes) a server may have on
 this host. -1 means unlimited. Attaching one more fails with 403.
 """),
+    cfg.FloatOpt(
+        'periodic_interval',
+        default=60.0,
+        min=0.1,
+        help="""
+Seconds between two runs of the compute host's periodic tasks: offloading
+servers shelved for longer than ``[DEFAULT] shelved_offload_time`` (when it
+is above 0) and deleting servers soft-deleted for longer than ``[DEFAULT]
+reclaim_instance_interval`` (when it is above 0). A server waits at most
+this much longer than those options say.
+"""),
+]
+
+# [DEFAULT], as in Nova: read by the API and by the compute hosts.
+DEFAULT_OPTS = [
+    cfg.IntOpt(
+        'shelved_offload_time',
+        default=0,
+        min=-1,
+        help="""
+Seconds a shelved server keeps its compute host before it is offloaded.
+
+A shelved server is powered off but stays on its host (status ``SHELVED``)
+and holds the host's resources; offloading releases them: the guest is
+destroyed, its volumes' connections to the host are closed (their
+attachments are kept) and the server has no host (``SHELVED_OFFLOADED``);
+unshelving then schedules it again, possibly elsewhere.
+
+* ``0``: offload as soon as the server is shelved.
+* ``-1``: never offload automatically (an administrator can still use the
+  ``shelveOffload`` action).
+* ``N`` > 0: a periodic task of each compute host offloads servers that
+  have been shelved for more than N seconds (checked every
+  ``[compute] periodic_interval`` seconds).
+"""),
+    cfg.IntOpt(
+        'reclaim_instance_interval',
+        default=0,
+        min=0,
+        help="""
+Seconds a deleted server is kept, restorable, before it is really deleted.
+
+``0`` (the default) deletes servers at once. With N > 0, ``DELETE
+/servers/{id}`` soft-deletes a server on a compute host: it is powered off
+and shown as ``SOFT_DELETED`` with its volumes still attached, the
+``restore`` action brings it back, ``forceDelete`` deletes it now, and a
+periodic task of its compute host deletes it for good once it has been
+soft-deleted for more than N seconds (checked every ``[compute]
+periodic_interval`` seconds). A server without a host (not built, or
+shelved-offloaded) is always deleted at once.
+"""),
 ]
 
 fake_driver_group = cfg.OptGroup(
@@ -50,6 +102,7 @@ FAKE_DRIVER_OPTS = [
 
 
 def register_opts(conf):
+    conf.register_opts(DEFAULT_OPTS)
     conf.register_group(compute_group)
     conf.register_opts(COMPUTE_OPTS, group=compute_group)
     conf.register_group(fake_driver_group)
@@ -57,4 +110,5 @@ def register_opts(conf):
 
 
 def list_opts():
-    return {compute_group: COMPUTE_OPTS, fake_driver_group: FAKE_DRIVER_OPTS}
+    return {'DEFAULT': DEFAULT_OPTS, compute_group: COMPUTE_OPTS,
+            fake_driver_group: FAKE_DRIVER_OPTS}

@@ -9,11 +9,13 @@ import itertools
 
 from nova_lite.policies import attachments
 from nova_lite.policies import base
+from nova_lite.policies import deferred_delete
 from nova_lite.policies import instance_actions
 from nova_lite.policies import lock_server
 from nova_lite.policies import pause_server
 from nova_lite.policies import servers
 from nova_lite.policies import services
+from nova_lite.policies import shelve
 from nova_lite.policies import volume_backends
 from nova_lite.policies import volume_types
 from nova_lite.policies import volumes
@@ -21,7 +23,7 @@ from nova_lite.policies import volumes_attachments
 
 _MODULES = [base, services, volumes, volume_types, attachments, servers,
             lock_server, pause_server, volumes_attachments, instance_actions,
-            volume_backends]
+            volume_backends, shelve, deferred_delete]
 
 
 def register(module):

@@ -1,7 +1,9 @@
 """POST /v2.1/servers/{server_id}/action: os-stop, os-start, pause,
-unpause, lock and unlock. Each returns 202 with no body; the state guards
-(409) and the lock (409) are checked before anything is cast to the compute
-host. Lock takes an optional ``locked_reason`` from 2.73.
+unpause, lock, unlock, shelve, shelveOffload, unshelve, restore and
+forceDelete. Each returns 202 with no body; the state guards (409) and the
+lock (409) are checked before anything is cast to the compute host or the
+conductor. Lock takes an optional ``locked_reason`` from 2.73; unshelve an
+availability zone from 2.77 and a host (administrators) from 2.91.
 """
 
 from nova_lite.api import microversion as mv
@@ -9,11 +11,16 @@ from nova_lite.api import router
 from nova_lite.api.handlers import servers
 from nova_lite.api.schemas import servers as schema
 from nova_lite.api import validation
+from nova_lite import exception
+from nova_lite.policies import deferred_delete as deferred_delete_policies
 from nova_lite.policies import lock_server as lock_policies
 from nova_lite.policies import pause_server as pause_policies
 from nova_lite.policies import servers as server_policies
+from nova_lite.policies import shelve as shelve_policies
 
 LOCKED_REASON = '2.73'
+UNSHELVE_AVAILABILITY_ZONE = '2.77'
+UNSHELVE_TO_HOST = '2.91'
 
 
 def _run(req, server_id, rule, method_name):
@@ -74,6 +81,59 @@ def unlock_server(req, server_id, body):
     return router.reply(202)
 
 
+@validation.request_body(schema.SHELVE, '2.1')
+@validation.response(202, None, '2.1')
+def shelve_server(req, server_id, body):
+    return _run(req, server_id, shelve_policies.SHELVE, 'shelve')
+
+
+@validation.request_body(schema.SHELVE_OFFLOAD, '2.1')
+@validation.response(202, None, '2.1')
+def shelve_offload_server(req, server_id, body):
+    return _run(req, server_id, shelve_policies.SHELVE_OFFLOAD,
+                'shelve_offload')
+
+
+@validation.request_body(schema.UNSHELVE, '2.1', '2.76')
+@validation.request_body(schema.UNSHELVE_V277, '2.77', '2.90')
+@validation.request_body(schema.UNSHELVE_V291, '2.91')
+@validation.response(202, None, '2.1')
+def unshelve_server(req, server_id, body):
+    ctxt = req.environ['nova_lite.context']
+    want = mv.want(req)
+    api, instance = servers.get_instance(req, ctxt, server_id,
+                                         shelve_policies.UNSHELVE)
+    target = body['unshelve']
+    if not want.matches(UNSHELVE_AVAILABILITY_ZONE) or \
+            not isinstance(target, dict):
+        target = {}
+    host = target.get('host')
+    if host is not None:
+        ctxt.can(shelve_policies.UNSHELVE_TO_HOST,
+                 target={'project_id': instance.project_id})
+    try:
+        api.unshelve(ctxt, instance,
+                     availability_zone=target.get('availability_zone'),
+                     host=host, target_given=bool(target))
+    except exception.ComputeHostNotFound as exc:
+        # The host is in the body: a bad request, not a 404.
+        raise exception.InvalidInput(message=exc.format_message())
+    return router.reply(202)
+
+
+@validation.request_body(schema.RESTORE, '2.1')
+@validation.response(202, None, '2.1')
+def restore_server(req, server_id, body):
+    return _run(req, server_id, deferred_delete_policies.RESTORE, 'restore')
+
+
+@validation.request_body(schema.FORCE_DELETE, '2.1')
+@validation.response(202, None, '2.1')
+def force_delete_server(req, server_id, body):
+    return _run(req, server_id, deferred_delete_policies.FORCE,
+                'force_delete')
+
+
 ACTIONS = {
     'os-stop': stop_server,
     'os-start': start_server,
@@ -81,4 +141,9 @@ ACTIONS = {
     'unpause': unpause_server,
     'lock': lock_server,
     'unlock': unlock_server,
+    'shelve': shelve_server,
+    'shelveOffload': shelve_offload_server,
+    'unshelve': unshelve_server,
+    'restore': restore_server,
+    'forceDelete': force_delete_server,
 }

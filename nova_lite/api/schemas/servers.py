@@ -391,3 +391,47 @@ LOCK_V273 = {
     'required': ['lock'],
     'additionalProperties': False,
 }
+
+# Shelve (Nova's shelve schemas) and deferred delete.
+SHELVE = any_action('shelve')
+SHELVE_OFFLOAD = any_action('shelveOffload')
+UNSHELVE = any_action('unshelve')
+_AZ_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+_HOST_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255}
+# 2.77: null, or an availability zone (required, nothing else).
+UNSHELVE_V277 = {
+    'type': 'object',
+    'properties': {
+        'unshelve': {
+            'type': ['object', 'null'],
+            'properties': {'availability_zone': _AZ_NAME},
+            'required': ['availability_zone'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['unshelve'],
+    'additionalProperties': False,
+}
+# 2.91: null, or an object with an optional availability zone (null
+# unpins) and an optional host.
+UNSHELVE_V291 = {
+    'type': 'object',
+    'properties': {
+        'unshelve': {
+            'oneOf': [
+                {'type': 'null'},
+                {'type': 'object',
+                 'properties': {
+                     'availability_zone': {
+                         'oneOf': [{'type': 'null'}, _AZ_NAME]},
+                     'host': _HOST_NAME,
+                 },
+                 'additionalProperties': False},
+            ],
+        },
+    },
+    'required': ['unshelve'],
+    'additionalProperties': False,
+}
+RESTORE = any_action('restore')
+FORCE_DELETE = any_action('forceDelete')

@@ -76,7 +76,13 @@ class FakeVolumeClient(client.VolumeClient):
             volume = self._volume(volume_id)
             allowed = (('available', 'in-use') if volume['multiattach']
                        else ('available',))
-            if volume['status'] not in allowed:
+            # Cinder's exception: the instance already has an attached
+            # attachment of the volume (it is moving or being reconnected).
+            same_instance = volume['status'] == 'in-use' and any(
+                a['volume_id'] == volume_id and
+                a['instance'] == instance_uuid and a['status'] == 'attached'
+                for a in self.attachments.values())
+            if volume['status'] not in allowed and not same_instance:
                 raise exception.InvalidVolume(
                     reason='Volume %s status must be available to reserve, '
                            'but the current status is %s.' % (

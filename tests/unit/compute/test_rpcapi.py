@@ -38,6 +38,18 @@ class ComputeRPCTest(_RPCTestBase):
                        {'server': 'h1', 'version': '1.1'},
                        [self.instance], {'instance': self.instance})
 
+    def test_shelve_and_deferred_delete_casts(self):
+        for method in ('shelve_instance', 'shelve_offload_instance',
+                       'unshelve_instance', 'soft_delete_instance',
+                       'restore_instance'):
+            self._test(self.api, method, 'cast',
+                       {'server': 'h1', 'version': '1.3'},
+                       [self.instance], {'instance': self.instance})
+        self.conf.set_override('compute', '1.2', group='upgrade_levels')
+        api = compute_rpcapi.ComputeAPI(self.conf)
+        self.assertRaises(exception.ServiceTooOld, api.shelve_instance,
+                          'ctxt', self.instance)
+
     def test_build(self):
         self._test(self.api, 'build_and_run_instance', 'cast',
                    {'server': 'h2', 'version': '1.1'},
@@ -122,6 +134,14 @@ class ConductorRPCTest(_RPCTestBase):
     def test_build(self):
         self._test(self.api, 'build_instances', 'cast', {'version': '1.1'},
                    [['i']], {'instances': ['i']})
+
+    def test_unshelve(self):
+        self._test(self.api, 'unshelve_instance', 'cast', {'version': '1.3'},
+                   ['i', 'h2'], {'instance': 'i', 'host': 'h2'})
+        self.conf.set_override('conductor', '1.2', group='upgrade_levels')
+        api = conductor_rpcapi.ConductorAPI(self.conf)
+        self.assertRaises(exception.ServiceTooOld, api.unshelve_instance,
+                          'ctxt', 'i')
 
     def test_too_old_conductor(self):
         self.conf.set_override('conductor', '1.0', group='upgrade_levels')
