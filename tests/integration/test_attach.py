@@ -4,9 +4,10 @@ MariaDB and on PostgreSQL.
 
 Modes covered: the synchronous attach (below 2.101: the API waits for the
 conductor, which reserves the device name on the server's host), the
-asynchronous attach (2.101: 202 at once, the conductor works after) and
-the asynchronous detach. Multiattach and shelve/unshelve between hosts join
-this module as those features land.
+asynchronous attach (2.101: 202 at once, the conductor works after), the
+asynchronous detach, and a server shelved on one host, given a volume while
+offloaded, and unshelved onto the other. Multiattach joins this module as
+it lands.
 """
 
 from tests.integration import base
@@ -124,6 +125,53 @@ class _AttachTests(object):
             '/v3/demo/attachments/%s' % attachment_id)
         self.assertEqual(200, resp.status, resp)
         self.wait_for_volume_status(volume_id, 'available')
+
+    def test_shelve_attach_while_offloaded_unshelve_on_the_other_host(self):
+        # [DEFAULT] shelved_offload_time is 0: shelve offloads at once.
+        api = self.api.as_(compute_version=ASYNC_VERSION)
+        admin = self.admin_api.as_(compute_version=ASYNC_VERSION)
+        servers = self.create_server_on_each_host()
+        server_id = servers['compute1']
+        before = self.create_volume()
+        self.assertEqual(202, self.attach_volume(server_id, before,
+                                                 api=api).status)
+        self.wait_for_volume_status(before, 'in-use')
+
+        self.server_action(server_id, {'shelve': None})
+        server = self.wait_for_server_status(server_id, 'SHELVED_OFFLOADED')
+        self.assertIsNone(server['OS-EXT-SRV-ATTR:host'])
+        # Still attached, connected to no host.
+        volume = self.show_volume(before)
+        self.assertEqual(('in-use', [None]), (
+            volume['status'], [a['host_name'] for a in volume['attachments']]))
+
+        during = self.create_volume()
+        self.assertEqual(202, self.attach_volume(server_id, during,
+                                                 api=api).status)
+        self.wait_for_volume_status(during, 'in-use')
+
+        resp = admin.post('/v2.1/servers/%s/action' % server_id,
+                          body={'unshelve': {'host': 'compute2'}})
+        self.assertEqual(202, resp.status, resp)
+        server = self.wait_for_server_status(server_id, 'ACTIVE',
+                                             host='compute2')
+        devices = {}
+        for volume_id in (before, during):
+            volume = self.wait_for_volume_status(volume_id, 'in-use')
+            [attachment] = volume['attachments']
+            self.assertEqual((server_id, 'compute2'),
+                             (attachment['server_id'],
+                              attachment['host_name']))
+            devices[volume_id] = attachment['device']
+        self.assertEqual({before: '/dev/vdb', during: '/dev/vdc'}, devices)
+        listed = self.list_attachments(server_id, api=api)
+        self.assertEqual(devices, {a['volumeId']: a['device']
+                                   for a in listed})
+
+        for volume_id in (before, during):
+            self.assertEqual(202, self.detach_volume(
+                server_id, volume_id, api=api).status)
+            self.wait_for_volume_status(volume_id, 'available')
 
     def test_detach_needs_the_host_up(self):
         d = self.deployment
