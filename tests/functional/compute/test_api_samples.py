@@ -134,8 +134,20 @@ class APISamplesTest(base.TestCase):
                            ('server-action-start', {'os-start': None}),
                            ('server-action-pause', {'pause': None}),
                            ('server-action-unpause', {'unpause': None}),
-                           ('server-action-unlock', {'unlock': None})]:
+                           ('server-action-unlock', {'unlock': None}),
+                           ('server-action-shelve', {'shelve': None}),
+                           ('server-action-shelve-offload',
+                            {'shelveOffload': None}),
+                           ('server-action-unshelve', {'unshelve': None}),
+                           ('server-action-restore', {'restore': None}),
+                           ('server-action-force-delete',
+                            {'forceDelete': None})]:
             self._sample('servers', name + '-req.json', body)
+        self._sample('servers/v2.77', 'server-action-unshelve-req.json',
+                     {'unshelve': {'availability_zone': 'nova'}})
+        self._sample('servers/v2.91', 'server-action-unshelve-req.json',
+                     {'unshelve': {'availability_zone': None,
+                                   'host': 'compute2'}})
         self._call(self.api, '2.73', 'POST', action, 'servers',
                    'server-action-lock', status=202,
                    body={'lock': {'locked_reason': 'maintenance window'}})
