@@ -359,11 +359,12 @@ class API(type_api.TypeOperations):
                     'current': current.status})
         if connector:
             try:
-                self._connect(ctxt, attachment, volume, connector)
+                return self._connect(ctxt, attachment, volume, connector)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     db.attachment_destroy(ctxt, attachment.id, volume_id)
-        return db.attachment_get(ctxt, attachment.id)
+        # Loaded by attachment_reserve in its own transaction.
+        return attachment
 
     def attachment_update(self, ctxt, attachment_id, connector):
         attachment = db.attachment_get(ctxt, attachment_id,
@@ -392,11 +393,11 @@ class API(type_api.TypeOperations):
                 a.attached_host == connector.get('host') for a in others):
             raise exception.ResourceConflict(reason=_(
                 'duplicate connectors detected on volume %s') % volume.id)
-        self._connect(ctxt, attachment, volume, connector)
-        return db.attachment_get(ctxt, attachment_id)
+        return self._connect(ctxt, attachment, volume, connector)
 
     def _connect(self, ctxt, attachment, volume, connector):
-        """Initialize the connection and record it (the connect move)."""
+        """Initialize the connection and record it (the connect move);
+        returns the connected attachment, read in the move's transaction."""
         mode = attachment.attach_mode
         if mode in (None, 'null'):
             mode = connector.get('mode') or 'rw'
@@ -427,8 +428,8 @@ class API(type_api.TypeOperations):
             'attach_time': timeutils.utcnow(),
         }
         try:
-            db.attachment_connect(ctxt, attachment.id, volume.id, values,
-                                  connector)
+            connected = db.attachment_connect(ctxt, attachment.id, volume.id,
+                                              values, connector)
         except Exception:
             with excutils.save_and_reraise_exception():
                 # Undo the connection just made, unless another attachment
@@ -437,7 +438,7 @@ class API(type_api.TypeOperations):
                                            connector.get('host'),
                                            exclude_id=attachment.id):
                     self._terminate(volume, connector, quiet=True)
-        return connection_info
+        return connected
 
     def _terminate(self, volume, connector, quiet=False):
         try:

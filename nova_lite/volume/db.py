@@ -657,14 +657,16 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     session.add(attachment)
     session.flush()
     _refresh_attach_status(session, volume_id)
-    return attachment
+    # As attachment_get loads it, in this transaction (no second one).
+    return attachment_get(ctxt, attachment.id)
 
 
 @db_api.context_manager.writer
 def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     """The connect move: attachment and volume ``attaching``, the
     connection saved, the connector stored as ``attachment_specs`` rows.
-    Raises (and changes nothing) if either has moved meanwhile."""
+    Raises (and changes nothing) if either has moved meanwhile. Returns the
+    attachment as ``attachment_get`` loads it, read in this transaction."""
     session = ctxt.session
     _lock_volume(session, volume_id)
     expected, target = st.ATTACHMENT_MOVES['connect']
@@ -696,6 +698,7 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
              'value': jsonutils.dumps(value)}
             for key, value in connector.items()])
     _refresh_attach_status(session, volume_id)
+    return attachment_get(ctxt, attachment_id)
 
 
 @db_api.context_manager.writer
