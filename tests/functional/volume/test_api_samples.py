@@ -8,19 +8,10 @@ times, URLs and paths are replaced by fixed values so samples are stable.
 """
 
 import os
-import re
 
-from oslo_serialization import jsonutils
-
+from tests.functional import api_samples
 from tests.functional.volume import base
 
-SAMPLES = os.path.join(os.path.dirname(__file__), '..', '..', '..',
-                       'api-ref', 'source', 'samples')
-WRITE = os.environ.get('NOVA_LITE_WRITE_SAMPLES') == '1'
-
-_UUID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
-                   r'[0-9a-f]{12}')
-_TIME = re.compile(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}')
 FIXED_UUIDS = [
     '6edbc2f4-1507-44f8-ac0d-eed1d2608d38',
     '3b0b5a2b-6e2c-4f0e-8f3a-5c2a0d9e1f47',
@@ -30,42 +21,14 @@ FIXED_UUIDS = [
 ]
 
 
-class Scrubber(object):
-    def __init__(self, base_url, state_path):
-        self.uuids = {}
-        self.base_url = base_url
-        self.state_path = state_path
-
-    def __call__(self, data):
-        text = jsonutils.dumps(data, sort_keys=True, indent=4)
-        text = text.replace(self.base_url, 'http://127.0.0.1:8774')
-        text = text.replace(os.path.abspath(self.state_path),
-                            '/var/lib/nova-lite')
-
-        def uuid(match):
-            value = match.group(0)
-            if value not in self.uuids:
-                self.uuids[value] = FIXED_UUIDS[len(self.uuids)]
-            return self.uuids[value]
-        text = _UUID.sub(uuid, text)
-        text = _TIME.sub('2026-11-21T20:36:50.000000', text)
-        return text + '\n'
+def Scrubber(base_url, state_path):
+    return api_samples.Scrubber(
+        base_url, texts=[(os.path.abspath(state_path),
+                          '/var/lib/nova-lite')],
+        fixed_uuids=FIXED_UUIDS)
 
 
-class APISamplesTest(base.VolumeTestCase):
-
-    def _sample(self, folder, name, data):
-        text = self.scrub(data)
-        path = os.path.join(SAMPLES, folder, name)
-        if WRITE:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, 'w') as f:
-                f.write(text)
-            return
-        with open(path) as f:
-            self.assertEqual(f.read(), text,
-                             '%s changed: run this test with '
-                             'NOVA_LITE_WRITE_SAMPLES=1' % path)
+class APISamplesTest(api_samples.SampleAssertions, base.VolumeTestCase):
 
     def _call(self, api, method, path, folder, name, body=None,
               status=200):
