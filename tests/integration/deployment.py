@@ -85,6 +85,7 @@ from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
 from tests.fixtures import database as db_fixture
+from tests.fixtures import system
 
 REQUIRE_ENV = 'NOVA_LITE_REQUIRE_INTEGRATION'
 RABBIT_URL_ENV = 'NOVA_LITE_TEST_RABBIT_URL'
@@ -407,51 +408,28 @@ class Response(object):
         return '<Response %s %s>' % (self.status, self.text[:300])
 
 
-class HTTPClient(object):
+class HTTPClient(system.ClientBase):
     """JSON over HTTP to the deployed API."""
 
     def __init__(self, base_url, token=ADMIN_TOKEN, compute_version=None,
                  volume_version=None):
+        super().__init__(token, compute_version, volume_version)
         self.base_url = base_url
-        self.token = token
-        self.compute_version = compute_version
-        self.volume_version = volume_version
         self.session = requests.Session()
+
+    def _copy(self, token, compute_version, volume_version):
+        return HTTPClient(self.base_url, token=token,
+                          compute_version=compute_version,
+                          volume_version=volume_version)
 
     def request(self, method, path, body=None, headers=None):
         all_headers = {'Accept': 'application/json'}
-        if self.token:
-            all_headers['X-Auth-Token'] = self.token
-        versions = []
-        if self.compute_version:
-            versions.append('compute %s' % self.compute_version)
-        if self.volume_version:
-            versions.append('volume %s' % self.volume_version)
-        if versions:
-            all_headers['OpenStack-API-Version'] = ', '.join(versions)
+        all_headers.update(self.base_headers())
         all_headers.update(headers or {})
         resp = self.session.request(
             method, self.base_url + path, headers=all_headers,
             json=body, timeout=HTTP_TIMEOUT)
         return Response(resp)
-
-    def get(self, path, **kw):
-        return self.request('GET', path, **kw)
-
-    def post(self, path, body=None, **kw):
-        return self.request('POST', path, body=body, **kw)
-
-    def put(self, path, body=None, **kw):
-        return self.request('PUT', path, body=body, **kw)
-
-    def delete(self, path, **kw):
-        return self.request('DELETE', path, **kw)
-
-    def as_(self, token=None, compute_version=None, volume_version=None):
-        return HTTPClient(
-            self.base_url, token=token or self.token,
-            compute_version=compute_version or self.compute_version,
-            volume_version=volume_version or self.volume_version)
 
 
 # --------------------------------------------------------------------------
