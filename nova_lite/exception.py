@@ -292,11 +292,6 @@ class UnshelveInstanceInvalidState(Conflict):
                 'supported. The server status must be SHELVED_OFFLOADED.')
 
 
-class VolumeNotMigrating(Conflict):
-    msg_fmt = _('volume %(volume_id)s is not migrating; this API should only '
-                'be called by Cinder')
-
-
 class UnexpectedTaskStateError(Conflict):
     msg_fmt = _('Conflict updating instance %(instance_uuid)s. Expected: '
                 '%(expected)s. Actual: %(actual)s')
