@@ -320,6 +320,18 @@ class ConflictNovaUsingAttachment(Conflict):
 
 # -- 5xx ------------------------------------------------------------------
 
+class AttachModeNotSupportedByHost(Conflict):
+    msg_fmt = _("The compute host %(host)s of server %(instance_uuid)s is "
+                "too old to attach volumes read-only; attach it read/write "
+                "or retry once the host is upgraded.")
+
+
+class AttachModeNotSupportedByComputes(Conflict):
+    msg_fmt = _("Some compute hosts are too old to attach volumes "
+                "read-only; boot with attach_mode 'rw' or retry once every "
+                "compute host is upgraded.")
+
+
 class ServiceTooOld(NovaLiteException):
     msg_fmt = _('%(reason)s')
     code = 503

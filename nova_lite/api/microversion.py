@@ -131,8 +131,13 @@ ATTACH_DELETE_ON_TERMINATION = '2.79'
 VOLUME_ATTACHMENT_UPDATE = '2.85'    # PUT may update delete_on_termination
 ATTACHMENT_ID_VIEW = '2.89'          # attachment_id/bdm_uuid, no id
 ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
+STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
+# 2.103 and 2.104 change nothing nova_lite serves.
+# nova_lite's own, above Nova's 2.104 (volume-multiattach-enhancements):
+# attach_mode ro/rw; multi-create sharing one multiattach volume.
+ATTACH_MODE = '2.105'
 
-_COMPUTE_MAX_MINOR = 101
+_COMPUTE_MAX_MINOR = 105
 COMPUTE_VERSIONS = ['2.%d' % n for n in range(1, _COMPUTE_MAX_MINOR + 1)]
 
 COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,

@@ -6,6 +6,8 @@ compute host."""
 import re
 
 from nova_lite import exception
+from nova_lite import objects
+from nova_lite.objects import service as service_obj
 
 # Nova's block_device.match_device.
 _DEVICE_RE = re.compile(r'(^/dev/x{0,1}[a-z]{0,1}d{0,1})([a-z]+)[0-9]*$')
@@ -45,3 +47,35 @@ def check_instance_host(instance):
 def match_device(device):
     """True if ``device`` is a disk path Nova accepts (``/dev/vdb``)."""
     return bool(_DEVICE_RE.match(device or ''))
+
+
+def check_attach_mode_supported(context, instance, attach_mode):
+    """409 when a read-only attach is asked of a server whose compute host
+    is older than the first service version that honours ``attach_mode``
+    (its guest would get the volume read/write). A server without a host
+    (shelved-offloaded, not scheduled yet) is checked at unshelve or build
+    time by the minimum version over all hosts."""
+    if attach_mode != 'ro':
+        return
+    if instance.host is None:
+        check_computes_support_attach_mode(context, [attach_mode])
+        return
+    try:
+        svc = objects.Service.get_by_host_and_binary(
+            context, instance.host, service_obj.COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return  # no such host: the host checks that follow say so
+    if svc.version < service_obj.ATTACH_MODE_SERVICE_VERSION:
+        raise exception.AttachModeNotSupportedByHost(
+            host=instance.host, instance_uuid=instance.uuid)
+
+
+def check_computes_support_attach_mode(context, attach_modes):
+    """409 when any of ``attach_modes`` is ``ro`` and some compute host
+    (one a new server may land on) is too old to honour it."""
+    if 'ro' not in attach_modes:
+        return
+    minimum = objects.Service.get_minimum_version(
+        context, service_obj.COMPUTE_BINARY)
+    if minimum and minimum < service_obj.ATTACH_MODE_SERVICE_VERSION:
+        raise exception.AttachModeNotSupportedByComputes()

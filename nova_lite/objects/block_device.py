@@ -23,6 +23,12 @@ SOURCE_IMAGE = 'image'
 DESTINATION_VOLUME = 'volume'
 DESTINATION_LOCAL = 'local'
 
+# attach_mode of volume mappings (local ones have none); rows written
+# before the mode existed have NULL, which means read/write.
+ATTACH_MODE_RW = 'rw'
+ATTACH_MODE_RO = 'ro'
+ATTACH_MODES = (ATTACH_MODE_RO, ATTACH_MODE_RW)
+
 _MODEL_FIELDS = (
     'uuid', 'instance_uuid', 'source_type', 'destination_type',
     'guest_format', 'device_type', 'disk_bus', 'boot_index', 'device_name',
@@ -142,6 +148,14 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         return (self.is_volume and not self.attachment_id and
                 not self.connection_info)
 
+    @property
+    def effective_attach_mode(self):
+        """``ro`` or ``rw`` for a volume mapping (NULL means ``rw``),
+        None for a local one."""
+        if not self.is_volume:
+            return None
+        return self.attach_mode or ATTACH_MODE_RW
+
     def get_connection_info(self):
         if not self.obj_attr_is_set('connection_info') or \
                 not self.connection_info:
@@ -162,7 +176,9 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                    destination_type=DESTINATION_VOLUME, volume_id=volume_id,
                    device_name=device_name, boot_index=boot_index, tag=tag,
                    delete_on_termination=bool(delete_on_termination),
-                   attach_mode=attach_mode, volume_size=volume_size,
+                   attach_mode=attach_mode or (
+                       ATTACH_MODE_RW if volume_id else None),
+                   volume_size=volume_size,
                    no_device=False, attachment_id=None,
                    connection_info=None, snapshot_id=None, image_id=None,
                    guest_format=None, device_type=None, disk_bus=None,

@@ -17,7 +17,13 @@ from nova_lite.objects import base
 # the API checks the minimum over all services before using a new feature.
 # History:
 #   1: nova_lite's first service version.
-SERVICE_VERSION = 1
+#   2: compute hosts honour a mapping's ``attach_mode`` (the connector's
+#      ``mode``, read-only guest devices): the API refuses ``ro`` for
+#      servers on older hosts (409).
+SERVICE_VERSION = 2
+
+# The first compute service version that honours ``attach_mode``.
+ATTACH_MODE_SERVICE_VERSION = 2
 
 COMPUTE_BINARY = 'nova-lite-compute'
 CONDUCTOR_BINARY = 'nova-lite-conductor'

@@ -28,7 +28,7 @@ class DiscoveryTest(base.TestCase):
         by_id = {v['id']: v for v in resp.body['versions']}
         self.assertEqual('CURRENT', by_id['v2.1']['status'])
         self.assertEqual('2.1', by_id['v2.1']['min_version'])
-        self.assertEqual('2.101', by_id['v2.1']['version'])
+        self.assertEqual('2.105', by_id['v2.1']['version'])
         self.assertEqual('DEPRECATED', by_id['v2.0']['status'])
         self.assertNotIn('OpenStack-API-Version', resp.headers)
 
@@ -88,7 +88,7 @@ class MicroversionTest(base.TestCase):
                          resp.headers['X-OpenStack-Nova-API-Version'])
         self.assertIn('Vary', resp.headers)
         self.assertEqual(406, resp.body['computeFault']['code'])
-        self.assertIn('Minimum is 2.1 and maximum is 2.101',
+        self.assertIn('Minimum is 2.1 and maximum is 2.105',
                       resp.body['computeFault']['message'])
 
     def test_bad_format_400_without_version_headers(self):

@@ -91,7 +91,8 @@ def list_flavors_detail(req):
                         for f in _select(req)]}
 
 
-@validation.query(schema.SHOW_QUERY, '2.1')
+@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
+@validation.query(schema.SHOW_QUERY_V2102, '2.102')
 @validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.54')
 @validation.response(200, schema.SHOW_RESPONSE_V255, '2.55', '2.60')
 @validation.response(200, schema.SHOW_RESPONSE_V261, '2.61', '2.74')

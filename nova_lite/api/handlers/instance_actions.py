@@ -127,7 +127,8 @@ def list_instance_actions(req, server_id):
     return body
 
 
-@validation.query(schema.SHOW_QUERY, '2.1')
+@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
+@validation.query(schema.SHOW_QUERY_V2102, '2.102')
 @validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.50')
 @validation.response(200, schema.SHOW_RESPONSE_V251, '2.51', '2.57')
 @validation.response(200, schema.SHOW_RESPONSE_V258, '2.58', '2.61')

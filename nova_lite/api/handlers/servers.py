@@ -218,7 +218,8 @@ def _select(req, ctxt, detail):
     return page, next_links
 
 
-@validation.query(schema.LIST_QUERY, '2.1')
+@validation.query(schema.LIST_QUERY, '2.1', '2.101')
+@validation.query(schema.LIST_QUERY_V2102, '2.102')
 @validation.response(200, schema.LIST_RESPONSE, '2.1')
 def list_servers(req):
     ctxt = req.environ['nova_lite.context']
@@ -233,7 +234,8 @@ def list_servers(req):
     return body
 
 
-@validation.query(schema.LIST_QUERY, '2.1')
+@validation.query(schema.LIST_QUERY, '2.1', '2.101')
+@validation.query(schema.LIST_QUERY_V2102, '2.102')
 @_view_bands('detail')
 def list_servers_detail(req):
     ctxt = req.environ['nova_lite.context']
@@ -245,7 +247,8 @@ def list_servers_detail(req):
     return body
 
 
-@validation.query(schema.SHOW_QUERY, '2.1')
+@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
+@validation.query(schema.SHOW_QUERY_V2102, '2.102')
 @_view_bands('show')
 def show_server(req, server_id):
     ctxt = req.environ['nova_lite.context']

@@ -27,7 +27,8 @@ def _serialize_service(svc, want, down_time):
     return data
 
 
-@validation.query(schema.LIST_QUERY, '2.1')
+@validation.query(schema.LIST_QUERY, '2.1', '2.101')
+@validation.query(schema.LIST_QUERY_V2102, '2.102')
 @validation.response(200, schema.LIST_RESPONSE, '2.1', '2.10')
 @validation.response(200, schema.LIST_RESPONSE_V211, '2.11', '2.52')
 @validation.response(200, schema.LIST_RESPONSE_V253, '2.53')

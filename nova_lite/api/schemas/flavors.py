@@ -29,6 +29,8 @@ _QUERY_PROPERTIES = {
 LIST_QUERY = common.query(_QUERY_PROPERTIES, strict=False)
 LIST_QUERY_V275 = common.query(_QUERY_PROPERTIES, strict=True)
 SHOW_QUERY = common.query({}, strict=False)
+# 2.102: unknown query parameters are refused everywhere.
+SHOW_QUERY_V2102 = common.query({}, strict=True)
 
 # -- responses ---------------------------------------------------------------
 _BRIEF = {

@@ -17,6 +17,8 @@ LIST_QUERY_V266 = common.query({
     'changes-before': common.STRING_PARAM,
 }, strict=True)
 SHOW_QUERY = common.query({}, strict=False)
+# 2.102: unknown query parameters are refused everywhere.
+SHOW_QUERY_V2102 = common.query({}, strict=True)
 
 _ACTION = {
     'type': 'object',

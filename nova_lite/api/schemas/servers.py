@@ -226,15 +226,20 @@ LIST_RESPONSE = {
     'additionalProperties': False,
 }
 
-LIST_QUERY = common.query({
+_LIST_QUERY_PROPERTIES = {
     'name': common.STRING_PARAM,
     'status': common.STRING_PARAM,
     'limit': common.NON_NEGATIVE_INT_PARAM,
     'marker': common.STRING_PARAM,
     'all_tenants': common.STRING_PARAM,
     'project_id': common.STRING_PARAM,
-}, strict=False)
+}
+LIST_QUERY = common.query(_LIST_QUERY_PROPERTIES, strict=False)
 SHOW_QUERY = common.query({}, strict=False)
+# 2.102: unknown query parameters are refused everywhere (a filter Nova
+# has and nova_lite does not is an unknown parameter too).
+LIST_QUERY_V2102 = common.query(_LIST_QUERY_PROPERTIES, strict=True)
+SHOW_QUERY_V2102 = common.query({}, strict=True)
 
 # -- create ------------------------------------------------------------------
 _POSITIVE_INT = {'type': ['integer', 'string'], 'pattern': '^[0-9]*$',

@@ -4,10 +4,13 @@ import copy
 
 from nova_lite.api.schemas import common
 
-LIST_QUERY = common.query({
+_QUERY_PROPERTIES = {
     'binary': common.STRING_PARAM,
     'host': common.STRING_PARAM,
-}, strict=False)
+}
+LIST_QUERY = common.query(_QUERY_PROPERTIES, strict=False)
+# 2.102: unknown query parameters are refused everywhere.
+LIST_QUERY_V2102 = common.query(_QUERY_PROPERTIES, strict=True)
 
 _SERVICE = {
     'type': 'object',
