@@ -143,6 +143,10 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                           'available'))
         parsed = block_device.parse_request(block_device_mapping, image_ref)
         self._check_volumes(context, parsed, supports_multiattach, max_count)
+        # Read-only needs hosts that honour it; a new server may land on
+        # any of them (409).
+        checks.check_computes_support_attach_mode(
+            context, block_device.attach_modes(parsed))
         reservation_id = _reservation_id()
         instances = []
         try:
@@ -183,11 +187,14 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         return instance
 
     def _reserve_volumes(self, context, instance):
+        """One attachment per volume of the server, in its mapping's
+        ``attach_mode``, written on the mapping."""
         for bdm in objects.BlockDeviceMapping.get_all_by_instance(
                 context, instance.uuid):
             if bdm.is_volume and bdm.volume_id:
                 attachment = self.volume_api.attachment_create(
-                    context, bdm.volume_id, instance.uuid)
+                    context, bdm.volume_id, instance.uuid,
+                    mode=bdm.attach_mode)
                 bdm.attachment_id = attachment['id']
                 bdm.save()
 

@@ -6,6 +6,13 @@ two kinds of mapping are supported: an existing volume (``source_type`` and
 ``destination_type`` ``volume``; boot from volume with ``boot_index`` 0)
 and the image root disk (``image`` to ``local``, boot index 0, with
 ``imageRef``). Anything else is refused with 400.
+
+``attach_mode`` (``ro``/``rw``, accepted by the schema from 2.105) applies
+to volume mappings only, and defaults to ``rw`` for them; with
+``destination_type`` ``local`` (the image root disk included) it is 400, as
+the volume-multiattach-enhancements spec says: a local disk is not a
+block-storage attachment, so there is no mode to pass on, and the request
+is refused rather than silently ignored.
 """
 
 from oslo_utils import strutils
@@ -32,7 +39,7 @@ def _bool(value):
 
 def parse_request(items, image_ref):
     """Checked dicts (``source_type``, ``volume_id``, ``boot_index``,
-    ``device_name``, ``delete_on_termination``, ``tag``, ``volume_type``)
+    ``device_name``, ``delete_on_termination``, ``tag``, ``attach_mode``)
     for the mappings of ``items``; 400 errors as Nova's."""
     parsed = []
     for item in items or []:
@@ -56,6 +63,12 @@ def parse_request(items, image_ref):
             raise exception.InvalidBDMFormat(
                 details=_('Specifying a volume_type with destination_type='
                           'local or source_type=volume is not supported.'))
+        attach_mode = item.get('attach_mode')
+        if attach_mode is not None and dest == 'local':
+            raise exception.InvalidBDMFormat(
+                details=_('attach_mode is only supported with '
+                          'destination_type=volume: a local disk is not '
+                          'attached from block storage.'))
         boot_index = _boot_index(item.get('boot_index'))
         if source == 'image' and dest == 'local':
             if not image_ref or boot_index != 0:
@@ -76,6 +89,8 @@ def parse_request(items, image_ref):
             'delete_on_termination': _bool(
                 item.get('delete_on_termination', False)),
             'tag': item.get('tag'),
+            'attach_mode': ((attach_mode or bdm_obj.ATTACH_MODE_RW)
+                            if dest == 'volume' else None),
         })
     indexes = sorted(p['boot_index'] for p in parsed
                      if p['boot_index'] is not None)
@@ -88,6 +103,11 @@ def parse_request(items, image_ref):
 
 def volume_ids(parsed):
     return [p['volume_id'] for p in parsed if p['volume_id']]
+
+
+def attach_modes(parsed):
+    """The attach modes asked for the volumes of ``parsed``."""
+    return {p['attach_mode'] for p in parsed if p['attach_mode']}
 
 
 def _image_root(context, instance_uuid, image_id, root):
@@ -131,6 +151,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
             bdm = objects.BlockDeviceMapping.new_volume(
                 context, instance_uuid, p['volume_id'], device_name=name,
                 boot_index=p['boot_index'], tag=p['tag'],
-                delete_on_termination=p['delete_on_termination'])
+                delete_on_termination=p['delete_on_termination'],
+                attach_mode=p['attach_mode'])
         bdms.append(bdm)
     return bdms

@@ -38,9 +38,11 @@ BDM_TAG_REMOVED = '2.33'
 NETWORKS_REQUIRED = mv.NETWORKS_NONE
 BDM_TAG_RESTORED = '2.42'
 BDM_VOLUME_TYPE = '2.67'
+BDM_ATTACH_MODE = mv.ATTACH_MODE   # attach_mode ro/rw (nova_lite's own)
 
 CREATE_CHANGES = ['2.1', DESCRIPTION, BDM_TAG, BDM_TAG_REMOVED,
-                  NETWORKS_REQUIRED, BDM_TAG_RESTORED, BDM_VOLUME_TYPE]
+                  NETWORKS_REQUIRED, BDM_TAG_RESTORED, BDM_VOLUME_TYPE,
+                  BDM_ATTACH_MODE]
 
 
 def bands(changes):
@@ -253,6 +255,7 @@ _NETWORK = {
     },
     'additionalProperties': False,
 }
+ATTACH_MODE = {'type': 'string', 'enum': ['ro', 'rw']}
 _BDM_V2 = {
     'type': 'object',
     'properties': {
@@ -322,6 +325,10 @@ def create(version):
     if version >= _v(BDM_VOLUME_TYPE):
         bdm['volume_type'] = {'type': ['string', 'null'], 'minLength': 0,
                               'maxLength': 255}
+    if version >= _v(BDM_ATTACH_MODE):
+        # volume-multiattach-enhancements: volume mappings only (a local
+        # one with attach_mode is refused by the request checks, 400).
+        bdm['attach_mode'] = ATTACH_MODE
     if version >= _v(NETWORKS_REQUIRED):
         props['networks'] = {'oneOf': [
             {'type': 'array', 'items': props['networks']['items'],
