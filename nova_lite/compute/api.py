@@ -13,6 +13,7 @@ import threading
 import weakref
 
 from oslo_log import log as logging
+from oslo_utils import excutils
 from oslo_utils import uuidutils
 
 from nova_lite.compute import block_device
@@ -108,12 +109,25 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         return svc.is_up(self.conf.service_down_time)
 
     # -- create ---------------------------------------------------------------
-    def _check_volumes(self, context, parsed, supports_multiattach, count):
+    def _check_volumes(self, context, parsed, supports_multiattach, count,
+                       share_multiattach=False):
+        """The existing volumes of a create (400 unless noted).
+
+        Each must exist; a multiattach one needs 2.60, any other must be
+        ``available``. A multiattach volume is not checked further here:
+        block storage decides at the reservation (it takes one while the
+        volume is ``in-use``, not while it is ``reserved`` or
+        ``attaching``), as Nova leaves it to Cinder.
+
+        Several servers (``count`` > 1) with an existing volume: below
+        2.105 always 400, whatever the volume (upstream Nova); from 2.105
+        (``share_multiattach``) only when every such volume is multiattach,
+        each server then getting its own mapping and attachment.
+        """
         ids = block_device.volume_ids(parsed)
-        if ids and count > 1:
-            raise exception.InvalidInput(
-                message=_('Cannot attach one or more volumes to multiple '
-                          'instances'))
+        multi = _('Cannot attach one or more volumes to multiple instances')
+        if ids and count > 1 and not share_multiattach:
+            raise exception.InvalidInput(message=multi)
         for volume_id in ids:
             try:
                 volume = self.volume_api.get(context, volume_id)
@@ -122,7 +136,13 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             if volume['multiattach']:
                 if not supports_multiattach:
                     raise exception.MultiattachNotSupportedOldMicroversion()
-            elif volume['status'] != 'available':
+                continue
+            if count > 1:
+                raise exception.InvalidInput(
+                    message=_('%(multi)s: volume %(vol)s is not '
+                              'multiattach.') % {'multi': multi,
+                                                 'vol': volume_id})
+            if volume['status'] != 'available':
                 raise exception.InvalidVolume(
                     reason=_("volume '%(vol)s' status must be 'available'. "
                              "Currently in '%(status)s'") %
@@ -130,9 +150,16 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
 
     def create(self, context, name, flavor, image_ref=None,
                block_device_mapping=None, min_count=1, max_count=None,
-               availability_zone=None, supports_multiattach=False):
+               availability_zone=None, supports_multiattach=False,
+               share_multiattach=False):
         """Create ``max_count`` servers (at least ``min_count``) and hand
-        them to the conductor. Returns (servers, reservation_id)."""
+        them to the conductor. Returns (servers, reservation_id).
+
+        All or nothing: if any server cannot be created or its volumes
+        reserved, every server of the request is deleted again (its
+        mappings and attachments with it) and the error is raised.
+        ``share_multiattach`` (2.105): several servers may share their
+        multiattach volumes (see ``_check_volumes``)."""
         max_count = max_count or min_count
         if min_count > max_count:
             raise exception.InvalidInput(
@@ -142,11 +169,13 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                 message=_('The requested availability zone is not '
                           'available'))
         parsed = block_device.parse_request(block_device_mapping, image_ref)
-        self._check_volumes(context, parsed, supports_multiattach, max_count)
+        self._check_volumes(context, parsed, supports_multiattach, max_count,
+                            share_multiattach=share_multiattach)
         # Read-only needs hosts that honour it; a new server may land on
         # any of them (409).
         checks.check_computes_support_attach_mode(
             context, block_device.attach_modes(parsed))
+        shared = max_count > 1 and bool(block_device.volume_ids(parsed))
         reservation_id = _reservation_id()
         instances = []
         try:
@@ -155,7 +184,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                     context, name, flavor, image_ref, parsed, index,
                     max_count, reservation_id)
                 instances.append(instance)
-                self._reserve_volumes(context, instance)
+                self._reserve_volumes(context, instance, shared=shared)
                 instance_action.InstanceAction.action_start(
                     context, instance.uuid, instance_action.CREATE)
         except Exception:
@@ -186,17 +215,34 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                                                     image_ref))
         return instance
 
-    def _reserve_volumes(self, context, instance):
+    def _reserve_volumes(self, context, instance, shared=False):
         """One attachment per volume of the server, in its mapping's
-        ``attach_mode``, written on the mapping."""
+        ``attach_mode``, written on the mapping.
+
+        ``shared``: the volumes are shared by the servers of a multi-create
+        (multiattach ones, 2.105). Block storage takes no reservation of a
+        volume while another is pending (``reserved``), so each one is
+        completed at once without a connector, as for a shelved-offloaded
+        server: the volume stays ``in-use`` and the next server's
+        reservation is accepted. The compute host connects it at build
+        (``attachment_update`` with its connector: ``attaching``, then
+        ``attached``), or releases it if the build fails."""
+        svc = volume_client.service_context(context)
         for bdm in objects.BlockDeviceMapping.get_all_by_instance(
                 context, instance.uuid):
-            if bdm.is_volume and bdm.volume_id:
-                attachment = self.volume_api.attachment_create(
-                    context, bdm.volume_id, instance.uuid,
-                    mode=bdm.attach_mode)
+            if not (bdm.is_volume and bdm.volume_id):
+                continue
+            attachment = self.volume_api.attachment_create(
+                context, bdm.volume_id, instance.uuid, mode=bdm.attach_mode)
+            try:
                 bdm.attachment_id = attachment['id']
                 bdm.save()
+                if shared:
+                    self.volume_api.attachment_complete(svc,
+                                                        attachment['id'])
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    self._release_new_attachment(context, attachment['id'])
 
     # -- delete --------------------------------------------------------------
     def _local_delete(self, context, instance):

@@ -305,7 +305,8 @@ def create_server(req, body):
         ctxt, server['name'], flavor, image_ref=server.get('imageRef') or None,
         block_device_mapping=bdms, min_count=min_count, max_count=max_count,
         availability_zone=server.get('availability_zone'),
-        supports_multiattach=want.matches(mv.MULTIATTACH))
+        supports_multiattach=want.matches(mv.MULTIATTACH),
+        share_multiattach=want.matches(mv.ATTACH_MODE))
     if strutils.bool_from_string(server.get('return_reservation_id', False)):
         return router.reply(202, {'reservation_id': reservation_id})
     first = instances[0]
