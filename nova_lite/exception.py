@@ -332,6 +332,18 @@ class AttachModeNotSupportedByComputes(Conflict):
                 "compute host is upgraded.")
 
 
+class DeviceIsReadOnly(NovaLiteException):
+    msg_fmt = _('%(mountpoint)s of server %(instance_uuid)s is attached '
+                'read-only: the write is refused.')
+    code = 409
+
+
+class VolumeNotConnected(NovaLiteException):
+    msg_fmt = _('Input/output error on %(mountpoint)s of server '
+                '%(instance_uuid)s: the host is not connected to the '
+                'volume.')
+
+
 class ServiceTooOld(NovaLiteException):
     msg_fmt = _('%(reason)s')
     code = 503

@@ -2,12 +2,30 @@
 
 A driver is what a compute host drives: guests and their block devices.
 nova_lite ships the fake one (the embedded default and the test double):
-it records each guest, its power state and its devices in memory, honours
-read-only attachments, and can be slowed down with ``[fake_driver]
-reserve_delay`` and ``attach_delay`` to reproduce a busy hypervisor.
+it records each guest, its power state and its devices in memory, and can
+be slowed down with ``[fake_driver] reserve_delay`` and ``attach_delay`` to
+reproduce a busy hypervisor.
+
+Volumes are used in two layers, as a real hypervisor host does (os-brick
+and libvirt):
+
+* the *host connection* (``connect_volume``/``disconnect_volume``): one per
+  volume on this host, whatever number of the host's guests use it. The
+  host may only disconnect when block storage says no other attachment on
+  the host still uses the connection (``compute.volume_ops`` asks it);
+* the *guest device* (``attach_volume``/``detach_volume``), in the mode of
+  its attachment. Guests do I/O through it (``write_device``,
+  ``read_device``): a write through a read-only device is refused
+  (``DeviceIsReadOnly``), and I/O through a device whose host connection is
+  gone fails (``VolumeNotConnected``), which is what a host that
+  disconnected a connection another guest still used would cause. The
+  ``file`` backend's volumes are read and written in their files (opened
+  read-only for reads); other backends' data is kept in memory, per
+  process.
 """
 
 import abc
+import os
 import string
 import threading
 import time
@@ -135,6 +153,30 @@ class ComputeDriver(abc.ABC):
                     instance, mountpoint):
         pass
 
+    def disconnect_volume(self, connection_info):
+        """Close this host's connection to the volume (after its last
+        guest device on this host is gone). Nothing by default."""
+
+
+def connection_key(connection_info):
+    """What identifies a volume's connection on a host: the file of the
+    ``file`` backend, the target of others (Cinder's flat form, or the
+    nested ``data`` of a driver's own answer)."""
+    info = connection_info or {}
+    data = info.get('data') if isinstance(info.get('data'), dict) else info
+    for key in ('path', 'target', 'volume_id'):
+        if data.get(key):
+            return '%s:%s' % (info.get('driver_volume_type'), data[key])
+    return None
+
+
+def _path(connection_info):
+    info = connection_info or {}
+    data = info.get('data') if isinstance(info.get('data'), dict) else info
+    if info.get('driver_volume_type') == 'file':
+        return data.get('path')
+    return None
+
 
 class FakeGuest(object):
     def __init__(self, uuid):
@@ -152,9 +194,15 @@ class FakeDriver(ComputeDriver):
         'supports_tagged_attach_volume': True,
     }
 
+    # Data of volumes without a file, per process: connection key ->
+    # bytearray (what the guests of this process's hosts wrote).
+    _memory = {}
+
     def __init__(self, conf, host):
         super().__init__(conf, host)
         self.guests = {}
+        # connection key -> connection_info: this host's connections.
+        self.host_connections = {}
         self._lock = threading.Lock()
 
     def _guest(self, instance):
@@ -171,13 +219,25 @@ class FakeDriver(ComputeDriver):
         return super().get_device_name_for_instance(instance, used_names,
                                                     requested)
 
+    def _connect(self, connection_info):
+        key = connection_key(connection_info)
+        if key is None:
+            return
+        path = _path(connection_info)
+        if path is not None and not os.path.exists(path):
+            raise exception.VolumeBackendAPIException(
+                data='the volume file %s does not exist' % path)
+        self.host_connections.setdefault(key, connection_info)
+
     def spawn(self, context, instance, block_device_info):
         guest = FakeGuest(instance.uuid)
-        for disk in block_device_info or []:
-            guest.devices[disk['mount_device']] = {
-                'connection_info': disk.get('connection_info'),
-                'mode': disk.get('mode') or 'rw'}
         with self._lock:
+            for disk in block_device_info or []:
+                info = disk.get('connection_info')
+                self._connect(info)
+                guest.devices[disk['mount_device']] = {
+                    'connection_info': info,
+                    'mode': disk.get('mode') or 'rw'}
             self.guests[instance.uuid] = guest
 
     def restore_guest(self, context, instance, block_device_info):
@@ -213,6 +273,7 @@ class FakeDriver(ComputeDriver):
         with self._lock:
             if mountpoint in guest.devices:
                 raise exception.DevicePathInUse(path=mountpoint)
+            self._connect(connection_info)
             guest.devices[mountpoint] = {'connection_info': connection_info,
                                          'mode': mode or 'rw'}
 
@@ -233,7 +294,64 @@ class FakeDriver(ComputeDriver):
             if device is None:
                 raise exception.NotSupported(
                     reason=_('%s is not attached') % mountpoint)
+            self._connect(new_connection_info)
             device['connection_info'] = new_connection_info
+
+    def disconnect_volume(self, connection_info):
+        key = connection_key(connection_info)
+        with self._lock:
+            self.host_connections.pop(key, None)
+
+    def is_connected(self, connection_info):
+        return connection_key(connection_info) in self.host_connections
+
+    # -- guest I/O ----------------------------------------------------------
+    def _device(self, instance, mountpoint):
+        device = self._guest(instance).devices.get(mountpoint)
+        if device is None:
+            raise exception.NotSupported(
+                reason=_('%s is not attached') % mountpoint)
+        key = connection_key(device['connection_info'])
+        if key not in self.host_connections:
+            raise exception.VolumeNotConnected(mountpoint=mountpoint,
+                                               instance_uuid=instance.uuid)
+        return device, key
+
+    def write_device(self, instance, mountpoint, data, offset=0):
+        """The guest writes ``data`` at ``offset`` of a volume device;
+        refused (``DeviceIsReadOnly``) on a read-only attachment."""
+        device, key = self._device(instance, mountpoint)
+        if device['mode'] != 'rw':
+            raise exception.DeviceIsReadOnly(mountpoint=mountpoint,
+                                             instance_uuid=instance.uuid)
+        path = _path(device['connection_info'])
+        if path is not None:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, data, offset)
+            finally:
+                os.close(fd)
+            return
+        with self._lock:
+            buf = self._memory.setdefault(key, bytearray())
+            if len(buf) < offset + len(data):
+                buf.extend(b'\0' * (offset + len(data) - len(buf)))
+            buf[offset:offset + len(data)] = data
+
+    def read_device(self, instance, mountpoint, length, offset=0):
+        """What the guest reads from a volume device (any mode)."""
+        device, key = self._device(instance, mountpoint)
+        path = _path(device['connection_info'])
+        if path is not None:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                return os.pread(fd, length, offset)
+            finally:
+                os.close(fd)
+        with self._lock:
+            buf = self._memory.get(key, bytearray())
+            data = bytes(buf[offset:offset + length])
+        return data + b'\0' * (length - len(data))
 
 
 def load_driver(conf, host):

@@ -147,6 +147,14 @@ class ComputeManager(manager.Manager):
                              self._build, context, instance)
 
     def _build(self, context, instance):
+        """Connect the server's volumes, spawn, complete the attachments:
+        ``ACTIVE``. On failure the server is ``ERROR`` (its fault, recorded
+        by ``_operation``, says why) and holds nothing: guest, attachments,
+        host connections and volume mappings are released first
+        (``volume_ops.release_for_failed_build``), so a volume shared with
+        other servers (a multi-create on a multiattach volume) stays
+        ``in-use`` for them alone and no attachment is left ``attaching``.
+        Each server of a multi-create is built, and fails, on its own."""
         instance.task_state = states.SPAWNING
         try:
             instance.save(expected_task_state=[states.SCHEDULING])
@@ -162,7 +170,11 @@ class ComputeManager(manager.Manager):
                 context, self.driver, self.volume_api, instance, bdms)
             self.driver.spawn(context, instance, disks)
             volume_ops.complete_for_spawn(context, self.volume_api, bdms)
-        except Exception:
+        except Exception as exc:
+            LOG.warning('Building %s failed: %s; releasing its volumes',
+                        instance.uuid, exc)
+            volume_ops.release_for_failed_build(
+                context, self.driver, self.volume_api, instance, bdms)
             instance.vm_state = states.ERROR
             instance.task_state = None
             try:
@@ -185,7 +197,8 @@ class ComputeManager(manager.Manager):
         bdms = objects.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         self.driver.destroy(context, instance, None)
-        volume_ops.cleanup_for_delete(context, self.volume_api, bdms)
+        volume_ops.cleanup_for_delete(context, self.volume_api, bdms,
+                                      driver=self.driver)
         instance.vm_state = states.DELETED
         instance.task_state = None
         instance.power_state = states.NOSTATE

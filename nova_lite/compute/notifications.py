@@ -10,7 +10,10 @@ decides where they go, unset means nowhere), shaped as Nova's:
 
 The payload is an ``InstanceActionVolumePayload`` in the versioned-object
 envelope (``nova_object.name``/``version``/``data``), with the server's
-identity and state and the ``volume_id``.
+identity and state, the ``volume_id`` and (1.1) the volume's mapping as a
+``BlockDevicePayload`` in ``block_device``: ``boot_index``,
+``delete_on_termination``, ``device_name``, ``tag``, ``volume_id`` and
+``attach_mode`` (``ro``/``rw``, volume-multiattach-enhancements).
 """
 
 import traceback as tb_module
@@ -31,7 +34,10 @@ END = 'end'
 ERROR = 'error'
 
 PAYLOAD_NAME = 'InstanceActionVolumePayload'
-PAYLOAD_VERSION = '1.0'
+# 1.1: block_device (a BlockDevicePayload, with attach_mode).
+PAYLOAD_VERSION = '1.1'
+BDM_PAYLOAD_NAME = 'BlockDevicePayload'
+BDM_PAYLOAD_VERSION = '1.0'
 
 
 def _exception_payload(exc):
@@ -53,7 +59,26 @@ def _exception_payload(exc):
     }
 
 
-def volume_payload(instance, volume_id, exc=None):
+def block_device_payload(bdm):
+    """A mapping as a ``BlockDevicePayload`` (None without one)."""
+    if bdm is None:
+        return None
+    return {
+        'nova_object.name': BDM_PAYLOAD_NAME,
+        'nova_object.namespace': 'nova_lite',
+        'nova_object.version': BDM_PAYLOAD_VERSION,
+        'nova_object.data': {
+            'boot_index': bdm.boot_index,
+            'delete_on_termination': bdm.delete_on_termination,
+            'device_name': bdm.device_name,
+            'tag': bdm.tag,
+            'volume_id': bdm.volume_id,
+            'attach_mode': bdm.effective_attach_mode,
+        },
+    }
+
+
+def volume_payload(instance, volume_id, exc=None, bdm=None):
     """The payload of an ``instance.volume_*`` notification."""
     data = {
         'uuid': instance.uuid,
@@ -70,6 +95,7 @@ def volume_payload(instance, volume_id, exc=None):
         'locked': instance.locked,
         'launched_at': api_util.isotime(instance.launched_at),
         'volume_id': volume_id,
+        'block_device': block_device_payload(bdm),
         'fault': _exception_payload(exc) if exc is not None else None,
     }
     return {
@@ -87,9 +113,9 @@ class Notifier(object):
         self.notifier = rpc.get_notifier(conf, '%s:%s' % (binary, host))
 
     def notify_volume(self, context, instance, operation, phase, volume_id,
-                      exc=None):
+                      exc=None, bdm=None):
         event_type = 'instance.%s.%s' % (operation, phase)
-        payload = volume_payload(instance, volume_id, exc)
+        payload = volume_payload(instance, volume_id, exc, bdm=bdm)
         send = (self.notifier.error if phase == ERROR
                 else self.notifier.info)
         try:

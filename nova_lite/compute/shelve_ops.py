@@ -44,13 +44,15 @@ def _volume_bdms(context, instance):
         context, instance.uuid) if b.is_volume and b.attachment_id]
 
 
-def disconnect_keeping_attachment(context, volume_api, bdm):
+def disconnect_keeping_attachment(context, volume_api, bdm, driver=None):
     """Close the volume's connection to the host but keep it attached to
     the server: a new attachment, reserved and completed without a
     connector, replaces the connected one, whose deletion closes the
-    connection. The new one is made first, so the volume is never free
-    for another server meanwhile."""
+    connection (and the host's side of it, ``driver``, unless another
+    attachment on the host shares it). The new one is made first, so the
+    volume is never free for another server meanwhile."""
     svc = _svc(context)
+    old_info = bdm.get_connection_info()
     new = volume_api.attachment_create(svc, bdm.volume_id,
                                        bdm.instance_uuid,
                                        mode=bdm.attach_mode)
@@ -63,7 +65,14 @@ def disconnect_keeping_attachment(context, volume_api, bdm):
     except Exception:
         volume_ops._delete_attachment(context, volume_api, new['id'])
         raise
-    volume_ops._delete_attachment(context, volume_api, old)
+    if driver is None:
+        volume_ops._delete_attachment(context, volume_api, old)
+        return
+    try:
+        volume_ops.release_connection(context, driver, volume_api,
+                                      bdm.volume_id, old, old_info)
+    except Exception:
+        LOG.exception('Could not delete attachment %s', old)
 
 
 def shelve(context, conf, driver, instance):
@@ -86,7 +95,8 @@ def offload(context, driver, volume_api, instance):
     for bdm in bdms:
         if bdm.connection_info:
             try:
-                disconnect_keeping_attachment(context, volume_api, bdm)
+                disconnect_keeping_attachment(context, volume_api, bdm,
+                                              driver=driver)
             except Exception:
                 # Still attached; unshelve connects it to the new host.
                 LOG.exception('Could not close the connection of volume %s '
@@ -158,7 +168,8 @@ def _roll_back(context, driver, volume_api, instance, touched):
             LOG.debug('Attachment %s not completed: %s', bdm.attachment_id,
                       exc)
         try:
-            disconnect_keeping_attachment(context, volume_api, bdm)
+            disconnect_keeping_attachment(context, volume_api, bdm,
+                                          driver=driver)
         except Exception:
             LOG.exception('Could not close the connection of volume %s of '
                           '%s', bdm.volume_id, instance.uuid)

@@ -47,12 +47,15 @@ class VolumeOperations(object):
     # -- attach ------------------------------------------------------------
     def attach_volume(self, context, instance, volume_id, device=None,
                       tag=None, delete_on_termination=False,
-                      supports_multiattach=False, do_cast=False):
+                      supports_multiattach=False, do_cast=False,
+                      attach_mode='rw'):
         """Attach: the fast guards, then the mapping (no device name yet)
         and the instance action are written here, so the attach is visible
         at once, and the conductor's workflow is called (returns the device
         name; None for a shelved-offloaded server) or, with ``do_cast``,
-        cast (returns None at once; nothing waits on a host or storage)."""
+        cast (returns None at once; nothing waits on a host or storage).
+        ``attach_mode`` (2.105) travels on the mapping: the attachment is
+        reserved in it and the host connects in it."""
         checks.check_instance_lock(context, instance)
         checks.check_instance_state(instance, 'attach_volume',
                                     states.ATTACH_VOLUME_VM_STATES)
@@ -67,12 +70,14 @@ class VolumeOperations(object):
                 raise exception.VolumeTaggedAttachToShelvedNotSupported()
             if volume['multiattach']:
                 raise exception.MultiattachToShelvedNotSupported()
+        checks.check_attach_mode_supported(context, instance, attach_mode)
         self.compute_task_api.check_can_attach_volume()
         # The unique (server, volume) constraint settles concurrent
         # requests for the same pair: the loser is 400 "already attached".
         bdm = objects.BlockDeviceMapping.new_volume(
             context, instance.uuid, volume_id, tag=tag,
-            delete_on_termination=delete_on_termination)
+            delete_on_termination=delete_on_termination,
+            attach_mode=attach_mode)
         bdm.create()
         try:
             instance_action.InstanceAction.action_start(
@@ -93,8 +98,14 @@ class VolumeOperations(object):
 
     # -- detach ------------------------------------------------------------
     def detach_volume(self, context, instance, volume_id):
-        """Checks in the order of API-CONTRACT.md 2.7 (after policy)."""
-        self.volume_api.get(context, volume_id)
+        """Checks in the order of API-CONTRACT.md 2.7 (after policy).
+
+        A multiattach volume is not marked ``detaching`` (Cinder's legacy
+        ``begin_detaching``): its status only sums up its attachments, and
+        the mark would make the detach of its other servers fail (400)
+        until this one is done. The attachment being deleted is the guard.
+        """
+        volume = self.volume_api.get(context, volume_id)
         bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
             context, volume_id, instance.uuid)
         if bdm.is_root:
@@ -113,7 +124,9 @@ class VolumeOperations(object):
             return
         if not instance.host or not self.host_is_up(context, instance.host):
             raise exception.ComputeServiceUnavailable(host=instance.host)
-        self.volume_api.begin_detaching(context, volume_id)
+        mark = not volume['multiattach']
+        if mark:
+            self.volume_api.begin_detaching(context, volume_id)
         try:
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)
@@ -121,7 +134,8 @@ class VolumeOperations(object):
                                               bdm.attachment_id)
         except Exception:
             with excutils.save_and_reraise_exception():
-                self.volume_api.roll_detaching(context, volume_id)
+                if mark:
+                    self.volume_api.roll_detaching(context, volume_id)
 
     def _cancel_pending_attach(self, context, instance, bdm):
         """Detach of an attach still in progress (or lost: a conductor that

@@ -8,12 +8,17 @@ lock. Every step undoes what it did when a later one fails.
 * ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
   driver attach -> ``attachment_complete`` (``in-use``); on failure the
   guest device, the attachment and the mapping are removed;
-* ``detach``: driver detach -> ``attachment_delete`` -> mapping destroyed;
-  on a driver failure the volume goes back to ``in-use``;
+* ``detach``: driver detach -> ``attachment_delete`` -> host disconnect,
+  only if block storage says no other attachment of the volume on this
+  host still uses the connection (multiattach: two servers of one host
+  share it) -> mapping destroyed; on a driver failure the volume goes back
+  to ``in-use``;
 * ``swap``: connect the new volume, swap in the guest, complete the new
   attachment and delete the old one;
 * ``connect_for_spawn``/``complete_for_spawn``/``cleanup_for_delete``: the
-  volumes of a server being built or deleted.
+  volumes of a server being built or deleted;
+* ``release_for_failed_build``: what a server whose build failed held
+  (guest, attachments, host connections, volume mappings).
 
 Block storage is reached only through the ``VolumeClient`` given in, with a
 service context (these calls act on the server's behalf).
@@ -100,11 +105,49 @@ def _delete_attachment(context, volume_api, attachment_id):
         LOG.exception('Could not delete attachment %s', attachment_id)
 
 
+def _still_used_on_host(context, driver, volume_api, volume_id, result):
+    """Whether another attachment of the volume on this host still uses
+    the host's connection, after one was deleted. Block storage answers
+    it (``shared_connections`` of the delete, decided under the volume's
+    lock); a real Cinder does not, and then the volume's remaining
+    attachments on this host are counted, as Nova does."""
+    shared = (result or {}).get('shared_connections')
+    if shared is not None:
+        return bool(shared)
+    try:
+        volume = volume_api.get(_svc(context), volume_id)
+    except exception.VolumeNotFound:
+        return False
+    return any(a.get('host_name') == driver.host
+               for a in volume.get('attachments') or [])
+
+
+def release_connection(context, driver, volume_api, volume_id,
+                       attachment_id, connection_info):
+    """Delete the attachment (the guest device is gone already) and
+    disconnect this host from the volume unless another attachment on the
+    host still uses the connection. Raises what the delete raises (but
+    an attachment already gone, which still ends in the host check)."""
+    result = None
+    if attachment_id:
+        try:
+            result = volume_api.attachment_delete(_svc(context),
+                                                  attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+    if connection_info and not _still_used_on_host(
+            context, driver, volume_api, volume_id, result):
+        driver.disconnect_volume(connection_info)
+    elif connection_info:
+        LOG.info('Host %s stays connected to volume %s: other attachments '
+                 'on this host use the connection', driver.host, volume_id)
+
+
 def attach(context, driver, volume_api, notifier, instance, bdm):
     """Connect and attach the reserved mapping ``bdm``; on any failure
     leave nothing behind (no guest device, attachment or mapping)."""
     notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
-                           notifications.START, bdm.volume_id)
+                           notifications.START, bdm.volume_id, bdm=bdm)
     svc = _svc(context)
     guest_attached = False
     try:
@@ -130,20 +173,26 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                                          bdm.device_name)
                 except Exception:
                     LOG.exception('Could not undo the guest attach')
-            _delete_attachment(context, volume_api, bdm.attachment_id)
+            try:
+                release_connection(context, driver, volume_api,
+                                   bdm.volume_id, bdm.attachment_id,
+                                   bdm.get_connection_info())
+            except Exception:
+                LOG.exception('Could not delete attachment %s',
+                              bdm.attachment_id)
             bdm.destroy()
             notifier.notify_volume(
                 context, instance, notifications.VOLUME_ATTACH,
-                notifications.ERROR, bdm.volume_id, exc=exc)
+                notifications.ERROR, bdm.volume_id, exc=exc, bdm=bdm)
     notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
-                           notifications.END, bdm.volume_id)
+                           notifications.END, bdm.volume_id, bdm=bdm)
 
 
 def detach(context, driver, volume_api, notifier, instance, bdm):
     """Detach ``bdm`` from the guest, delete its attachment and mapping.
     A driver failure puts the volume back to ``in-use`` (mapping kept)."""
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
-                           notifications.START, bdm.volume_id)
+                           notifications.START, bdm.volume_id, bdm=bdm)
     svc = _svc(context)
     try:
         if bdm.device_name:
@@ -156,21 +205,19 @@ def detach(context, driver, volume_api, notifier, instance, bdm):
             except Exception:
                 LOG.exception('Could not roll back detaching of %s',
                               bdm.volume_id)
-    if bdm.attachment_id:
-        try:
-            volume_api.attachment_delete(svc, bdm.attachment_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                try:
-                    volume_api.roll_detaching(svc, bdm.volume_id)
-                except Exception:
-                    LOG.exception('Could not roll back detaching of %s',
-                                  bdm.volume_id)
+    try:
+        release_connection(context, driver, volume_api, bdm.volume_id,
+                           bdm.attachment_id, bdm.get_connection_info())
+    except Exception:
+        with excutils.save_and_reraise_exception():
+            try:
+                volume_api.roll_detaching(svc, bdm.volume_id)
+            except Exception:
+                LOG.exception('Could not roll back detaching of %s',
+                              bdm.volume_id)
     bdm.destroy()
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
-                           notifications.END, bdm.volume_id)
+                           notifications.END, bdm.volume_id, bdm=bdm)
 
 
 def release_swap(context, volume_api, old_volume_id, new_attachment_id):
@@ -204,30 +251,45 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
         with excutils.save_and_reraise_exception():
             release_swap(context, volume_api, bdm.volume_id,
                          new_attachment_id)
+    old_volume_id = bdm.volume_id
     bdm.volume_id = new_volume_id
     bdm.attachment_id = new_attachment_id
     bdm.set_connection_info(new_info)
     bdm.save()
     if old_attachment_id:
-        _delete_attachment(context, volume_api, old_attachment_id)
+        try:
+            release_connection(context, driver, volume_api, old_volume_id,
+                               old_attachment_id, old_info)
+        except Exception:
+            LOG.exception('Could not delete attachment %s',
+                          old_attachment_id)
 
 
 def connect_for_spawn(context, driver, volume_api, instance, bdms):
     """Connect the volumes of a server being built: the block device info
-    the driver spawns with."""
+    the driver spawns with, each disk in its attachment's mode.
+
+    The connector carries the mapping's ``attach_mode`` as ``mode``, so
+    block storage records it on the attachment (an attachment reserved
+    with a mode keeps it); the mode block storage grants (the
+    attachment's, e.g. ``ro`` for a read-only volume) is the guest's."""
     svc = _svc(context)
     disks = []
     for bdm in bdms:
         if not bdm.is_volume or not bdm.attachment_id:
             continue
         connector = driver.get_volume_connector(instance)
+        connector['mode'] = bdm.effective_attach_mode
         attachment = volume_api.attachment_update(
             svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
         info = attachment.get('connection_info') or {}
         bdm.set_connection_info(info)
         bdm.save()
+        granted = attachment.get('attach_mode')
         disks.append({'mount_device': bdm.device_name,
-                      'connection_info': info, 'mode': _mode(attachment)})
+                      'connection_info': info,
+                      'mode': granted if granted in ('ro', 'rw')
+                      else bdm.effective_attach_mode})
     return disks
 
 
@@ -238,14 +300,24 @@ def complete_for_spawn(context, volume_api, bdms):
             volume_api.attachment_complete(svc, bdm.attachment_id)
 
 
-def cleanup_for_delete(context, volume_api, bdms):
+def cleanup_for_delete(context, volume_api, bdms, driver=None):
     """Delete the attachments of a deleted server's volumes (and the
     volumes marked ``delete_on_termination``) and the mappings. Errors
-    are logged and the cleanup goes on, as in Nova."""
+    are logged and the cleanup goes on, as in Nova. On a compute host
+    (``driver``), the host disconnects from volumes no other attachment
+    on the host uses."""
     svc = _svc(context)
     for bdm in bdms:
         if bdm.is_volume and bdm.volume_id:
-            if bdm.attachment_id:
+            if driver is not None:
+                try:
+                    release_connection(context, driver, volume_api,
+                                       bdm.volume_id, bdm.attachment_id,
+                                       bdm.get_connection_info())
+                except Exception:
+                    LOG.exception('Could not delete attachment %s',
+                                  bdm.attachment_id)
+            elif bdm.attachment_id:
                 _delete_attachment(context, volume_api, bdm.attachment_id)
             if bdm.delete_on_termination:
                 try:
@@ -256,4 +328,44 @@ def cleanup_for_delete(context, volume_api, bdms):
                     LOG.exception('Could not delete volume %s of deleted '
                                   'server %s', bdm.volume_id,
                                   bdm.instance_uuid)
+        bdm.destroy()
+
+
+def release_for_failed_build(context, driver, volume_api, instance, bdms):
+    """Give back what a server whose build failed held (the caller holds
+    the instance lock), so nothing stays ``reserved`` or ``attaching``:
+
+    * the guest is destroyed (whatever part of it the driver made);
+    * each volume's attachment is deleted and this host disconnects from
+      the volume unless another attachment on the host still uses the
+      connection (``release_connection``). Block storage recomputes the
+      volume's status: ``available``, or ``in-use`` while other servers
+      (e.g. the rest of a multi-create sharing a multiattach volume) are
+      attached;
+    * the volume mappings are destroyed: the server (``ERROR``, its fault
+      saying why) no longer claims the volumes, which are free to attach
+      elsewhere at once, and its view lists none. The volumes themselves
+      are never deleted here, ``delete_on_termination`` or not: a server
+      that never ran gives its volumes back with their data. The image
+      root disk's (local) mapping stays; deleting the server afterwards
+      works as for any other (there is no volume left to release).
+
+    A volume whose release fails (block storage unreachable, say) is
+    logged and keeps its mapping, so that deleting the server tries again;
+    the release goes on with the next volume.
+    """
+    try:
+        driver.destroy(context, instance, None)
+    except Exception:
+        LOG.exception('Could not destroy the guest of %s', instance.uuid)
+    for bdm in bdms:
+        if not (bdm.is_volume and bdm.volume_id):
+            continue
+        try:
+            release_connection(context, driver, volume_api, bdm.volume_id,
+                               bdm.attachment_id, bdm.get_connection_info())
+        except Exception:
+            LOG.exception('Could not release volume %s of %s', bdm.volume_id,
+                          instance.uuid)
+            continue
         bdm.destroy()

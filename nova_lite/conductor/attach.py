@@ -11,9 +11,11 @@ name) or cast it (2.101: the user got 202 already).
    server's host, under its instance lock. A shelved-offloaded server has
    no host: this step is skipped (the name is chosen at unshelve).
 2. Block storage reserves the volume: ``attachment_create`` without a
-   connector (volume ``reserved``); its id is stored on the mapping. Two
-   attaches of one non-multiattach volume cannot both get here: the volume
-   service's compare-and-swap lets one win.
+   connector (volume ``reserved``), in the mapping's ``attach_mode``; its
+   id is stored on the mapping. Two attaches of one non-multiattach volume
+   cannot both get here: the volume service's compare-and-swap lets one
+   win. A multiattach volume busy with another server's attach or detach
+   is waited for (``compute.reservations``).
 3. A *cast* to the compute host connects and attaches
    (``compute.volume_ops.attach``). For a shelved-offloaded server the
    attachment is completed at once without a connector instead (``in-use``;
@@ -32,6 +34,7 @@ import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from nova_lite.compute import notifications
+from nova_lite.compute import reservations
 from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite import objects
@@ -92,7 +95,8 @@ def _roll_back(context, volume_api, notifier, instance, bdm, attachment_id,
         LOG.exception('Could not record the fault of %s', instance.uuid)
     if notifier is not None:
         notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
-                               notifications.ERROR, bdm.volume_id, exc=exc)
+                               notifications.ERROR, bdm.volume_id, exc=exc,
+                               bdm=bdm)
 
 
 def _new_bdm(context, instance, volume_id, tag, delete_on_termination):
@@ -108,7 +112,8 @@ def _new_bdm(context, instance, volume_id, tag, delete_on_termination):
 
 def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                   device=None, tag=None, delete_on_termination=False,
-                  multiattach=False, bdm=None, host=None, notifier=None):
+                  multiattach=False, bdm=None, host=None, notifier=None,
+                  reserve_timeout=0.0):
     """Reserve and cast (see the module docstring); returns the device
     name (None for a shelved-offloaded server)."""
     if bdm is None:
@@ -122,8 +127,10 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
             if not offloaded:
                 bdm = _reserve_device_name(context, compute_rpcapi, instance,
                                            bdm, device, multiattach)
-            attachment = volume_api.attachment_create(context, volume_id,
-                                                      instance.uuid)
+            attachment = reservations.reserve(
+                context, volume_api, volume_id, instance.uuid,
+                mode=bdm.attach_mode,
+                timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
             bdm.attachment_id = attachment_id
             bdm.save()

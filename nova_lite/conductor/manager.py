@@ -55,4 +55,5 @@ class ConductorManager(manager.Manager):
             volume_id, device=device, tag=tag,
             delete_on_termination=delete_on_termination,
             multiattach=multiattach, bdm=bdm, host=self.host,
-            notifier=self.notifier)
+            notifier=self.notifier,
+            reserve_timeout=self.conf.compute.multiattach_reserve_timeout)

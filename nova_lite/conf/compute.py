@@ -27,6 +27,18 @@ Maximum number of disk devices (root disk and volumes) a server may have on
 this host. -1 means unlimited. Attaching one more fails with 403.
 """),
     cfg.FloatOpt(
+        'multiattach_reserve_timeout',
+        default=60.0,
+        min=0.0,
+        help="""
+Seconds an attach (or a server build) waits for a multiattach volume that
+another server's attach or detach holds ``reserved``, ``attaching`` or
+``detaching`` before it gives up. The block storage refuses a new
+reservation in those states (as Cinder does); they last as long as one
+host takes to connect the volume, so attaches of one multiattach volume to
+several servers at once succeed one after the other. 0 fails at once.
+"""),
+    cfg.FloatOpt(
         'periodic_interval',
         default=60.0,
         min=0.1,

@@ -2,9 +2,11 @@
 
 The path id is the *volume* id. Views change at 2.70 (``tag``), 2.79
 (``delete_on_termination``) and 2.89 (``attachment_id`` and ``bdm_uuid``
-instead of ``id``, in list and show only). Below 2.101 attach waits for the
-conductor and returns 200 with the reserved device name; from 2.101 it
-returns 202 at once with the attachment's URL in ``Location``.
+instead of ``id``, in list and show only) and 2.105 (``attach_mode``, ro or
+rw, asked on attach and shown in list and show). Below 2.101 attach waits
+for the conductor and returns 200 with the reserved device name; from 2.101
+it returns 202 at once with the attachment's URL in ``Location`` (so the
+2.105 mode, which only exists from 2.105, is never in a POST body).
 
 An attach in progress is a mapping without a block-storage attachment yet
 (``BlockDeviceMapping.attach_pending``). It is listed below 2.89 (without
@@ -43,6 +45,8 @@ def _serialize(bdm, want):
     if want.matches(mv.ATTACHMENT_ID_VIEW):
         view['attachment_id'] = bdm.attachment_id
         view['bdm_uuid'] = bdm.uuid
+    if want.matches(mv.ATTACH_MODE):
+        view['attach_mode'] = bdm.effective_attach_mode
     return view
 
 
@@ -89,7 +93,8 @@ def _int_param(req, name):
 @validation.response(200, schema.INDEX_RESPONSE_V270, '2.70', '2.78')
 @validation.response(200, schema.INDEX_RESPONSE_V279, '2.79', '2.88')
 @validation.response(200, schema.INDEX_RESPONSE_V289, '2.89', '2.100')
-@validation.response(200, schema.INDEX_RESPONSE_V2101, '2.101')
+@validation.response(200, schema.INDEX_RESPONSE_V2101, '2.101', '2.104')
+@validation.response(200, schema.INDEX_RESPONSE_V2105, '2.105')
 def list_volume_attachments(req, server_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -109,7 +114,8 @@ def list_volume_attachments(req, server_id):
 @validation.response(200, schema.SHOW_RESPONSE_V270, '2.70', '2.78')
 @validation.response(200, schema.SHOW_RESPONSE_V279, '2.79', '2.88')
 @validation.response(200, schema.SHOW_RESPONSE_V289, '2.89', '2.100')
-@validation.response(200, schema.SHOW_RESPONSE_V2101, '2.101')
+@validation.response(200, schema.SHOW_RESPONSE_V2101, '2.101', '2.104')
+@validation.response(200, schema.SHOW_RESPONSE_V2105, '2.105')
 def show_volume_attachment(req, server_id, volume_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -124,7 +130,8 @@ def show_volume_attachment(req, server_id, volume_id):
 
 @validation.request_body(schema.CREATE, '2.1', '2.48')
 @validation.request_body(schema.CREATE_V249, '2.49', '2.78')
-@validation.request_body(schema.CREATE_V279, '2.79')
+@validation.request_body(schema.CREATE_V279, '2.79', '2.104')
+@validation.request_body(schema.CREATE_V2105, '2.105')
 @validation.response(200, schema.CREATE_RESPONSE, '2.1', '2.69')
 @validation.response(200, schema.CREATE_RESPONSE_V270, '2.70', '2.78')
 @validation.response(200, schema.CREATE_RESPONSE_V279, '2.79', '2.100')
@@ -145,7 +152,8 @@ def create_volume_attachment(req, server_id, body):
             ctxt, instance, volume_id, device=attachment.get('device'),
             tag=tag, delete_on_termination=delete_on_termination,
             supports_multiattach=want.matches(mv.MULTIATTACH),
-            do_cast=is_async)
+            do_cast=is_async,
+            attach_mode=attachment.get('attach_mode', 'rw'))
     except exception.ServiceTooOld as exc:
         # Nova does not declare 503 for this call: clients get a 500.
         return fault.fault_response(

@@ -40,6 +40,10 @@ CREATE = {
 CREATE_V249 = common.extend(CREATE, ['volumeAttachment'], tag=TAG)
 CREATE_V279 = common.extend(CREATE_V249, ['volumeAttachment'],
                             delete_on_termination=BOOLEAN)
+# 2.105 (volume-multiattach-enhancements): read-only or read/write.
+ATTACH_MODE = {'type': 'string', 'enum': ['ro', 'rw']}
+CREATE_V2105 = common.extend(CREATE_V279, ['volumeAttachment'],
+                             attach_mode=ATTACH_MODE)
 
 UPDATE = {
     'type': 'object',
@@ -101,6 +105,10 @@ _ATTACHMENT_V289['required'] += ['attachment_id', 'bdm_uuid']
 _ATTACHMENT_V2101 = copy.deepcopy(_ATTACHMENT_V289)
 _ATTACHMENT_V2101['properties']['attachment_id'] = {
     'type': ['string', 'null'], 'format': 'uuid'}
+# 2.105: the mode of the attachment.
+_ATTACHMENT_V2105 = copy.deepcopy(_ATTACHMENT_V2101)
+_ATTACHMENT_V2105['properties']['attach_mode'] = ATTACH_MODE
+_ATTACHMENT_V2105['required'].append('attach_mode')
 
 
 def _show(item):
@@ -128,12 +136,14 @@ SHOW_RESPONSE_V270 = _show(_ATTACHMENT_V270)
 SHOW_RESPONSE_V279 = _show(_ATTACHMENT_V279)
 SHOW_RESPONSE_V289 = _show(_ATTACHMENT_V289)
 SHOW_RESPONSE_V2101 = _show(_ATTACHMENT_V2101)
+SHOW_RESPONSE_V2105 = _show(_ATTACHMENT_V2105)
 
 INDEX_RESPONSE = _index(_ATTACHMENT)
 INDEX_RESPONSE_V270 = _index(_ATTACHMENT_V270)
 INDEX_RESPONSE_V279 = _index(_ATTACHMENT_V279)
 INDEX_RESPONSE_V289 = _index(_ATTACHMENT_V289)
 INDEX_RESPONSE_V2101 = _index(_ATTACHMENT_V2101)
+INDEX_RESPONSE_V2105 = _index(_ATTACHMENT_V2105)
 
 # The POST body: ``device`` always present (null for a shelved-offloaded
 # server) and never the 2.89 change (Nova's oversight, kept).

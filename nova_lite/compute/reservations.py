@@ -1,0 +1,70 @@
+"""Reserving a volume for a server (``attachment_create`` without a
+connector), patient with a multiattach volume that is busy.
+
+Block storage keeps Cinder's rule (API-CONTRACT.md 5.4): a multiattach
+volume takes a new reservation while it is ``available`` or ``in-use``,
+not while another server's attach or detach of it holds it ``reserved``,
+``attaching`` or ``detaching``. Those states last as long as one host
+takes to connect (or disconnect) the volume, so when several servers
+attach one multiattach volume at once (separate requests, or a 2.105
+multi-create), the later ones wait here and try again, polling with a
+deadline (``[compute] multiattach_reserve_timeout``), instead of failing
+an attach that would succeed a moment later. Any other refusal, and a
+non-multiattach volume, fail at once as before.
+"""
+
+import time
+
+from oslo_log import log as logging
+
+from nova_lite import exception
+
+LOG = logging.getLogger(__name__)
+
+# Volume statuses that another attachment's attach or detach holds for a
+# moment (a multiattach volume leaves them by itself).
+TRANSIENT = ('reserved', 'attaching', 'detaching')
+# After a refusal, these mean the volume moved on meanwhile: try again.
+RESERVABLE = ('available', 'in-use')
+
+_FIRST_PAUSE = 0.02
+_MAX_PAUSE = 0.5
+
+
+def reserve(context, volume_api, volume_id, instance_uuid, mode=None,
+            timeout=60.0, clock=time.monotonic, sleep=time.sleep):
+    """``attachment_create`` for ``instance_uuid``; returns the
+    attachment. While a multiattach volume is busy with another
+    attachment, retried for up to ``timeout`` seconds; then the last
+    refusal is raised."""
+    deadline = clock() + timeout
+    pause = _FIRST_PAUSE
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            attachment = volume_api.attachment_create(
+                context, volume_id, instance_uuid, mode=mode)
+        except exception.InvalidVolume:
+            if clock() + pause > deadline or not _busy(
+                    context, volume_api, volume_id):
+                raise
+            sleep(pause)
+            pause = min(pause * 2, _MAX_PAUSE)
+            continue
+        if attempts > 1:
+            LOG.info('Reserved multiattach volume %s for %s after %d '
+                     'attempts', volume_id, instance_uuid, attempts)
+        return attachment
+
+
+def _busy(context, volume_api, volume_id):
+    """True if the refusal was a multiattach volume held for a moment by
+    another attachment (which may have let it go since: then it is
+    reservable again)."""
+    try:
+        volume = volume_api.get(context, volume_id)
+    except exception.VolumeNotFound:
+        return False
+    return bool(volume.get('multiattach')) and \
+        volume.get('status') in TRANSIENT + RESERVABLE
