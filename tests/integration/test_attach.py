@@ -6,8 +6,9 @@ Modes covered: the synchronous attach (below 2.101: the API waits for the
 conductor, which reserves the device name on the server's host), the
 asynchronous attach (2.101: 202 at once, the conductor works after), the
 asynchronous detach, and a server shelved on one host, given a volume while
-offloaded, and unshelved onto the other. Multiattach joins this module as
-it lands.
+offloaded, and unshelved onto the other; a multiattach volume shared by
+servers on both hosts in read-only and read/write modes (2.105), detached
+from two at once, and a multi-create of three servers sharing one.
 """
 
 from tests.integration import base
@@ -15,6 +16,7 @@ from tests.integration import base
 # Attachment views with attachment_id and bdm_uuid.
 VERSION = '2.89'
 ASYNC_VERSION = '2.101'
+ATTACH_MODE_VERSION = '2.105'
 
 
 class _AttachTests(object):
@@ -197,6 +199,95 @@ class _AttachTests(object):
         self.assertEqual(202, resp.status, resp)
         self.wait_for_attachment(server_id, volume_id, present=False)
         self.wait_for_volume_status(volume_id, 'available')
+
+    # -- multiattach, attach modes (2.105) ---------------------------------
+    def _multiattach_volume(self):
+        resp = self.admin_api.post('/v3/demo/types', body={'volume_type': {
+            'name': 'multiattach-%s' % self.getUniqueString(),
+            'extra_specs': {'multiattach': '<is> True'}}})
+        self.assertEqual(200, resp.status, resp)
+        type_id = resp.body['volume_type']['id']
+        self.addCleanup(self.admin_api.delete, '/v3/demo/types/%s' % type_id)
+        return self.create_volume(volume_type=type_id)
+
+    def _attachments_of(self, volume_id):
+        """{server id: (host, attach_mode)} of the volume's attachments,
+        as block storage (3.54) records them."""
+        api = self.admin_api.as_(volume_version='3.54')
+        result = {}
+        for item in self.show_volume(volume_id)['attachments']:
+            att = api.get('/v3/demo/attachments/%s' % item['attachment_id'])
+            self.assertEqual(200, att.status, att)
+            result[item['server_id']] = (item['host_name'],
+                                         att.body['attachment'][
+                                             'attach_mode'])
+        return result
+
+    def test_multiattach_modes_on_both_hosts(self):
+        api = self.api.as_(compute_version=ATTACH_MODE_VERSION)
+        by_host = self.create_server_on_each_host()
+        third = self.create_server()
+        self.wait_for_server_status(third, 'ACTIVE')
+        third_host = self.show_server(third)['OS-EXT-SRV-ATTR:host']
+        volume_id = self._multiattach_volume()
+        modes = {by_host['compute1']: 'ro', by_host['compute2']: 'rw',
+                 third: 'ro'}
+        # All at once: the later reservations wait for the earlier ones.
+        for server_id, mode in modes.items():
+            resp = self.attach_volume(server_id, volume_id, api=api,
+                                      attach_mode=mode)
+            self.assertEqual(202, resp.status, resp)
+        self.wait_for(lambda: len(self._attachments_of(volume_id)) == 3 and
+                      self.show_volume(volume_id)['status'] == 'in-use',
+                      message='three attachments never completed')
+        for server_id in modes:
+            self.wait_for_attachment(server_id, volume_id)
+        hosts = {by_host['compute1']: 'compute1',
+                 by_host['compute2']: 'compute2', third: third_host}
+        self.assertEqual(
+            {s: (hosts[s], modes[s]) for s in modes},
+            self._attachments_of(volume_id))
+        for server_id, mode in modes.items():
+            [item] = self.list_attachments(server_id, api=api)
+            self.assertEqual((volume_id, mode),
+                             (item['volumeId'], item['attach_mode']))
+
+        # Two detached at once; the third keeps the volume.
+        for server_id in (by_host['compute1'], by_host['compute2']):
+            resp = self.detach_volume(server_id, volume_id, api=api)
+            self.assertEqual(202, resp.status, resp)
+        for server_id in (by_host['compute1'], by_host['compute2']):
+            self.wait_for_attachment(server_id, volume_id, present=False)
+        self.wait_for(lambda: len(self._attachments_of(volume_id)) == 1)
+        self.assertEqual({third: (third_host, 'ro')},
+                         self._attachments_of(volume_id))
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+
+    def test_multi_create_sharing_a_multiattach_volume(self):
+        api = self.api.as_(compute_version=ATTACH_MODE_VERSION)
+        volume_id = self._multiattach_volume()
+        name = 'shared-%s' % self.getUniqueString()
+        resp = api.post('/v2.1/servers', body={'server': {
+            'name': name, 'flavorRef': '1', 'imageRef': self.IMAGE_REF,
+            'min_count': 3, 'networks': 'none',
+            'block_device_mapping_v2': [
+                {'source_type': 'image', 'destination_type': 'local',
+                 'uuid': self.IMAGE_REF, 'boot_index': 0},
+                {'source_type': 'volume', 'destination_type': 'volume',
+                 'uuid': volume_id, 'attach_mode': 'ro'}]}})
+        self.assertEqual(202, resp.status, resp)
+        servers = [s for s in self.admin_api.get(
+            '/v2.1/servers?all_tenants=1').body['servers']
+            if s['name'].startswith(name)]
+        self.assertEqual(3, len(servers))
+        for server in servers:
+            self.addCleanup(self._delete_server, server['id'])
+        for server in servers:
+            self.wait_for_server_status(server['id'], 'ACTIVE')
+        attachments = self._attachments_of(volume_id)
+        self.assertEqual({s['id'] for s in servers}, set(attachments))
+        self.assertEqual({'ro'}, {m for _h, m in attachments.values()})
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
 
 
 class TestAttachMariaDB(_AttachTests, base.IntegrationTestCase):
