@@ -68,11 +68,8 @@ def disconnect_keeping_attachment(context, volume_api, bdm, driver=None):
     if driver is None:
         volume_ops._delete_attachment(context, volume_api, old)
         return
-    try:
-        volume_ops.release_connection(context, driver, volume_api,
-                                      bdm.volume_id, old, old_info)
-    except Exception:
-        LOG.exception('Could not delete attachment %s', old)
+    volume_ops.release_connection_logged(context, driver, volume_api,
+                                         bdm.volume_id, old, old_info)
 
 
 def shelve(context, conf, driver, instance):

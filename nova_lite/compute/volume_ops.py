@@ -143,6 +143,20 @@ def release_connection(context, driver, volume_api, volume_id,
                  'on this host use the connection', driver.host, volume_id)
 
 
+def release_connection_logged(context, driver, volume_api, volume_id,
+                              attachment_id, connection_info):
+    """``release_connection`` for cleanups that go on after a failure:
+    the error is logged; returns False if the release failed."""
+    try:
+        release_connection(context, driver, volume_api, volume_id,
+                           attachment_id, connection_info)
+    except Exception:
+        LOG.exception('Could not release attachment %s of volume %s',
+                      attachment_id, volume_id)
+        return False
+    return True
+
+
 def attach(context, driver, volume_api, notifier, instance, bdm):
     """Connect and attach the reserved mapping ``bdm``; on any failure
     leave nothing behind (no guest device, attachment or mapping)."""
@@ -173,13 +187,9 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                                          bdm.device_name)
                 except Exception:
                     LOG.exception('Could not undo the guest attach')
-            try:
-                release_connection(context, driver, volume_api,
-                                   bdm.volume_id, bdm.attachment_id,
-                                   bdm.get_connection_info())
-            except Exception:
-                LOG.exception('Could not delete attachment %s',
-                              bdm.attachment_id)
+            release_connection_logged(context, driver, volume_api,
+                                      bdm.volume_id, bdm.attachment_id,
+                                      bdm.get_connection_info())
             bdm.destroy()
             notifier.notify_volume(
                 context, instance, notifications.VOLUME_ATTACH,
@@ -257,12 +267,8 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
     bdm.set_connection_info(new_info)
     bdm.save()
     if old_attachment_id:
-        try:
-            release_connection(context, driver, volume_api, old_volume_id,
-                               old_attachment_id, old_info)
-        except Exception:
-            LOG.exception('Could not delete attachment %s',
-                          old_attachment_id)
+        release_connection_logged(context, driver, volume_api,
+                                  old_volume_id, old_attachment_id, old_info)
 
 
 def connect_for_spawn(context, driver, volume_api, instance, bdms):
@@ -310,13 +316,9 @@ def cleanup_for_delete(context, volume_api, bdms, driver=None):
     for bdm in bdms:
         if bdm.is_volume and bdm.volume_id:
             if driver is not None:
-                try:
-                    release_connection(context, driver, volume_api,
-                                       bdm.volume_id, bdm.attachment_id,
-                                       bdm.get_connection_info())
-                except Exception:
-                    LOG.exception('Could not delete attachment %s',
-                                  bdm.attachment_id)
+                release_connection_logged(context, driver, volume_api,
+                                          bdm.volume_id, bdm.attachment_id,
+                                          bdm.get_connection_info())
             elif bdm.attachment_id:
                 _delete_attachment(context, volume_api, bdm.attachment_id)
             if bdm.delete_on_termination:
@@ -361,11 +363,8 @@ def release_for_failed_build(context, driver, volume_api, instance, bdms):
     for bdm in bdms:
         if not (bdm.is_volume and bdm.volume_id):
             continue
-        try:
-            release_connection(context, driver, volume_api, bdm.volume_id,
-                               bdm.attachment_id, bdm.get_connection_info())
-        except Exception:
-            LOG.exception('Could not release volume %s of %s', bdm.volume_id,
-                          instance.uuid)
+        if not release_connection_logged(
+                context, driver, volume_api, bdm.volume_id,
+                bdm.attachment_id, bdm.get_connection_info()):
             continue
         bdm.destroy()
