@@ -6,11 +6,17 @@ volume takes a new reservation while it is ``available`` or ``in-use``,
 not while another server's attach or detach of it holds it ``reserved``,
 ``attaching`` or ``detaching``. Those states last as long as one host
 takes to connect (or disconnect) the volume, so when several servers
-attach one multiattach volume at once (separate requests, or a 2.105
-multi-create), the later ones wait here and try again, polling with a
-deadline (``[compute] multiattach_reserve_timeout``), instead of failing
+attach one multiattach volume at once (separate requests), the later ones
+wait here, in the conductor's attach workflow, and try again, polling with
+a deadline (``[compute] multiattach_reserve_timeout``), instead of failing
 an attach that would succeed a moment later. Any other refusal, and a
 non-multiattach volume, fail at once as before.
+
+Server create does not wait here: an API worker must not wait on a host's
+connect (ARCHITECTURE.md). A 2.105 multi-create needs no waiting within
+its own request (the API completes each shared reservation at once, see
+``compute/api.py``); a create that finds the volume busy with another
+request's attach gets the 400 at once, as upstream.
 """
 
 import time

@@ -4,7 +4,11 @@ A server is placed on an enabled compute host that is up (its heartbeat is
 recent), the one with the fewest servers; the choice is written with a
 compare-and-swap on ``task_state = 'scheduling' AND host IS NULL``, so a
 server deleted meanwhile is not built. No host: the server goes to ERROR
-with a ``NoValidHost`` fault.
+with a ``NoValidHost`` fault and gives back the volumes the API reserved
+for it (attachments deleted, volume mappings destroyed), so that a volume
+is not held by a server that never ran (for a multiattach volume shared by
+a 2.105 multi-create, an attachment the API completed at once would even
+look attached).
 """
 
 from oslo_log import log as logging
@@ -16,6 +20,7 @@ from nova_lite import objects
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
 
@@ -32,7 +37,7 @@ def select_host(context, conf):
     return min(hosts, key=lambda h: (counts.get(h, 0), hosts.index(h)))
 
 
-def _set_error(context, instance, exc):
+def _set_error(context, instance, exc, volume_api=None):
     instance.vm_state = states.ERROR
     instance.task_state = None
     try:
@@ -40,9 +45,32 @@ def _set_error(context, instance, exc):
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
     objects.InstanceFault.record(context, instance.uuid, exc)
+    if volume_api is not None:
+        _release_volumes(context, volume_api, instance)
 
 
-def _build_one(context, conf, compute_rpcapi, instance):
+def _release_volumes(context, volume_api, instance):
+    """Delete the attachments of a server that will never be built and
+    destroy its volume mappings (never the volumes); a failure is logged
+    and leaves that mapping for the server's delete to release."""
+    svc = volume_client.service_context(context)
+    for bdm in objects.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid):
+        if not (bdm.is_volume and bdm.volume_id):
+            continue
+        if bdm.attachment_id:
+            try:
+                volume_api.attachment_delete(svc, bdm.attachment_id)
+            except exception.VolumeAttachmentNotFound:
+                pass
+            except Exception:
+                LOG.exception('Could not release volume %s of unbuilt '
+                              'server %s', bdm.volume_id, instance.uuid)
+                continue
+        bdm.destroy()
+
+
+def _build_one(context, conf, compute_rpcapi, instance, volume_api=None):
     try:
         with instance_action.EventReporter(context, EVENT, conf.host,
                                            instance.uuid):
@@ -58,15 +86,16 @@ def _build_one(context, conf, compute_rpcapi, instance):
                 return
     except exception.NoValidHost as exc:
         LOG.warning('No host for server %s: %s', instance.uuid, exc)
-        _set_error(context, instance, exc)
+        _set_error(context, instance, exc, volume_api)
         return
     compute_rpcapi.build_and_run_instance(context, instance, host)
 
 
-def build_instances(context, conf, compute_rpcapi, instances):
+def build_instances(context, conf, compute_rpcapi, instances,
+                    volume_api=None):
     for instance in instances:
         try:
-            _build_one(context, conf, compute_rpcapi, instance)
+            _build_one(context, conf, compute_rpcapi, instance, volume_api)
         except Exception as exc:
             LOG.exception('Scheduling server %s failed', instance.uuid)
-            _set_error(context, instance, exc)
+            _set_error(context, instance, exc, volume_api)

@@ -41,7 +41,7 @@ class ConductorManager(manager.Manager):
 
     def build_instances(self, context, instances):
         build.build_instances(context, self.conf, self.compute_rpcapi,
-                              instances)
+                              instances, volume_api=self.volume_api)
 
     def unshelve_instance(self, context, instance, host=None):
         unshelve.unshelve_instance(context, self.conf, self.compute_rpcapi,

@@ -532,3 +532,25 @@ class SamplesTest(api_samples.SampleAssertions, MultiCreateBase):
                      resp.body)
         for server in self.servers('worker'):
             self.wait_for_server_status(server['id'], 'ACTIVE')
+
+
+class NoValidHostTest(MultiCreateBase):
+    def test_unscheduled_servers_give_their_volumes_back(self):
+        volume_id = self.create_volume(multiattach=True)
+
+        @db_api.context_manager.writer
+        def disable_all(context):
+            context.session.execute(
+                sa.update(models.Service)
+                .where(models.Service.binary == 'nova-lite-compute')
+                .values(disabled=True))
+        disable_all(nl_context.get_admin_context())
+        resp = self.post_servers(V2105, [volume_bdm(volume_id)], count=2)
+        self.assertEqual(202, resp.status, resp.text)
+        for server in self.servers('ma'):
+            server = self.wait_for_server_status(server['id'], 'ERROR')
+            self.assertIn('No valid host', server['fault']['message'])
+        system.wait_for(lambda: not self.volume_attachments(volume_id),
+                        message='attachments of unscheduled servers kept')
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+        self.assertEqual([], self.mappings(volume_id))
