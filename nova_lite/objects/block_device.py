@@ -8,6 +8,7 @@ lost race into ``InvalidVolume`` ("already attached", 400) or
 
 from oslo_db import exception as db_exc
 from oslo_serialization import jsonutils
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 import sqlalchemy as sa
@@ -47,13 +48,11 @@ def _create(context, values):
 
 @db_api.context_manager.writer
 def _update(context, bdm_id, values):
-    context.session.execute(
+    """The number of rows updated (0: the mapping is gone)."""
+    return context.session.execute(
         sa.update(models.BlockDeviceMapping)
         .where(models.BlockDeviceMapping.id == bdm_id).values(**values)
-        .execution_options(synchronize_session=False))
-    return context.session.execute(
-        sa.select(models.BlockDeviceMapping).filter_by(id=bdm_id)
-        .execution_options(populate_existing=True)).scalar_one_or_none()
+        .execution_options(synchronize_session=False)).rowcount
 
 
 @db_api.context_manager.writer
@@ -200,14 +199,18 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                   if k in _MODEL_FIELDS and k != 'uuid'}
         if not values:
             return
+        # The row is not read back: what changed is what was written, and
+        # updated_at is set here rather than by the column's onupdate.
+        values['updated_at'] = timeutils.utcnow()
         try:
-            db_obj = _update(self._context, self.id, values)
+            updated = _update(self._context, self.id, values)
         except db_exc.DBDuplicateEntry as exc:
             _translate_duplicate(exc, values)
-        if db_obj is None:
+        if not updated:
             raise exception.VolumeBDMNotFound(
                 instance_uuid=self.instance_uuid, volume_id=self.volume_id)
-        self._from_db_object(self._context, self, db_obj)
+        self.updated_at = values['updated_at']
+        self.obj_reset_changes()
 
     def destroy(self):
         """Delete the mapping; True if it was still there."""
