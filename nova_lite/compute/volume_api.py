@@ -78,10 +78,12 @@ class VolumeOperations(object):
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
             attach_mode=attach_mode)
-        bdm.create()
-        try:
+        # The mapping and the action: one transaction.
+        with instance_action.transaction(context):
+            bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
+        try:
             return self.compute_task_api.attach_volume(
                 context, instance, volume_id, device=device, tag=tag,
                 delete_on_termination=delete_on_termination,

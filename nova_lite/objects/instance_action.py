@@ -40,6 +40,13 @@ SWAP_VOLUME = 'swap_volume'
 UPDATE_VOLUME = 'update_volume'
 
 
+def transaction(context):
+    """A writer transaction for ``with``: an action and the rows its
+    request writes with it (a block device mapping) are written in one
+    transaction, all or nothing."""
+    return db_api.context_manager.writer.using(context)
+
+
 @db_api.context_manager.writer
 def _action_start(context, values):
     action = models.InstanceAction(**values)
