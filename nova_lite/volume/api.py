@@ -27,6 +27,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import excutils
 from oslo_utils import timeutils
 
+from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
@@ -199,13 +200,15 @@ class API(type_api.TypeOperations):
         db.volume_destroy(ctxt, volume_id)
 
     def begin_detaching(self, ctxt, volume_id):
-        volume = self.get(ctxt, volume_id)
-        ctxt.can(volume_policies.BEGIN_DETACHING,
-                 target=_target(volume.project_id))
-        moved = db.volume_move(
-            ctxt, volume_id, 'begin_detaching',
-            extra=(db.Volume.attach_status == st.ATTACHED,
-                   db.Volume.migration_status.is_(None)))
+        # The read and the checks in the move's transaction (one, not two).
+        with db_api.context_manager.writer.using(ctxt):
+            volume = self.get(ctxt, volume_id)
+            ctxt.can(volume_policies.BEGIN_DETACHING,
+                     target=_target(volume.project_id))
+            moved = db.volume_move(
+                ctxt, volume_id, 'begin_detaching',
+                extra=(db.Volume.attach_status == st.ATTACHED,
+                       db.Volume.migration_status.is_(None)))
         if not moved:
             raise exception.InvalidVolume(reason=_(
                 "Unable to detach volume. Volume status must be 'in-use' "
@@ -367,11 +370,13 @@ class API(type_api.TypeOperations):
         return attachment
 
     def attachment_update(self, ctxt, attachment_id, connector):
-        attachment = db.attachment_get(ctxt, attachment_id,
-                                       self._project(ctxt))
-        ctxt.can(attachment_policies.UPDATE,
-                 target=_target(attachment.volume.project_id))
-        volume = db.volume_get(ctxt, attachment.volume_id)
+        # Both reads in one transaction.
+        with db_api.context_manager.reader.using(ctxt):
+            attachment = db.attachment_get(ctxt, attachment_id,
+                                           self._project(ctxt))
+            ctxt.can(attachment_policies.UPDATE,
+                     target=_target(attachment.volume.project_id))
+            volume = db.volume_get(ctxt, attachment.volume_id)
         if 'error' in volume.status or volume.status in (st.DELETING,):
             raise exception.ResourceConflict(reason=_(
                 'Volume attachments can not be updated if the volume is in '
@@ -455,11 +460,14 @@ class API(type_api.TypeOperations):
                 '%(err)s') % {'vol': volume.id, 'err': e})
 
     def attachment_complete(self, ctxt, attachment_id):
-        attachment = db.attachment_get(ctxt, attachment_id,
-                                       self._project(ctxt))
-        ctxt.can(attachment_policies.COMPLETE,
-                 target=_target(attachment.volume.project_id))
-        db.attachment_complete(ctxt, attachment_id, attachment.volume_id)
+        # Not in the move's transaction: on MariaDB (REPEATABLE READ) a
+        # plain read before the volume's row lock would fix the snapshot
+        # the move then reads the attachments from. Two columns, though,
+        # not the whole attachment.
+        volume_id, project_id = db.attachment_volume(
+            ctxt, attachment_id, self._project(ctxt))
+        ctxt.can(attachment_policies.COMPLETE, target=_target(project_id))
+        db.attachment_complete(ctxt, attachment_id, volume_id)
 
     def _check_deletion_allowed(self, ctxt, attachment):
         """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
@@ -473,17 +481,22 @@ class API(type_api.TypeOperations):
         raise exception.ConflictNovaUsingAttachment(
             instance_id=attachment.instance_uuid)
 
-    def attachment_delete(self, ctxt, attachment_id):
+    def attachment_delete(self, ctxt, attachment_id, with_remaining=True):
         """Returns ``(remaining attachments of the volume, ids of the
-        attachments still using this one's host connection)``."""
+        attachments still using this one's host connection)``; without
+        ``with_remaining``, the remaining attachments are not read (None).
+        """
+        # Not in the transaction that begins the detach: on MariaDB
+        # (REPEATABLE READ) a plain read before the volume's row lock would
+        # fix the snapshot that decides who still shares the connection.
         attachment = db.attachment_get(ctxt, attachment_id,
                                        self._project(ctxt))
         ctxt.can(attachment_policies.DELETE,
                  target=_target(attachment.volume.project_id))
         self._check_deletion_allowed(ctxt, attachment)
-        return self._detach(ctxt, attachment)
+        return self._detach(ctxt, attachment, with_remaining=with_remaining)
 
-    def _detach(self, ctxt, attachment, connector=None):
+    def _detach(self, ctxt, attachment, connector=None, with_remaining=True):
         """Disconnect (unless the host connection is shared) and delete
         ``attachment``; the volume's status is recomputed.
 
@@ -516,5 +529,6 @@ class API(type_api.TypeOperations):
                      'stays, attachments %s still use it', attachment.id,
                      attachment.volume_id, host, ', '.join(shared))
         remaining = db.attachment_destroy(ctxt, attachment.id,
-                                          attachment.volume_id)
+                                          attachment.volume_id,
+                                          remaining=with_remaining)
         return remaining, shared

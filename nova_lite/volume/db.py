@@ -423,7 +423,7 @@ def volume_recompute(ctxt, volume_id):
     session = ctxt.session
     volume = _lock_volume(session, volume_id)
     if volume.status in st.ATTACHMENT_DRIVEN:
-        return _recompute(session, volume_id)
+        return _recompute(session, volume_id, locked=volume)
     return volume.status
 
 
@@ -460,13 +460,22 @@ def volume_destroy(ctxt, volume_id):
 
 # -- attachments --------------------------------------------------------------
 
+# The statements every status move runs, built once (bound parameters).
+_LOCK_VOLUME = sa.select(
+    Volume.id, Volume.status, Volume.migration_status).where(
+    Volume.id == sa.bindparam('volume_id'),
+    Volume.deleted.is_(False)).with_for_update()
+_LIVE_STATUSES = sa.select(Attachment.attach_status).where(
+    Attachment.volume_id == sa.bindparam('volume_id'),
+    Attachment.deleted.is_(False)).order_by(Attachment.id)
+
+
 def _lock_volume(session, volume_id):
-    """Lock the live volume's row; returns its ``id`` and ``status`` (a
-    row of two columns: a whole ORM object is not needed to hold a lock)."""
+    """Lock the live volume's row; returns its ``id``, ``status`` and
+    ``migration_status`` (a row of three columns: a whole ORM object is not
+    needed to hold a lock)."""
     volume = session.execute(
-        sa.select(Volume.id, Volume.status).where(
-            Volume.id == volume_id, Volume.deleted.is_(False))
-        .with_for_update()).one_or_none()
+        _LOCK_VOLUME, {'volume_id': volume_id}).one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return volume
@@ -484,19 +493,19 @@ def _live_statuses(session, volume_id):
     """The attach statuses of the volume's live attachments (one column
     query: the status moves need nothing else)."""
     return session.execute(
-        sa.select(Attachment.attach_status).where(
-            Attachment.volume_id == volume_id,
-            Attachment.deleted.is_(False))
-        .order_by(Attachment.id)).scalars().all()
+        _LIVE_STATUSES, {'volume_id': volume_id}).scalars().all()
 
 
-def _recompute(session, volume_id):
+def _recompute(session, volume_id, locked=None):
     """Set the volume's status and attach_status from its attachments,
-    as a CAS on the status just read (repeated if it moved meanwhile)."""
+    as a CAS on the status just read (repeated if it moved meanwhile).
+    ``locked``: the row ``_lock_volume`` returned in this transaction, so
+    the first attempt need not read the status again."""
     for _attempt in range(5):
-        volume = session.execute(
+        volume = locked or session.execute(
             sa.select(Volume.status, Volume.migration_status).where(
                 Volume.id == volume_id)).one()
+        locked = None
         statuses = _live_statuses(session, volume_id)
         new_status, attach_status = st.recompute(
             volume.status, volume.migration_status, statuses)
@@ -509,11 +518,16 @@ def _recompute(session, volume_id):
         reason='volume %s kept changing status' % volume_id)
 
 
-def _refresh_attach_status(session, volume_id):
+def _attach_status(session, volume_id):
+    """The volume's ``attach_status`` from its live attachments."""
     statuses = [status for status in _live_statuses(session, volume_id)
                 if not status.startswith('error')]
+    return st.attach_status_of(statuses)
+
+
+def _refresh_attach_status(session, volume_id):
     session.execute(_update(Volume).where(Volume.id == volume_id).values(
-        attach_status=st.attach_status_of(statuses)))
+        attach_status=_attach_status(session, volume_id)))
 
 
 def _attachment_query(project_id=None):
@@ -536,6 +550,21 @@ def attachment_get(ctxt, attachment_id, project_id=None):
     if attachment is None:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     return attachment
+
+
+@db_api.context_manager.reader
+def attachment_volume(ctxt, attachment_id, project_id=None):
+    """``(volume id, volume project id)`` of the live attachment (only in
+    ``project_id`` if given): two columns, for a move's checks."""
+    query = sa.select(Attachment.volume_id, Volume.project_id).join(
+        Attachment.volume).where(Attachment.id == attachment_id,
+                                 Attachment.deleted.is_(False))
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    row = ctxt.session.execute(query).first()
+    if row is None:
+        raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
+    return row.volume_id, row.project_id
 
 
 @db_api.context_manager.reader
@@ -678,7 +707,10 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
         raise exception.ResourceConflict(
             reason='attachment %s was deleted or changed status while it '
                    'was being connected' % attachment_id)
-    if not volume_move(ctxt, volume_id, 'connect'):
+    # The status move and the attach_status it implies, in one UPDATE
+    # (the attachment's own move above is already in the statuses read).
+    if not volume_move(ctxt, volume_id, 'connect', values={
+            'attach_status': _attach_status(session, volume_id)}):
         current = session.get(Volume, volume_id).status
         raise exception.ResourceConflict(
             reason='volume %s is %s: it cannot be connected' % (
@@ -697,7 +729,6 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
             {'attachment_id': attachment_id, 'key': key,
              'value': jsonutils.dumps(value)}
             for key, value in connector.items()])
-    _refresh_attach_status(session, volume_id)
     return attachment_get(ctxt, attachment_id)
 
 
@@ -706,13 +737,13 @@ def attachment_connect_failed(ctxt, attachment_id, volume_id):
     """A failed connect: attachment ``error_attaching``, volume status
     recomputed (error attachments do not count)."""
     session = ctxt.session
-    _lock_volume(session, volume_id)
+    locked = _lock_volume(session, volume_id)
     expected, target = st.ATTACHMENT_MOVES['connect_failed']
     result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False),
         Attachment.attach_status.in_(expected)).values(attach_status=target))
     if result.rowcount == 1:
-        _recompute(session, volume_id)
+        _recompute(session, volume_id, locked=locked)
     return result.rowcount == 1
 
 
@@ -737,19 +768,20 @@ def attachment_complete(ctxt, attachment_id, volume_id):
     result = session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.notin_(st.NOT_COMPLETABLE)).values(
-        status=st.VOLUME_MOVES['complete'][1]))
+        status=st.VOLUME_MOVES['complete'][1],
+        attach_status=_attach_status(session, volume_id)))
     if result.rowcount != 1:
         raise exception.InvalidVolume(
             reason='volume %s is being deleted' % volume_id)
-    _refresh_attach_status(session, volume_id)
 
 
 @db_api.context_manager.writer
-def attachment_destroy(ctxt, attachment_id, volume_id):
+def attachment_destroy(ctxt, attachment_id, volume_id, remaining=True):
     """The delete move: soft-delete the attachment, recompute the volume.
-    Returns the volume's remaining attachments."""
+    Returns the volume's remaining attachments (None without
+    ``remaining``: they are not read)."""
     session = ctxt.session
-    _lock_volume(session, volume_id)
+    locked = _lock_volume(session, volume_id)
     now = _now()
     result = session.execute(_update(Attachment).where(
         Attachment.id == attachment_id, Attachment.deleted.is_(False)).values(
@@ -757,8 +789,8 @@ def attachment_destroy(ctxt, attachment_id, volume_id):
         detach_time=now))
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    _recompute(session, volume_id)
-    return _live_attachments(session, volume_id)
+    _recompute(session, volume_id, locked=locked)
+    return _live_attachments(session, volume_id) if remaining else None
 
 
 def connector_of(attachment):

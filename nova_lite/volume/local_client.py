@@ -50,7 +50,8 @@ class LocalClient(client.VolumeClient):
                                        shared=shared)
 
     def attachment_delete(self, ctxt, attachment_id):
-        _remaining, shared = self.api.attachment_delete(ctxt, attachment_id)
+        _remaining, shared = self.api.attachment_delete(
+            ctxt, attachment_id, with_remaining=False)
         return {'shared_connections': list(shared)}
 
     def begin_detaching(self, ctxt, volume_id):
