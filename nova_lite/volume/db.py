@@ -525,11 +525,6 @@ def _attach_status(session, volume_id):
     return st.attach_status_of(statuses)
 
 
-def _refresh_attach_status(session, volume_id):
-    session.execute(_update(Volume).where(Volume.id == volume_id).values(
-        attach_status=_attach_status(session, volume_id)))
-
-
 def _attachment_query(project_id=None):
     query = sa.select(Attachment).options(*_ATTACHMENT_LOAD).where(
         Attachment.deleted.is_(False))
@@ -661,12 +656,20 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     # subquery takes shared next-key locks on volume_attachment, and two
     # reservations of different volumes then deadlock on the INSERT. The
     # volume row lock already keeps this volume's attachments still.
-    same_instance = bool(instance_uuid) and session.execute(
-        sa.select(Attachment.id).where(
+    # One read of the live attachments answers both questions below: may
+    # the same instance reserve an in-use volume again, and what the
+    # volume's attach_status becomes with one more reserved attachment
+    # (set by the compare-and-swap itself, not by a second UPDATE).
+    live = session.execute(
+        sa.select(Attachment.instance_uuid, Attachment.attach_status).where(
             Attachment.volume_id == volume_id,
-            Attachment.instance_uuid == instance_uuid,
-            Attachment.attach_status == st.ATTACHED,
-            Attachment.deleted.is_(False)).limit(1)).first() is not None
+            Attachment.deleted.is_(False))).all()
+    same_instance = bool(instance_uuid) and any(
+        row.instance_uuid == instance_uuid and
+        row.attach_status == st.ATTACHED for row in live)
+    attach_status = st.attach_status_of(
+        [row.attach_status for row in live
+         if not row.attach_status.startswith('error')] + [st.RESERVED])
     allowed = sa.or_(
         sa.and_(Volume.multiattach.is_(False),
                 Volume.status.in_(st.reserve_from(False))),
@@ -676,7 +679,7 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
         if same_instance else sa.false())
     result = session.execute(_update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False), allowed).values(
-        status=st.VOLUME_MOVES['reserve'][1]))
+        status=st.VOLUME_MOVES['reserve'][1], attach_status=attach_status))
     if result.rowcount != 1:
         return None
     attachment = Attachment(
@@ -685,7 +688,6 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
         attach_mode=attach_mode, connection_info=None)
     session.add(attachment)
     session.flush()
-    _refresh_attach_status(session, volume_id)
     # As attachment_get loads it, in this transaction (no second one).
     return attachment_get(ctxt, attachment.id)
 
