@@ -60,9 +60,88 @@ def _plan(cls, row_cls, field_names):
     return tuple(plan)
 
 
+_PRIMITIVE_PLANS = {}  # object class -> _primitive_plan()
+
+
+def _primitive_plan(cls):
+    """(name, attribute name, field, pass-through type or None) for every
+    field of ``cls``, and whether any field holds a versioned object."""
+    plan = _PRIMITIVE_PLANS.get(cls)
+    if plan is None:
+        plan = _PRIMITIVE_PLANS[cls] = (
+            tuple((name, _ATTRNAME % name, field,
+                   _PASS_THROUGH.get(type(field._type)))
+                  for name, field in cls.fields.items()),
+            any(isinstance(field._type, fields.Object)
+                for field in cls.fields.values()))
+    return plan
+
+
 class NovaLiteObject(ovo_base.VersionedObject):
     OBJ_SERIAL_NAMESPACE = 'nova_lite_object'
     OBJ_PROJECT_NAMESPACE = 'nova_lite'
+
+    # Every RPC call and cast carries objects (a server, a mapping) both
+    # ways, and oslo.versionedobjects converts each field through its
+    # field type. The two methods below do what it does, field for field,
+    # with the field types' conversions skipped where they return the value
+    # unchanged: a ``str``, ``int`` or ``bool`` of a string, UUID, integer
+    # or boolean field, and None (to a primitive always; from one, for a
+    # nullable field). Other values, other versions and version manifests
+    # go through oslo.versionedobjects.
+
+    def obj_to_primitive(self, target_version=None, version_manifest=None):
+        if ((target_version is not None and
+                target_version != self.VERSION) or version_manifest):
+            return super().obj_to_primitive(target_version, version_manifest)
+        plan, has_objects = _primitive_plan(type(self))
+        values = self.__dict__
+        primitive = {}
+        for name, attrname, field, kind in plan:
+            if attrname not in values:
+                continue
+            value = values[attrname]
+            if value is None or (kind is not None and type(value) is kind):
+                primitive[name] = value
+            else:
+                primitive[name] = field.to_primitive(self, name, value)
+        key = self._obj_primitive_key
+        obj = {
+            key('name'): self.obj_name(),
+            key('namespace'): self.OBJ_PROJECT_NAMESPACE,
+            key('version'): self.VERSION,
+            key('data'): primitive,
+        }
+        if has_objects:
+            changed = self.obj_what_changed()
+        else:
+            changed = [name for name in self._changed_fields
+                       if name in self.fields]
+        changes = [name for name in changed if name in primitive]
+        if changes:
+            obj[key('changes')] = changes
+        return obj
+
+    @classmethod
+    def _obj_from_primitive(cls, context, objver, primitive):
+        self = cls()
+        self._context = context
+        self.VERSION = objver
+        objdata = primitive[cls._obj_primitive_key('data')]
+        for name, attrname, field, kind in _primitive_plan(cls)[0]:
+            if name not in objdata:
+                continue
+            value = objdata[name]
+            if (not field.read_only and (
+                    (kind is not None and type(value) is kind) or
+                    (value is None and field.nullable))):
+                setattr(self, attrname, value)
+            else:
+                setattr(self, name, field.from_primitive(self, name, value))
+        self._changed_fields = {
+            x for x in primitive.get(cls._obj_primitive_key('changes'), [])
+            if x in self.fields}
+        return self
 
     def obj_reset_changes(self, fields=None, recursive=False):
         super().obj_reset_changes(fields, recursive=recursive)
