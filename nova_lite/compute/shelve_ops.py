@@ -65,9 +65,6 @@ def disconnect_keeping_attachment(context, volume_api, bdm, driver=None):
     except Exception:
         volume_ops._delete_attachment(context, volume_api, new['id'])
         raise
-    if driver is None:
-        volume_ops._delete_attachment(context, volume_api, old)
-        return
     volume_ops.release_connection_logged(context, driver, volume_api,
                                          bdm.volume_id, old, old_info)
 

@@ -127,7 +127,9 @@ def release_connection(context, driver, volume_api, volume_id,
     """Delete the attachment (the guest device is gone already) and
     disconnect this host from the volume unless another attachment on the
     host still uses the connection. Raises what the delete raises (but
-    an attachment already gone, which still ends in the host check)."""
+    an attachment already gone, which still ends in the host check).
+    Without a ``driver`` (no host: the API or the conductor) only the
+    attachment is deleted."""
     result = None
     if attachment_id:
         try:
@@ -135,6 +137,8 @@ def release_connection(context, driver, volume_api, volume_id,
                                                   attachment_id)
         except exception.VolumeAttachmentNotFound:
             pass
+    if driver is None:
+        return
     if connection_info and not _still_used_on_host(
             context, driver, volume_api, volume_id, result):
         driver.disconnect_volume(connection_info)
@@ -208,14 +212,6 @@ def detach(context, driver, volume_api, notifier, instance, bdm):
         if bdm.device_name:
             driver.detach_volume(context, bdm.get_connection_info(),
                                  instance, bdm.device_name)
-    except Exception:
-        with excutils.save_and_reraise_exception():
-            try:
-                volume_api.roll_detaching(svc, bdm.volume_id)
-            except Exception:
-                LOG.exception('Could not roll back detaching of %s',
-                              bdm.volume_id)
-    try:
         release_connection(context, driver, volume_api, bdm.volume_id,
                            bdm.attachment_id, bdm.get_connection_info())
     except Exception:
@@ -315,12 +311,9 @@ def cleanup_for_delete(context, volume_api, bdms, driver=None):
     svc = _svc(context)
     for bdm in bdms:
         if bdm.is_volume and bdm.volume_id:
-            if driver is not None:
-                release_connection_logged(context, driver, volume_api,
-                                          bdm.volume_id, bdm.attachment_id,
-                                          bdm.get_connection_info())
-            elif bdm.attachment_id:
-                _delete_attachment(context, volume_api, bdm.attachment_id)
+            release_connection_logged(context, driver, volume_api,
+                                      bdm.volume_id, bdm.attachment_id,
+                                      bdm.get_connection_info())
             if bdm.delete_on_termination:
                 try:
                     volume_api.delete(svc, bdm.volume_id)
@@ -360,6 +353,14 @@ def release_for_failed_build(context, driver, volume_api, instance, bdms):
         driver.destroy(context, instance, None)
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
+    release_volumes(context, driver, volume_api, bdms)
+
+
+def release_volumes(context, driver, volume_api, bdms):
+    """Release each volume mapping of ``bdms`` (attachment deleted, host
+    connection closed unless shared; without ``driver`` only the
+    attachment) and destroy it; one whose release fails is logged and
+    kept, for the server's delete to try again."""
     for bdm in bdms:
         if not (bdm.is_volume and bdm.volume_id):
             continue

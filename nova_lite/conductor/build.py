@@ -14,13 +14,13 @@ look attached).
 from oslo_log import log as logging
 
 from nova_lite.compute import states
+from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
 
@@ -50,24 +50,13 @@ def _set_error(context, instance, exc, volume_api=None):
 
 
 def _release_volumes(context, volume_api, instance):
-    """Delete the attachments of a server that will never be built and
-    destroy its volume mappings (never the volumes); a failure is logged
-    and leaves that mapping for the server's delete to release."""
-    svc = volume_client.service_context(context)
-    for bdm in objects.BlockDeviceMapping.get_all_by_instance(
-            context, instance.uuid):
-        if not (bdm.is_volume and bdm.volume_id):
-            continue
-        if bdm.attachment_id:
-            try:
-                volume_api.attachment_delete(svc, bdm.attachment_id)
-            except exception.VolumeAttachmentNotFound:
-                pass
-            except Exception:
-                LOG.exception('Could not release volume %s of unbuilt '
-                              'server %s', bdm.volume_id, instance.uuid)
-                continue
-        bdm.destroy()
+    """Give back the volumes of a server that will never be built: its
+    attachments deleted, its volume mappings destroyed (never the
+    volumes). No host was involved: nothing to disconnect."""
+    volume_ops.release_volumes(
+        context, None, volume_api,
+        objects.BlockDeviceMapping.get_all_by_instance(context,
+                                                       instance.uuid))
 
 
 def _build_one(context, conf, compute_rpcapi, instance, volume_api=None):
