@@ -87,6 +87,9 @@ class ComputeManager(manager.Manager):
             objects.InstanceFault.record(context, instance.uuid, exc,
                                          host=self.host)
             return
+        if instance.vm_state == states.ERROR and not instance.launched_at:
+            # A build that failed: it never had a guest to restore.
+            return
         if instance.vm_state == states.SHELVED_OFFLOADED:
             # Placed here for an unshelve that never ran: offloaded again.
             instance.host = None

@@ -523,13 +523,19 @@ class ComputeRestartTest(AttachmentTestCase):
 
     def test_interrupted_build_and_delete(self):
         building = self.create_server(name='b')
+        # As a build in progress: never launched.
         test_servers.set_instance(building, vm_state='building',
-                                  task_state='spawning')
+                                  task_state='spawning', launched_at=None)
         doomed = self.create_server(name='d')
         volume_id = self.attached_volume(server_id=doomed)
         test_servers.set_instance(doomed, task_state='deleting')
-        self.restart_compute()
+        manager = self.restart_compute()
         server = self.wait_for_server_status(building, 'ERROR')
         self.assertIn('restarted', server['fault']['message'])
         self.wait_for_server_gone(doomed)
         self.wait_for_volume_status(volume_id, 'available')
+        # A failed build has no guest to restore at the next restart.
+        self.assertNotIn(building, manager.driver.guests)
+        manager = self.restart_compute()
+        system.wait_for(lambda: self.server_id in manager.driver.guests)
+        self.assertNotIn(building, manager.driver.guests)
