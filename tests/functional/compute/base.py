@@ -6,6 +6,11 @@ import contextlib
 import threading
 from unittest import mock
 
+import sqlalchemy as sa
+
+from nova_lite import context as nl_context
+from nova_lite.db import api as db_api
+from nova_lite.db import models
 from tests.fixtures import system
 from tests.functional import base
 
@@ -110,6 +115,19 @@ class TestCase(base.TestCase):
             '/v2.1/servers/%s/os-volume_attachments' % server_id)
         self.assertEqual(200, resp.status, resp.text)
         return resp.body['volumeAttachments']
+
+    def update_compute_services(self, host=None, **values):
+        """Write ``values`` on the ``services`` rows of the compute hosts
+        (of ``host`` only, if given): an old version, disabled, ..."""
+        where = [models.Service.binary == 'nova-lite-compute']
+        if host is not None:
+            where.append(models.Service.host == host)
+
+        @db_api.context_manager.writer
+        def update(context):
+            context.session.execute(
+                sa.update(models.Service).where(*where).values(**values))
+        update(nl_context.get_admin_context())
 
     def compute_manager(self, host='compute1'):
         for svc in self.sys.system.services:

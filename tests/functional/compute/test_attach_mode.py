@@ -7,16 +7,12 @@ really written through a read/write one) and kept by swap; and the
 compute host keeps a connection that another attachment on the host still
 uses (multiattach)."""
 
-import sqlalchemy as sa
-
-from nova_lite import exception
-from nova_lite.db import models
-from nova_lite import objects
 from nova_lite import context as nl_context
+from nova_lite import exception
+from nova_lite import objects
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_attach_failures as taf
-from tests.functional.compute import test_volume_attachments as tva
 
 V = '2.105'
 
@@ -158,10 +154,7 @@ class AttachModeTest(AttachModeTestCase):
             self.assert_nothing_attached(volume_id)
 
     def test_read_only_on_a_host_too_old_is_409(self):
-        tva.set_rows(models.Service,
-                     sa.and_(models.Service.host == 'compute1',
-                             models.Service.binary == 'nova-lite-compute'),
-                     version=1)
+        self.update_compute_services(host='compute1', version=1)
         volume_id = self.create_volume()
         resp = self.attach_in(self.server_id, volume_id, 'ro', expect=409)
         self.assertIn('too old to attach volumes read-only',

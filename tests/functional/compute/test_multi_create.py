@@ -15,12 +15,9 @@ failure released.
 from unittest import mock
 
 import fixtures
-import sqlalchemy as sa
 
 from nova_lite.compute import api as compute_api
 from nova_lite import context as nl_context
-from nova_lite.db import api as db_api
-from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from tests.fixtures import system
@@ -39,16 +36,6 @@ def volume_bdm(volume_id, boot_index=None, **extra):
         bdm['boot_index'] = boot_index
     bdm.update(extra)
     return bdm
-
-
-def set_compute_versions(version):
-    @db_api.context_manager.writer
-    def update(context):
-        context.session.execute(
-            sa.update(models.Service)
-            .where(models.Service.binary == 'nova-lite-compute')
-            .values(version=version))
-    update(nl_context.get_admin_context())
 
 
 class MultiCreateBase(base.TestCase):
@@ -293,7 +280,7 @@ class RefusedTest(MultiCreateBase):
               'attach_mode': 'ro'}])
 
     def test_read_only_needs_new_compute_hosts(self):
-        set_compute_versions(1)
+        self.update_compute_services(version=1)
         self.assertRefused(
             409, 'Some compute hosts are too old to attach volumes '
             'read-only', V2105, [volume_bdm(self.ma, attach_mode='ro')],
@@ -537,14 +524,7 @@ class SamplesTest(api_samples.SampleAssertions, MultiCreateBase):
 class NoValidHostTest(MultiCreateBase):
     def test_unscheduled_servers_give_their_volumes_back(self):
         volume_id = self.create_volume(multiattach=True)
-
-        @db_api.context_manager.writer
-        def disable_all(context):
-            context.session.execute(
-                sa.update(models.Service)
-                .where(models.Service.binary == 'nova-lite-compute')
-                .values(disabled=True))
-        disable_all(nl_context.get_admin_context())
+        self.update_compute_services(disabled=True)
         resp = self.post_servers(V2105, [volume_bdm(volume_id)], count=2)
         self.assertEqual(202, resp.status, resp.text)
         for server in self.servers('ma'):

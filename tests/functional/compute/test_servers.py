@@ -195,13 +195,7 @@ class ServersTest(base.TestCase):
             a['action'] for a in actions.body['instanceActions']])
 
     def test_no_valid_host_is_error_with_fault(self):
-        @db_api.context_manager.writer
-        def disable_all(context):
-            context.session.execute(
-                sa.update(models.Service)
-                .where(models.Service.binary == 'nova-lite-compute')
-                .values(disabled=True))
-        disable_all(nl_context.get_admin_context())
+        self.update_compute_services(disabled=True)
         server_id = self.create_server(wait=False)
         server = self.wait_for_server_status(server_id, 'ERROR')
         self.assertEqual(409, server['fault']['code'])

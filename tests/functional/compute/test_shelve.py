@@ -476,9 +476,7 @@ class UnshelveTest(ShelveTestCase):
 
     def test_no_host_to_go_to(self):
         self.shelve()
-        for host in self.COMPUTE_HOSTS:
-            tva.set_rows(models.Service, models.Service.host == host,
-                         disabled=True)
+        self.update_compute_services(disabled=True)
         self.action('unshelve')
         fault = system.wait_for(lambda: objects.InstanceFault
                                 .get_latest_for_instances(
