@@ -47,12 +47,11 @@ def transaction(context):
     return db_api.context_manager.writer.using(context)
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _action_start(context, values):
-    action = models.InstanceAction(**values)
-    context.session.add(action)
-    context.session.flush()
-    return action
+    """INSERT the action; returns its id."""
+    result = context.connection.execute(_INSERT_ACTION, values)
+    return result.inserted_primary_key[0]
 
 
 @db_api.context_manager.reader
@@ -99,27 +98,52 @@ def _get_actions(context, instance_uuid, limit, marker, changes_since,
     return context.session.execute(query).scalars().all()
 
 
-@db_api.context_manager.writer
-def _finish_action(context, action_id, values):
-    context.session.execute(
-        sa.update(models.InstanceAction)
-        .where(models.InstanceAction.id == action_id).values(**values))
-
-
 # Every step of every request records an event start and finish (four
-# writer transactions per attach): they use plain column queries and Core
-# statements on the tables, with no ORM objects to build, flush or keep in
-# step (about half the cost of the ORM version).
+# writer transactions per attach), and every request that changes a server
+# starts an action. These writers are Core statements on the tables, built
+# once with bound parameters and run on the transaction's Connection
+# (enginefacade's ``.connection`` mode, no ORM Session): about a third of
+# the CPU of the same statements built per call and run through a Session
+# (event start + finish 860 -> 310 us on SQLite). Called inside an outer
+# ``transaction()`` (a Session), they join it through its connection.
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
 
+_INSERT_ACTION = sa.insert(_ACTIONS)
+_FINISH_ACTION = sa.update(_ACTIONS).where(
+    _ACTIONS.c.id == sa.bindparam('action_id')).values(
+    finish_time=sa.bindparam('finish_time'))
+_ACTION_ID = sa.select(_ACTIONS.c.id).where(
+    _ACTIONS.c.instance_uuid == sa.bindparam('instance_uuid'),
+    _ACTIONS.c.request_id == sa.bindparam('request_id')).order_by(
+    _ACTIONS.c.id.desc()).limit(1)
+# The action's updated_at follows its events (changes-since, 2.58).
+_TOUCH_ACTION = sa.update(_ACTIONS).where(
+    _ACTIONS.c.id == sa.bindparam('action_id')).values(
+    updated_at=sa.bindparam('at'))
+_TOUCH_ACTION_ERROR = sa.update(_ACTIONS).where(
+    _ACTIONS.c.id == sa.bindparam('action_id')).values(
+    updated_at=sa.bindparam('at'), message=RESULT_ERROR)
+_INSERT_EVENT = sa.insert(_EVENTS)
+_LAST_EVENT_ID = sa.select(_EVENTS.c.id).where(
+    _EVENTS.c.action_id == sa.bindparam('action_id'),
+    _EVENTS.c.event == sa.bindparam('event_name')).order_by(
+    _EVENTS.c.id.desc()).limit(1)
+_FINISH_EVENT = sa.update(_EVENTS).where(
+    _EVENTS.c.id == sa.bindparam('event_id')).values(
+    finish_time=sa.bindparam('finish_time'), result=sa.bindparam('result'),
+    details=sa.bindparam('details'), traceback=sa.bindparam('traceback'))
+
+
+@db_api.context_manager.writer.connection
+def _finish_action(context, action_id, finish_time):
+    context.connection.execute(_FINISH_ACTION, {
+        'action_id': action_id, 'finish_time': finish_time})
+
 
 def _action_id(context, instance_uuid, request_id):
-    action_id = context.session.execute(
-        sa.select(_ACTIONS.c.id)
-        .where(_ACTIONS.c.instance_uuid == instance_uuid,
-               _ACTIONS.c.request_id == request_id)
-        .order_by(_ACTIONS.c.id.desc()).limit(1)).scalar()
+    action_id = context.connection.execute(_ACTION_ID, {
+        'instance_uuid': instance_uuid, 'request_id': request_id}).scalar()
     if action_id is None:
         raise exception.InstanceActionNotFound(request_id=request_id,
                                                instance_uuid=instance_uuid)
@@ -134,21 +158,19 @@ def _action_id(context, instance_uuid, request_id):
 # Updating the action first serializes them on its row instead.
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _event_start(context, instance_uuid, request_id, values):
     """Returns ``(action id, event id)``: what ``_event_finish`` needs to
     finish this event without looking either up again."""
     action_id = _action_id(context, instance_uuid, request_id)
-    # The action's updated_at follows its events (changes-since, 2.58).
-    context.session.execute(
-        sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id)
-        .values(updated_at=values['start_time']))
-    result = context.session.execute(
-        sa.insert(_EVENTS).values(action_id=action_id, **values))
+    context.connection.execute(_TOUCH_ACTION, {
+        'action_id': action_id, 'at': values['start_time']})
+    result = context.connection.execute(
+        _INSERT_EVENT, dict(values, action_id=action_id))
     return action_id, result.inserted_primary_key[0]
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _event_finish(context, instance_uuid, request_id, event_name, values,
                   ids=None):
     """Finish the request's latest ``event_name`` event, or, with ``ids``
@@ -158,22 +180,19 @@ def _event_finish(context, instance_uuid, request_id, event_name, values,
         action_id, event_id = ids
     else:
         action_id = _action_id(context, instance_uuid, request_id)
-        event_id = context.session.execute(
-            sa.select(_EVENTS.c.id)
-            .where(_EVENTS.c.action_id == action_id,
-                   _EVENTS.c.event == event_name)
-            .order_by(_EVENTS.c.id.desc()).limit(1)).scalar()
+        event_id = context.connection.execute(_LAST_EVENT_ID, {
+            'action_id': action_id, 'event_name': event_name}).scalar()
     if event_id is None:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
-    action_values = {'updated_at': values['finish_time']}
-    if values['result'] == RESULT_ERROR:
-        action_values['message'] = RESULT_ERROR
-    context.session.execute(
-        sa.update(_ACTIONS).where(_ACTIONS.c.id == action_id)
-        .values(**action_values))
-    result = context.session.execute(
-        sa.update(_EVENTS).where(_EVENTS.c.id == event_id).values(**values))
+    touch = (_TOUCH_ACTION_ERROR if values['result'] == RESULT_ERROR
+             else _TOUCH_ACTION)
+    context.connection.execute(touch, {'action_id': action_id,
+                                       'at': values['finish_time']})
+    result = context.connection.execute(_FINISH_EVENT, {
+        'event_id': event_id, 'finish_time': values['finish_time'],
+        'result': values['result'], 'details': values.get('details'),
+        'traceback': values.get('traceback')})
     if result.rowcount != 1:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
@@ -248,18 +267,22 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
     @classmethod
     def action_start(cls, context, instance_uuid, action):
         """Record that the request ``context`` started ``action``."""
-        db_obj = _action_start(context, {
+        now = base.utcnow()
+        values = {
             'action': action, 'instance_uuid': instance_uuid,
             'request_id': context.request_id,
             'user_id': context.user_id or '',
             'project_id': context.project_id or '',
-            'start_time': base.utcnow()})
-        return cls._from_db_object(context, cls(), db_obj)
+            'start_time': now, 'created_at': now}
+        action_id = _action_start(context, values)
+        obj = cls(context=context, id=action_id, updated_at=None,
+                  finish_time=None, message=None, **values)
+        obj.obj_reset_changes()
+        return obj
 
     def finish(self):
         self.finish_time = base.utcnow()
-        _finish_action(self._context, self.id,
-                       {'finish_time': self.finish_time})
+        _finish_action(self._context, self.id, self.finish_time)
         self.obj_reset_changes(['finish_time'])
 
     @classmethod
