@@ -130,6 +130,24 @@ class EnforcerCostTest(base.TestCase):
                           RULE, {'project_id': 'p1'})
         self.assertLessEqual(policy.POLICY_FILE_CHECK_SECONDS, 1.0)
 
+    def test_looking_at_unchanged_files_keeps_answers(self):
+        # No policy file (the default): looking again changes nothing.
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(1, self.checks)
+        self.enforcer._next_file_check = 0
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(1, self.checks)
+        # A new policy file is a change: the answer is asked again...
+        with open(self.policy_file, 'w') as f:
+            f.write('"%s": "rule:project_member_or_admin"\n' % RULE)
+        self.enforcer._next_file_check = 0
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+        # ...and while it stays as it is, remembered.
+        self.enforcer._next_file_check = 0
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+
 
 RULE = 'volume:attachment_create'
 
