@@ -18,6 +18,7 @@ Outer to inner, and why in this order:
 ``nova-lite-all``/``nova-lite-api`` and the test fixtures.
 """
 
+from oslo_middleware import base as base_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
@@ -52,6 +53,31 @@ class URLMap(object):
         if req.path_info in ('', '/'):
             return req.get_response(doc_app)
         return req.get_response(api_app)
+
+
+class _ProxyHeaders(http_proxy_to_wsgi.HTTPProxyToWSGI):
+    """oslo.middleware's ``HTTPProxyToWSGI`` as a plain WSGI middleware.
+
+    It only rewrites the environ before the request goes on and never
+    answers or changes a response; its base class's ``__call__`` (a
+    ``wsgify`` that wraps the inner response in a new Response and runs
+    ``inspect.getfullargspec`` on ``process_response`` for every request)
+    is replaced by a call to its ``process_request``. Should a later
+    oslo.middleware give it a ``process_response`` of its own, or let
+    ``process_request`` answer, the base class's ``__call__`` is used.
+    """
+
+    _PLAIN = (http_proxy_to_wsgi.HTTPProxyToWSGI.process_response is
+              base_middleware.ConfigurableMiddleware.process_response)
+
+    def __call__(self, environ, start_response):
+        if not self._PLAIN:
+            return super().__call__(environ, start_response)
+        response = self.process_request(
+            base_middleware.NoContentTypeRequest(environ))
+        if response is not None:
+            return response(environ, start_response)
+        return self.application(environ, start_response)
 
 
 class _ConfInEnviron(object):
@@ -91,5 +117,5 @@ def loadapp(conf):
     app = fault.FaultWrapper(app)
     app = requestlog.RequestLog(app)
     app = request_id.RequestId(app)
-    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    app = _ProxyHeaders(app, conf)
     return _ConfInEnviron(app, conf)

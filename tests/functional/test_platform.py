@@ -56,6 +56,40 @@ class DiscoveryTest(base.TestCase):
         self.assertIn('choices', resp.body)
 
 
+class ProxyHeadersTest(base.TestCase):
+    """``[oslo_middleware] enable_proxy_headers_parsing``: behind a
+    TLS-terminating proxy, links carry the URL the client used."""
+
+    def setUp(self):
+        super().setUp()
+        # The group is registered by the middleware, when the app is built.
+        self.conf.set_override('enable_proxy_headers_parsing', True,
+                               group='oslo_middleware')
+
+    def _self_link(self, **headers):
+        resp = self.api.get('/v2.1/', token='', headers=headers)
+        self.assertEqual(200, resp.status)
+        return {link['rel']: link['href'] for link in
+                resp.body['version']['links']}['self']
+
+    def test_forwarded_scheme_and_host_in_links(self):
+        self.assertTrue(self._self_link().startswith('http://localhost'))
+        self.assertEqual('https://api.example.test/v2.1/', self._self_link(
+            **{'X-Forwarded-Proto': 'https',
+               'X-Forwarded-Host': 'api.example.test'}))
+        self.assertEqual('https://api.example.test/v2.1/', self._self_link(
+            Forwarded='proto=https;host=api.example.test'))
+
+
+class ProxyHeadersIgnoredTest(base.TestCase):
+    def test_proxy_headers_ignored_by_default(self):
+        resp = self.api.get('/v2.1/', token='', headers={
+            'X-Forwarded-Proto': 'https',
+            'X-Forwarded-Host': 'api.example.test'})
+        links = [link['href'] for link in resp.body['version']['links']]
+        self.assertTrue(links[0].startswith('http://localhost'), links)
+
+
 class MicroversionTest(base.TestCase):
     def test_echoed_with_vary_on_success(self):
         api = self.admin_api.as_(compute_version='2.53')
