@@ -3,12 +3,13 @@
 ``noauth2`` (development and tests only) trusts a token ``user:project``; the
 user ``admin`` gets the admin role. Both strategies refuse a request without
 a token with 401. The context middleware turns the identity headers into a
-``RequestContext`` at ``environ['nova_lite.context']``.
+``RequestContext`` at ``environ['nova_lite.context']``. Both are plain
+WSGI middlewares (they only read and set the environ); what they raise
+becomes a response in ``nova_lite.api.fault.FaultWrapper``.
 """
 
 from keystonemiddleware import auth_token
-import webob.dec
-import webob.exc
+import webob
 
 from nova_lite import context as nl_context
 from nova_lite import exception
@@ -23,8 +24,8 @@ class NoAuthMiddleware(object):
     def __init__(self, application):
         self.application = application
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def __call__(self, environ, start_response):
+        req = webob.BaseRequest(environ)
         token = req.headers.get('X-Auth-Token')
         if not token:
             raise exception.NotAuthenticated()
@@ -39,7 +40,7 @@ class NoAuthMiddleware(object):
         req.headers['X-Project-Id'] = project_id
         req.headers['X-Roles'] = ','.join(roles)
         req.headers['X-Identity-Status'] = 'Confirmed'
-        return req.get_response(self.application)
+        return self.application(environ, start_response)
 
 
 class ContextMiddleware(object):
@@ -49,8 +50,8 @@ class ContextMiddleware(object):
         self.application = application
         self.enforcer = enforcer
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def __call__(self, environ, start_response):
+        req = webob.BaseRequest(environ)
         if req.headers.get('X-Identity-Status', 'Confirmed') != 'Confirmed':
             raise exception.NotAuthenticated()
         ctxt = nl_context.RequestContext.from_environ(req.environ)
@@ -60,7 +61,7 @@ class ContextMiddleware(object):
         ctxt.is_admin = 'admin' in [r.lower() for r in ctxt.roles]
         ctxt.enforcer = self.enforcer
         req.environ[CONTEXT_KEY] = ctxt
-        return req.get_response(self.application)
+        return self.application(environ, start_response)
 
 
 def keystone_middleware(application, conf):

@@ -22,8 +22,7 @@ from oslo_middleware import base as base_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
-import webob.dec
-import webob.exc
+import webob
 
 from nova_lite.api import auth
 from nova_lite.api import fault
@@ -43,16 +42,16 @@ class URLMap(object):
         self.root_app = root_app
         self.apps = apps  # {'v2.1': (version_doc_app, api_app)}
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def __call__(self, environ, start_response):
+        req = webob.BaseRequest(environ)
         segment = req.path_info.strip('/').split('/', 1)[0]
         if segment not in self.apps:
-            return req.get_response(self.root_app)
+            return self.root_app(environ, start_response)
         doc_app, api_app = self.apps[segment]
         req.path_info_pop()
         if req.path_info in ('', '/'):
-            return req.get_response(doc_app)
-        return req.get_response(api_app)
+            return doc_app(environ, start_response)
+        return api_app(environ, start_response)
 
 
 class _ProxyHeaders(http_proxy_to_wsgi.HTTPProxyToWSGI):

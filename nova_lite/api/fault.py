@@ -8,7 +8,6 @@ Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-import webob.dec
 import webob.exc
 
 from nova_lite import exception
@@ -78,14 +77,26 @@ def exception_to_response(exc):
 
 
 class FaultWrapper(object):
-    """Last-chance middleware: nothing leaves the API as a traceback."""
+    """Last-chance middleware: nothing leaves the API as a traceback.
+
+    A plain WSGI middleware (the layers of ``nova_lite.api`` pass the
+    environ on instead of wrapping each response in a new one). The
+    applications below it answer in full when they return (a list body),
+    so an exception comes before any response has started; should one
+    come after, it is raised to the server, which answers 500."""
 
     def __init__(self, application):
         self.application = application
 
-    @webob.dec.wsgify
-    def __call__(self, req):
+    def __call__(self, environ, start_response):
+        started = []
+
+        def _start_response(status, headers, exc_info=None):
+            started.append(status)
+            return start_response(status, headers, exc_info)
         try:
-            return req.get_response(self.application)
+            return self.application(environ, _start_response)
         except Exception as exc:
-            return exception_to_response(exc)
+            if started:
+                raise
+            return exception_to_response(exc)(environ, start_response)
