@@ -201,14 +201,11 @@ class API(type_api.TypeOperations):
 
     def begin_detaching(self, ctxt, volume_id):
         # The read and the checks in the move's transaction (one, not two).
-        with db_api.context_manager.writer.using(ctxt):
+        with db_api.context_manager.writer.connection.using(ctxt):
             volume = self.get(ctxt, volume_id)
             ctxt.can(volume_policies.BEGIN_DETACHING,
                      target=_target(volume.project_id))
-            moved = db.volume_move(
-                ctxt, volume_id, 'begin_detaching',
-                extra=(db.Volume.attach_status == st.ATTACHED,
-                       db.Volume.migration_status.is_(None)))
+            moved = db.volume_begin_detaching(ctxt, volume_id)
         if not moved:
             raise exception.InvalidVolume(reason=_(
                 "Unable to detach volume. Volume status must be 'in-use' "

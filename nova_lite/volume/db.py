@@ -10,8 +10,13 @@ recomputed from a consistent set of attachments on MariaDB and PostgreSQL
 too; the CAS conditions are what decide who wins. No backend call is made
 inside a transaction: ``volume/api.py`` calls drivers between two.
 
-Reader functions return ORM rows with what the views need already loaded
-(relationships are ``lazy='raise'``): a list is a fixed number of queries.
+The status moves run several times in every attach and detach, so they are
+Core statements on the tables, built once at import with bound parameters
+and run in ``.reader.connection`` / ``.writer.connection`` transactions:
+the ORM Session and rebuilding a statement each call cost far more than the
+SQL on SQLite. Reader functions that return volumes or attachments return
+ORM rows with what the views need already loaded (relationships are
+``lazy='raise'``): a list is a fixed number of queries.
 """
 
 from oslo_db import exception as db_exc
@@ -41,6 +46,12 @@ _ATTACHMENT_LOAD = (
     orm.joinedload(Attachment.volume),
     orm.selectinload(Attachment.specs),
 )
+
+# The tables, for the Core statements of the hot paths.
+_V = Volume.__table__
+_VT = VolumeType.__table__
+_A = Attachment.__table__
+_S = AttachmentSpec.__table__
 
 # volume_get and attachment_get run several times in every attach and
 # detach (and for every GET of one volume or attachment). Each is one
@@ -387,15 +398,48 @@ def volume_update(ctxt, volume_id, values):
         raise exception.VolumeNotFound(volume_id=volume_id)
 
 
-@db_api.context_manager.writer
-def volume_move(ctxt, volume_id, move, values=None, extra=()):
-    """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won."""
+# volume_move's statements by (move, the keys of its values), built on
+# first use (the keys are a few fixed sets).
+_VOLUME_MOVE = {}
+
+
+def _volume_move_statement(move, keys, extra=()):
     expected, target = st.VOLUME_MOVES[move]
-    query = _update(Volume).where(
-        Volume.id == volume_id, Volume.deleted.is_(False),
-        Volume.status.in_(expected), *extra).values(
-        status=target, **(values or {}))
-    return ctxt.session.execute(query).rowcount == 1
+    return sa.update(_V).where(
+        _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
+        _V.c.status.in_(expected), *extra).values(
+        status=target, **{key: sa.bindparam('v_' + key) for key in keys})
+
+
+@db_api.context_manager.writer.connection
+def volume_move(ctxt, volume_id, move, values=None, extra=()):
+    """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won.
+    ``extra``: more conditions (that statement is built for this call)."""
+    values = values or {}
+    keys = tuple(values)
+    if extra:
+        query = _volume_move_statement(move, keys, extra)
+    else:
+        query = _VOLUME_MOVE.get((move, keys))
+        if query is None:
+            query = _VOLUME_MOVE[move, keys] = _volume_move_statement(
+                move, keys)
+    params = {'v_' + key: value for key, value in values.items()}
+    params['b_volume_id'] = volume_id
+    return ctxt.connection.execute(query, params).rowcount == 1
+
+
+_BEGIN_DETACHING = _volume_move_statement(
+    'begin_detaching', (), extra=(_V.c.attach_status == st.ATTACHED,
+                                  _V.c.migration_status.is_(None)))
+
+
+@db_api.context_manager.writer.connection
+def volume_begin_detaching(ctxt, volume_id):
+    """The begin_detaching move, only while the volume is ``attached`` and
+    not migrating; True if this caller won."""
+    return ctxt.connection.execute(
+        _BEGIN_DETACHING, {'b_volume_id': volume_id}).rowcount == 1
 
 
 @db_api.context_manager.writer
@@ -416,14 +460,14 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
     return result.rowcount == 1
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def volume_recompute(ctxt, volume_id):
     """Recompute the status of a volume whose status is about attachments
     (force detach cleaning up); other statuses are left alone."""
-    session = ctxt.session
-    volume = _lock_volume(session, volume_id)
+    connection = ctxt.connection
+    volume = _lock_volume(connection, volume_id)
     if volume.status in st.ATTACHMENT_DRIVEN:
-        return _recompute(session, volume_id, locked=volume)
+        return _recompute(connection, volume_id, locked=volume)
     return volume.status
 
 
@@ -433,7 +477,7 @@ def _live_attachment_exists(volume_id):
         Attachment.attach_status.in_(st.LIVE_ATTACHMENT))
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def volume_delete_start(ctxt, volume_id):
     """available/error... -> deleting, only with no live attachment."""
     return volume_move(ctxt, volume_id, 'delete',
@@ -460,67 +504,75 @@ def volume_destroy(ctxt, volume_id):
 
 # -- attachments --------------------------------------------------------------
 
-# The statements every status move runs, built once (bound parameters).
-_LOCK_VOLUME = sa.select(
-    Volume.id, Volume.status, Volume.migration_status).where(
-    Volume.id == sa.bindparam('volume_id'),
-    Volume.deleted.is_(False)).with_for_update()
-_LIVE_STATUSES = sa.select(Attachment.attach_status).where(
-    Attachment.volume_id == sa.bindparam('volume_id'),
-    Attachment.deleted.is_(False)).order_by(Attachment.id)
+# The statements every status move runs, built once (bound parameters; in
+# statements on volume_attachment, ``b_`` names the WHERE parameters and
+# ``v_`` the SET ones, apart from the columns' own names).
+_LOCK_VOLUME = sa.select(_V.c.id, _V.c.status, _V.c.migration_status).where(
+    _V.c.id == sa.bindparam('volume_id'),
+    _V.c.deleted.is_(False)).with_for_update()
+_VOLUME_STATUS = sa.select(_V.c.status, _V.c.migration_status).where(
+    _V.c.id == sa.bindparam('volume_id'))
+_LIVE_STATUSES = sa.select(_A.c.attach_status).where(
+    _A.c.volume_id == sa.bindparam('b_volume_id'),
+    _A.c.deleted.is_(False)).order_by(_A.c.id)
+_LIVE_ATTACHMENTS = sa.select(*_A.c).where(
+    _A.c.volume_id == sa.bindparam('b_volume_id'),
+    _A.c.deleted.is_(False)).order_by(_A.c.id)
+_RECOMPUTE = sa.update(_V).where(
+    _V.c.id == sa.bindparam('b_volume_id'),
+    _V.c.status == sa.bindparam('b_status')).values(
+    status=sa.bindparam('v_status'),
+    attach_status=sa.bindparam('v_attach_status'))
 
 
-def _lock_volume(session, volume_id):
+def _lock_volume(connection, volume_id):
     """Lock the live volume's row; returns its ``id``, ``status`` and
-    ``migration_status`` (a row of three columns: a whole ORM object is not
+    ``migration_status`` (a row of three columns: a whole volume is not
     needed to hold a lock)."""
-    volume = session.execute(
+    volume = connection.execute(
         _LOCK_VOLUME, {'volume_id': volume_id}).one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return volume
 
 
-def _live_attachments(session, volume_id):
-    return session.execute(
-        sa.select(Attachment).options(orm.selectinload(Attachment.specs))
-        .where(Attachment.volume_id == volume_id,
-               Attachment.deleted.is_(False))
-        .order_by(Attachment.id)).scalars().all()
+def _live_attachments(connection, volume_id):
+    """The volume's live attachments (rows of their columns), by id."""
+    return connection.execute(
+        _LIVE_ATTACHMENTS, {'b_volume_id': volume_id}).all()
 
 
-def _live_statuses(session, volume_id):
+def _live_statuses(connection, volume_id):
     """The attach statuses of the volume's live attachments (one column
     query: the status moves need nothing else)."""
-    return session.execute(
-        _LIVE_STATUSES, {'volume_id': volume_id}).scalars().all()
+    return connection.execute(
+        _LIVE_STATUSES, {'b_volume_id': volume_id}).scalars().all()
 
 
-def _recompute(session, volume_id, locked=None):
+def _recompute(connection, volume_id, locked=None):
     """Set the volume's status and attach_status from its attachments,
     as a CAS on the status just read (repeated if it moved meanwhile).
     ``locked``: the row ``_lock_volume`` returned in this transaction, so
     the first attempt need not read the status again."""
     for _attempt in range(5):
-        volume = locked or session.execute(
-            sa.select(Volume.status, Volume.migration_status).where(
-                Volume.id == volume_id)).one()
+        volume = locked or connection.execute(
+            _VOLUME_STATUS, {'volume_id': volume_id}).one()
         locked = None
-        statuses = _live_statuses(session, volume_id)
+        statuses = _live_statuses(connection, volume_id)
         new_status, attach_status = st.recompute(
             volume.status, volume.migration_status, statuses)
-        result = session.execute(_update(Volume).where(
-            Volume.id == volume_id, Volume.status == volume.status).values(
-            status=new_status, attach_status=attach_status))
+        result = connection.execute(_RECOMPUTE, {
+            'b_volume_id': volume_id, 'b_status': volume.status,
+            'v_status': new_status, 'v_attach_status': attach_status})
         if result.rowcount == 1:
             return new_status
     raise exception.ResourceConflict(
         reason='volume %s kept changing status' % volume_id)
 
 
-def _attach_status(session, volume_id):
+def _attach_status(connection, volume_id):
     """The volume's ``attach_status`` from its live attachments."""
-    statuses = [status for status in _live_statuses(session, volume_id)
+    statuses = [status for status in _live_statuses(connection, volume_id)
                 if not status.startswith('error')]
     return st.attach_status_of(statuses)
 
@@ -547,16 +599,28 @@ def attachment_get(ctxt, attachment_id, project_id=None):
     return attachment
 
 
-@db_api.context_manager.reader
+def _attachment_volume_statement(in_project):
+    query = sa.select(_A.c.volume_id, _V.c.project_id).select_from(
+        _A.join(_V, _V.c.id == _A.c.volume_id)).where(
+        _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False))
+    if in_project:
+        query = query.where(_V.c.project_id == sa.bindparam('b_project_id'))
+    return query
+
+
+_ATTACHMENT_VOLUME = {False: _attachment_volume_statement(False),
+                      True: _attachment_volume_statement(True)}
+
+
+@db_api.context_manager.reader.connection
 def attachment_volume(ctxt, attachment_id, project_id=None):
     """``(volume id, volume project id)`` of the live attachment (only in
     ``project_id`` if given): two columns, for a move's checks."""
-    query = sa.select(Attachment.volume_id, Volume.project_id).join(
-        Attachment.volume).where(Attachment.id == attachment_id,
-                                 Attachment.deleted.is_(False))
+    params = {'b_attachment_id': attachment_id}
     if project_id is not None:
-        query = query.where(Volume.project_id == project_id)
-    row = ctxt.session.execute(query).first()
+        params['b_project_id'] = project_id
+    row = ctxt.connection.execute(
+        _ATTACHMENT_VOLUME[project_id is not None], params).first()
     if row is None:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     return row.volume_id, row.project_id
@@ -588,36 +652,54 @@ def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
     return ctxt.session.execute(query).unique().scalars().all()
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def attachments_of_volume(ctxt, volume_id):
-    return _live_attachments(ctxt.session, volume_id)
+    """The volume's live attachments (rows of their columns), by id."""
+    return _live_attachments(ctxt.connection, volume_id)
 
 
-def _connection_users(session, volume_id, host, exclude_id):
+def _connection_users_statement(exclude):
+    return sa.select(_A.c.id).where(
+        _A.c.volume_id == sa.bindparam('b_volume_id'),
+        _A.c.deleted.is_(False),
+        # With no attachment to leave out, as ``id != NULL`` was:
+        # ``id IS NOT NULL``.
+        _A.c.id != sa.bindparam('b_exclude_id') if exclude
+        else _A.c.id.is_not(None),
+        _A.c.attached_host == sa.bindparam('b_host'),
+        _A.c.attach_status.in_(st.LIVE_ATTACHMENT),
+        _A.c.connection_info.is_not(None),
+        _A.c.detach_time.is_(None)).order_by(_A.c.id)
+
+
+_CONNECTION_USERS = {False: _connection_users_statement(False),
+                     True: _connection_users_statement(True)}
+
+
+def _connection_users(connection, volume_id, host, exclude_id):
     """Ids of the live attachments of the volume connected to ``host``
     (other than ``exclude_id``) whose detach has not begun."""
     if not host:
         return []
-    return list(session.execute(
-        sa.select(Attachment.id).where(
-            Attachment.volume_id == volume_id,
-            Attachment.deleted.is_(False),
-            Attachment.id != exclude_id,
-            Attachment.attached_host == host,
-            Attachment.attach_status.in_(st.LIVE_ATTACHMENT),
-            Attachment.connection_info.is_not(None),
-            Attachment.detach_time.is_(None))
-        .order_by(Attachment.id)).scalars())
+    return connection.execute(
+        _CONNECTION_USERS[exclude_id is not None],
+        {'b_volume_id': volume_id, 'b_host': host,
+         'b_exclude_id': exclude_id}).scalars().all()
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def connection_users(ctxt, volume_id, host, exclude_id=None):
     """The attachments still using the volume's connection to ``host``
     (the add-new-attach-apis spec's shared connections)."""
-    return _connection_users(ctxt.session, volume_id, host, exclude_id)
+    return _connection_users(ctxt.connection, volume_id, host, exclude_id)
 
 
-@db_api.context_manager.writer
+_SET_DETACH_TIME = sa.update(_A).where(
+    _A.c.id == sa.bindparam('b_attachment_id'),
+    _A.c.deleted.is_(False)).values(detach_time=sa.bindparam('v_now'))
+
+
+@db_api.context_manager.writer.connection
 def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     """Mark the attachment's detach as begun (its ``detach_time``) and
     return the other attachments still using the connection to ``host``.
@@ -626,32 +708,54 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     deleted at once cannot both see the other as still using the
     connection (and both leave it): the second one sees the first as
     going and tears the connection down."""
-    session = ctxt.session
-    _lock_volume(session, volume_id)
-    result = session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False))
-        .values(detach_time=_now()))
+    connection = ctxt.connection
+    _lock_volume(connection, volume_id)
+    result = connection.execute(_SET_DETACH_TIME, {
+        'b_attachment_id': attachment_id, 'v_now': _now()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    return _connection_users(session, volume_id, host, attachment_id)
+    return _connection_users(connection, volume_id, host, attachment_id)
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def attachment_abort_detach(ctxt, attachment_id):
     """Undo ``attachment_begin_detach`` (the backend failed to
     disconnect: the attachment is unchanged)."""
-    ctxt.session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False))
-        .values(detach_time=None))
+    ctxt.connection.execute(_SET_DETACH_TIME, {
+        'b_attachment_id': attachment_id, 'v_now': None})
 
 
-@db_api.context_manager.writer
+_LIVE_INSTANCES = sa.select(_A.c.instance_uuid, _A.c.attach_status).where(
+    _A.c.volume_id == sa.bindparam('b_volume_id'), _A.c.deleted.is_(False))
+
+
+def _reserve_statement(same_instance):
+    allowed = sa.or_(
+        sa.and_(_V.c.multiattach.is_(False),
+                _V.c.status.in_(st.reserve_from(False))),
+        sa.and_(_V.c.multiattach.is_(True),
+                _V.c.status.in_(st.reserve_from(True))),
+        _V.c.status.in_(st.VOLUME_MOVES['reserve_same_instance'][0])
+        if same_instance else sa.false())
+    return sa.update(_V).where(
+        _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
+        allowed).values(status=st.VOLUME_MOVES['reserve'][1],
+                        attach_status=sa.bindparam('v_attach_status'))
+
+
+_RESERVE = {False: _reserve_statement(False),
+            True: _reserve_statement(True)}
+_INSERT_ATTACHMENT = sa.insert(_A)
+
+
+@db_api.context_manager.writer.connection
 def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     """The reserve move: a new ``reserved`` attachment, the volume
-    ``reserved``. Returns the attachment, or None if the volume's status
-    does not allow a reservation (nothing changed)."""
-    session = ctxt.session
-    _lock_volume(session, volume_id)
+    ``reserved``. Returns the attachment (as ``attachment_get``), or None
+    if the volume's status does not allow a reservation (nothing
+    changed)."""
+    connection = ctxt.connection
+    _lock_volume(connection, volume_id)
     # A plain read, not a subquery of the UPDATE below: on MariaDB that
     # subquery takes shared next-key locks on volume_attachment, and two
     # reservations of different volumes then deadlock on the INSERT. The
@@ -660,51 +764,65 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     # the same instance reserve an in-use volume again, and what the
     # volume's attach_status becomes with one more reserved attachment
     # (set by the compare-and-swap itself, not by a second UPDATE).
-    live = session.execute(
-        sa.select(Attachment.instance_uuid, Attachment.attach_status).where(
-            Attachment.volume_id == volume_id,
-            Attachment.deleted.is_(False))).all()
+    live = connection.execute(
+        _LIVE_INSTANCES, {'b_volume_id': volume_id}).all()
     same_instance = bool(instance_uuid) and any(
         row.instance_uuid == instance_uuid and
         row.attach_status == st.ATTACHED for row in live)
     attach_status = st.attach_status_of(
         [row.attach_status for row in live
          if not row.attach_status.startswith('error')] + [st.RESERVED])
-    allowed = sa.or_(
-        sa.and_(Volume.multiattach.is_(False),
-                Volume.status.in_(st.reserve_from(False))),
-        sa.and_(Volume.multiattach.is_(True),
-                Volume.status.in_(st.reserve_from(True))),
-        Volume.status.in_(st.VOLUME_MOVES['reserve_same_instance'][0])
-        if same_instance else sa.false())
-    result = session.execute(_update(Volume).where(
-        Volume.id == volume_id, Volume.deleted.is_(False), allowed).values(
-        status=st.VOLUME_MOVES['reserve'][1], attach_status=attach_status))
+    result = connection.execute(_RESERVE[same_instance], {
+        'b_volume_id': volume_id, 'v_attach_status': attach_status})
     if result.rowcount != 1:
         return None
-    attachment = Attachment(
-        id=uuidutils.generate_uuid(), volume_id=volume_id,
-        instance_uuid=instance_uuid, attach_status=st.RESERVED,
-        attach_mode=attach_mode, connection_info=None)
-    session.add(attachment)
-    session.flush()
+    attachment_id = uuidutils.generate_uuid()
+    connection.execute(_INSERT_ATTACHMENT, {
+        'id': attachment_id, 'volume_id': volume_id,
+        'instance_uuid': instance_uuid, 'attach_status': st.RESERVED,
+        'attach_mode': attach_mode, 'connection_info': None})
     # As attachment_get loads it, in this transaction (no second one).
-    return attachment_get(ctxt, attachment.id)
+    return attachment_get(ctxt, attachment_id)
 
 
-@db_api.context_manager.writer
+# attachment_connect's attachment UPDATE by the keys of its values (the
+# API gives one fixed set), built on first use.
+_CONNECT = {}
+
+
+def _connect_statement(keys):
+    expected, target = st.ATTACHMENT_MOVES['connect']
+    return sa.update(_A).where(
+        _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
+        _A.c.attach_status.in_(expected)).values(
+        attach_status=target,
+        **{key: sa.bindparam('v_' + key) for key in keys})
+
+
+_STALE_SPECS = sa.select(_S.c.id).where(
+    _S.c.attachment_id == sa.bindparam('b_attachment_id'))
+_DELETE_SPECS = sa.delete(_S).where(
+    _S.c.id.in_(sa.bindparam('b_ids', expanding=True)))
+_INSERT_SPEC = sa.insert(_S)
+_CURRENT_VOLUME_STATUS = sa.select(_V.c.status).where(
+    _V.c.id == sa.bindparam('volume_id'))
+
+
+@db_api.context_manager.writer.connection
 def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     """The connect move: attachment and volume ``attaching``, the
     connection saved, the connector stored as ``attachment_specs`` rows.
     Raises (and changes nothing) if either has moved meanwhile. Returns the
     attachment as ``attachment_get`` loads it, read in this transaction."""
-    session = ctxt.session
-    _lock_volume(session, volume_id)
-    expected, target = st.ATTACHMENT_MOVES['connect']
-    result = session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False),
-        Attachment.attach_status.in_(expected)).values(
-        attach_status=target, **values))
+    connection = ctxt.connection
+    _lock_volume(connection, volume_id)
+    keys = tuple(values)
+    query = _CONNECT.get(keys)
+    if query is None:
+        query = _CONNECT[keys] = _connect_statement(keys)
+    params = {'v_' + key: value for key, value in values.items()}
+    params['b_attachment_id'] = attachment_id
+    result = connection.execute(query, params)
     if result.rowcount != 1:
         raise exception.ResourceConflict(
             reason='attachment %s was deleted or changed status while it '
@@ -712,87 +830,102 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     # The status move and the attach_status it implies, in one UPDATE
     # (the attachment's own move above is already in the statuses read).
     if not volume_move(ctxt, volume_id, 'connect', values={
-            'attach_status': _attach_status(session, volume_id)}):
-        current = session.get(Volume, volume_id).status
+            'attach_status': _attach_status(connection, volume_id)}):
+        current = connection.execute(
+            _CURRENT_VOLUME_STATUS, {'volume_id': volume_id}).scalar()
         raise exception.ResourceConflict(
             reason='volume %s is %s: it cannot be connected' % (
                 volume_id, current))
     # Delete by primary key what a plain read finds: a DELETE by
     # attachment_id that matches nothing (the usual case) takes a gap lock
     # on MariaDB, and two connects then deadlock on their INSERTs.
-    stale = session.execute(sa.select(AttachmentSpec.id).where(
-        AttachmentSpec.attachment_id == attachment_id)).scalars().all()
+    stale = connection.execute(
+        _STALE_SPECS, {'b_attachment_id': attachment_id}).scalars().all()
     if stale:
-        session.execute(sa.delete(AttachmentSpec).where(
-            AttachmentSpec.id.in_(stale)))
+        connection.execute(_DELETE_SPECS, {'b_ids': stale})
     if connector:
-        # One executemany, not one ORM flush per connector key.
-        session.execute(sa.insert(AttachmentSpec), [
+        # One executemany, not one INSERT per connector key.
+        connection.execute(_INSERT_SPEC, [
             {'attachment_id': attachment_id, 'key': key,
              'value': jsonutils.dumps(value)}
             for key, value in connector.items()])
     return attachment_get(ctxt, attachment_id)
 
 
-@db_api.context_manager.writer
+def _attachment_move_statement(move):
+    expected, target = st.ATTACHMENT_MOVES[move]
+    return sa.update(_A).where(
+        _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
+        _A.c.attach_status.in_(expected)).values(attach_status=target)
+
+
+_CONNECT_FAILED = _attachment_move_statement('connect_failed')
+_COMPLETE = _attachment_move_statement('complete')
+_ATTACHMENT_STATUS = sa.select(_A.c.attach_status).where(
+    _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False))
+_COMPLETE_VOLUME = sa.update(_V).where(
+    _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
+    _V.c.status.notin_(st.NOT_COMPLETABLE)).values(
+    status=st.VOLUME_MOVES['complete'][1],
+    attach_status=sa.bindparam('v_attach_status'))
+
+
+@db_api.context_manager.writer.connection
 def attachment_connect_failed(ctxt, attachment_id, volume_id):
     """A failed connect: attachment ``error_attaching``, volume status
     recomputed (error attachments do not count)."""
-    session = ctxt.session
-    locked = _lock_volume(session, volume_id)
-    expected, target = st.ATTACHMENT_MOVES['connect_failed']
-    result = session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False),
-        Attachment.attach_status.in_(expected)).values(attach_status=target))
+    connection = ctxt.connection
+    locked = _lock_volume(connection, volume_id)
+    result = connection.execute(
+        _CONNECT_FAILED, {'b_attachment_id': attachment_id})
     if result.rowcount == 1:
-        _recompute(session, volume_id, locked=locked)
+        _recompute(connection, volume_id, locked=locked)
     return result.rowcount == 1
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def attachment_complete(ctxt, attachment_id, volume_id):
-    session = ctxt.session
-    _lock_volume(session, volume_id)
-    expected, target = st.ATTACHMENT_MOVES['complete']
-    result = session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False),
-        Attachment.attach_status.in_(expected)).values(attach_status=target))
+    connection = ctxt.connection
+    _lock_volume(connection, volume_id)
+    result = connection.execute(
+        _COMPLETE, {'b_attachment_id': attachment_id})
     if result.rowcount != 1:
-        current = session.execute(sa.select(Attachment.attach_status).where(
-            Attachment.id == attachment_id,
-            Attachment.deleted.is_(False))).scalar()
+        current = connection.execute(
+            _ATTACHMENT_STATUS, {'b_attachment_id': attachment_id}).scalar()
         if current is None:
             raise exception.VolumeAttachmentNotFound(
                 attachment_id=attachment_id)
         raise exception.InvalidVolume(
             reason='attachment %s is %s and cannot be completed' % (
                 attachment_id, current))
-    result = session.execute(_update(Volume).where(
-        Volume.id == volume_id, Volume.deleted.is_(False),
-        Volume.status.notin_(st.NOT_COMPLETABLE)).values(
-        status=st.VOLUME_MOVES['complete'][1],
-        attach_status=_attach_status(session, volume_id)))
+    result = connection.execute(_COMPLETE_VOLUME, {
+        'b_volume_id': volume_id,
+        'v_attach_status': _attach_status(connection, volume_id)})
     if result.rowcount != 1:
         raise exception.InvalidVolume(
             reason='volume %s is being deleted' % volume_id)
 
 
-@db_api.context_manager.writer
+_DESTROY = sa.update(_A).where(
+    _A.c.id == sa.bindparam('b_attachment_id'),
+    _A.c.deleted.is_(False)).values(
+    attach_status=st.DETACHED, deleted=True,
+    deleted_at=sa.bindparam('v_now'), detach_time=sa.bindparam('v_now'))
+
+
+@db_api.context_manager.writer.connection
 def attachment_destroy(ctxt, attachment_id, volume_id, remaining=True):
     """The delete move: soft-delete the attachment, recompute the volume.
-    Returns the volume's remaining attachments (None without
-    ``remaining``: they are not read)."""
-    session = ctxt.session
-    locked = _lock_volume(session, volume_id)
-    now = _now()
-    result = session.execute(_update(Attachment).where(
-        Attachment.id == attachment_id, Attachment.deleted.is_(False)).values(
-        attach_status=st.DETACHED, deleted=True, deleted_at=now,
-        detach_time=now))
+    Returns the volume's remaining attachments (rows of their columns; None
+    without ``remaining``: they are not read)."""
+    connection = ctxt.connection
+    locked = _lock_volume(connection, volume_id)
+    result = connection.execute(_DESTROY, {
+        'b_attachment_id': attachment_id, 'v_now': _now()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    _recompute(session, volume_id, locked=locked)
-    return _live_attachments(session, volume_id) if remaining else None
+    _recompute(connection, volume_id, locked=locked)
+    return _live_attachments(connection, volume_id) if remaining else None
 
 
 def connector_of(attachment):
