@@ -368,7 +368,7 @@ class API(type_api.TypeOperations):
 
     def attachment_update(self, ctxt, attachment_id, connector):
         # Both reads in one transaction.
-        with db_api.context_manager.reader.using(ctxt):
+        with db_api.context_manager.reader.connection.using(ctxt):
             attachment = db.attachment_get(ctxt, attachment_id,
                                            self._project(ctxt))
             ctxt.can(attachment_policies.UPDATE,

@@ -10,14 +10,19 @@ recomputed from a consistent set of attachments on MariaDB and PostgreSQL
 too; the CAS conditions are what decide who wins. No backend call is made
 inside a transaction: ``volume/api.py`` calls drivers between two.
 
-The status moves run several times in every attach and detach, so they are
-Core statements on the tables, built once at import with bound parameters
-and run in ``.reader.connection`` / ``.writer.connection`` transactions:
-the ORM Session and rebuilding a statement each call cost far more than the
-SQL on SQLite. Reader functions that return volumes or attachments return
+The status moves and the single-object reads run several times in every
+attach and detach, so they are Core statements on the tables, built once at
+import with bound parameters and run in ``.reader.connection`` /
+``.writer.connection`` transactions: the ORM Session and rebuilding a
+statement each call cost far more than the SQL on SQLite. ``volume_get``
+and ``attachment_get`` return read-only records (``VolumeRecord``,
+``AttachmentRecord``: named tuples) with what the views and
+``volume/api.py`` use; list functions and the volume type functions return
 ORM rows with what the views need already loaded (relationships are
 ``lazy='raise'``): a list is a fixed number of queries.
 """
+
+import collections
 
 from oslo_db import exception as db_exc
 from oslo_serialization import jsonutils
@@ -53,37 +58,56 @@ _VT = VolumeType.__table__
 _A = Attachment.__table__
 _S = AttachmentSpec.__table__
 
+_VOLUME_COLUMNS = tuple(c.name for c in _V.c)
+_TYPE_COLUMNS = tuple(c.name for c in _VT.c)
+_ATTACHMENT_COLUMNS = tuple(c.name for c in _A.c)
+
+# Read-only records of volume_get and attachment_get (named tuples: built
+# from a result row's slices at C speed, attributes as the ORM rows had).
+#: A volume row, with its ``volume_type`` (a ``VolumeTypeRow`` or None;
+#: without extra specs: ``type_get`` has them) and its live
+#: ``attachments`` (``AttachmentRow``s, by id).
+VolumeRecord = collections.namedtuple(
+    'VolumeRecord', _VOLUME_COLUMNS + ('volume_type', 'attachments'))
+VolumeRow = collections.namedtuple('VolumeRow', _VOLUME_COLUMNS)
+VolumeTypeRow = collections.namedtuple('VolumeTypeRow', _TYPE_COLUMNS)
+AttachmentRow = collections.namedtuple('AttachmentRow', _ATTACHMENT_COLUMNS)
+#: An attachment row, with its ``volume`` (a ``VolumeRow``) and its
+#: ``specs`` (``AttachmentSpecRow``s: the stored connector, by id).
+AttachmentRecord = collections.namedtuple(
+    'AttachmentRecord', _ATTACHMENT_COLUMNS + ('volume', 'specs'))
+AttachmentSpecRow = collections.namedtuple('AttachmentSpecRow',
+                                           ('key', 'value'))
+
 # volume_get and attachment_get run several times in every attach and
 # detach (and for every GET of one volume or attachment). Each is one
-# statement, with joined eager loads rather than a second SELECT per
-# collection, built once with bound parameters: building a statement with
-# loader options and its cache key costs more than running it on SQLite.
-# Lists keep _volume_query/_attachment_query (select-in loads go with LIMIT).
-_VOLUME_GET_LOAD = (
-    orm.joinedload(Volume.attachments),
-    orm.joinedload(Volume.volume_type).selectinload(VolumeType.extra_specs),
-)
-_ATTACHMENT_GET_LOAD = (
-    orm.joinedload(Attachment.volume),
-    orm.joinedload(Attachment.specs),
-)
+# statement, outer joins rather than a second SELECT per collection, built
+# once with bound parameters. Lists keep _volume_query/_attachment_query
+# (ORM rows; select-in loads go with LIMIT).
 
 
 def _volume_get_statement(in_project):
-    query = sa.select(Volume).options(*_VOLUME_GET_LOAD).where(
-        Volume.deleted.is_(False), Volume.id == sa.bindparam('volume_id'))
+    query = sa.select(*_V.c, *_VT.c, *_A.c).select_from(
+        _V.outerjoin(_VT, _VT.c.id == _V.c.volume_type_id).outerjoin(
+            _A, sa.and_(_A.c.volume_id == _V.c.id, _A.c.deleted.is_(False)))
+    ).where(_V.c.deleted.is_(False), _V.c.id == sa.bindparam('volume_id')
+            ).order_by(_A.c.id).set_label_style(
+        sa.LABEL_STYLE_TABLENAME_PLUS_COL)
     if in_project:
-        query = query.where(Volume.project_id == sa.bindparam('project_id'))
+        query = query.where(_V.c.project_id == sa.bindparam('project_id'))
     return query
 
 
 def _attachment_get_statement(in_project):
-    query = sa.select(Attachment).options(*_ATTACHMENT_GET_LOAD).where(
-        Attachment.deleted.is_(False),
-        Attachment.id == sa.bindparam('attachment_id'))
+    query = sa.select(*_A.c, *_V.c, _S.c.key, _S.c.value).select_from(
+        _A.join(_V, _V.c.id == _A.c.volume_id).outerjoin(
+            _S, _S.c.attachment_id == _A.c.id)
+    ).where(_A.c.deleted.is_(False),
+            _A.c.id == sa.bindparam('attachment_id')
+            ).order_by(_S.c.id).set_label_style(
+        sa.LABEL_STYLE_TABLENAME_PLUS_COL)
     if in_project:
-        query = query.join(Attachment.volume).where(
-            Volume.project_id == sa.bindparam('project_id'))
+        query = query.where(_V.c.project_id == sa.bindparam('project_id'))
     return query
 
 
@@ -91,6 +115,32 @@ _VOLUME_GET = {False: _volume_get_statement(False),
                True: _volume_get_statement(True)}
 _ATTACHMENT_GET = {False: _attachment_get_statement(False),
                    True: _attachment_get_statement(True)}
+
+_NV = len(_VOLUME_COLUMNS)
+_NT = _NV + len(_TYPE_COLUMNS)
+_NA = len(_ATTACHMENT_COLUMNS)
+
+
+def _volume_record(rows):
+    """The ``VolumeRecord`` of ``_VOLUME_GET``'s rows (one per attachment,
+    or one with NULL attachment columns)."""
+    first = rows[0]
+    vtype = (VolumeTypeRow._make(first[_NV:_NT])
+             if first[_NV] is not None else None)
+    attachments = [AttachmentRow._make(row[_NT:]) for row in rows
+                   if row[_NT] is not None]
+    return VolumeRecord._make(first[:_NV] + (vtype, attachments))
+
+
+def _attachment_record(rows):
+    """The ``AttachmentRecord`` of ``_ATTACHMENT_GET``'s rows (one per
+    spec, or one with NULL spec columns)."""
+    first = rows[0]
+    specs = [AttachmentSpecRow(row[-2], row[-1]) for row in rows
+             if row[-2] is not None]
+    return AttachmentRecord._make(
+        first[:_NA] + (VolumeRow._make(first[_NA:_NA + _NV]), specs))
+
 
 SORT_KEYS = {
     'created_at': Volume.created_at,
@@ -321,18 +371,18 @@ def _volume_query(project_id=None):
     return query
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def volume_get(ctxt, volume_id, project_id=None):
-    """The live volume ``volume_id`` (only in ``project_id`` if given)."""
+    """The live volume ``volume_id`` (only in ``project_id`` if given), as
+    a ``VolumeRecord``."""
     params = {'volume_id': volume_id}
     if project_id is not None:
         params['project_id'] = project_id
-    volume = ctxt.session.execute(
-        _VOLUME_GET[project_id is not None], params
-    ).unique().scalar_one_or_none()
-    if volume is None:
+    rows = ctxt.connection.execute(
+        _VOLUME_GET[project_id is not None], params).all()
+    if not rows:
         raise exception.VolumeNotFound(volume_id=volume_id)
-    return volume
+    return _volume_record(rows)
 
 
 @db_api.context_manager.reader
@@ -586,17 +636,18 @@ def _attachment_query(project_id=None):
     return query
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def attachment_get(ctxt, attachment_id, project_id=None):
+    """The live attachment (only in ``project_id`` if given), as an
+    ``AttachmentRecord``."""
     params = {'attachment_id': attachment_id}
     if project_id is not None:
         params['project_id'] = project_id
-    attachment = ctxt.session.execute(
-        _ATTACHMENT_GET[project_id is not None], params
-    ).unique().scalar_one_or_none()
-    if attachment is None:
+    rows = ctxt.connection.execute(
+        _ATTACHMENT_GET[project_id is not None], params).all()
+    if not rows:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    return attachment
+    return _attachment_record(rows)
 
 
 def _attachment_volume_statement(in_project):

@@ -1,0 +1,135 @@
+"""volume_get and attachment_get return read-only records (Core rows), the
+list functions ORM rows: both must give the views the same values."""
+
+from oslo_utils import uuidutils
+import testtools
+
+from nova_lite.api import microversion as mv
+from nova_lite import context
+from nova_lite import exception
+from nova_lite import policy
+from nova_lite.volume import api as volume_api
+from nova_lite.volume import client as volume_client
+from nova_lite.volume import db
+from nova_lite.volume import drivers
+from nova_lite.volume import views
+from tests.fixtures import conf as conf_fixture
+from tests.fixtures import database as db_fixture
+
+VERSIONS = [mv.APIVersion(3, 0), views.CLIENT_VOLUME_VERSION,
+            mv.APIVersion(3, 71)]
+
+
+class RecordsTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.useFixture(db_fixture.Database())
+        policy.init(self.conf)
+        self.addCleanup(policy.reset)
+        self.conf.set_override('enabled_backends', ['fake'], group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.api = volume_api.API(self.conf)
+        self.user = context.RequestContext('demo', 'demo',
+                                           roles=['member', 'reader'])
+        self.svc = volume_client.service_context(self.user)
+        self.admin = context.get_admin_context()
+        vtype = self.api.type_create(
+            self.user.elevated(), 'ma',
+            extra_specs={'multiattach': '<is> True'})
+        self.volume = self.api.create(self.user, 1, volume_type=vtype.name,
+                                      name='v1')
+        self.attachments = []
+        for i in range(3):
+            if i == 2:
+                # A deleted attachment is in neither.
+                gone = self.api.attachment_create(self.svc, self.volume.id,
+                                                  'i')
+                self.api.attachment_delete(self.svc, gone.id)
+            att = self.api.attachment_create(
+                self.svc, self.volume.id, uuidutils.generate_uuid(),
+                connector={'host': 'h%d' % (i % 2), 'ip': '10.0.0.%d' % i,
+                           'multipath': False, 'wwpns': ['a', str(i)]})
+            if i < 2:
+                self.api.attachment_complete(self.svc, att.id)
+            self.attachments.append(att.id)
+
+    def _orm_volume(self, volume_id):
+        found = [v for v in db.volume_get_all(self.admin)
+                 if v.id == volume_id]
+        self.assertEqual(1, len(found))
+        return found[0]
+
+    def test_volume_record_matches_the_orm_row(self):
+        record = db.volume_get(self.admin, self.volume.id)
+        orm_row = self._orm_volume(self.volume.id)
+        for column in db.Volume.__table__.c:
+            self.assertEqual(getattr(orm_row, column.name),
+                             getattr(record, column.name), column.name)
+        self.assertEqual(('ma', orm_row.volume_type.id),
+                         (record.volume_type.name, record.volume_type.id))
+        self.assertEqual(sorted(self.attachments),
+                         [a.id for a in record.attachments])
+        for mine, theirs in zip(record.attachments, orm_row.attachments):
+            for column in db.Attachment.__table__.c:
+                self.assertEqual(getattr(theirs, column.name),
+                                 getattr(mine, column.name), column.name)
+        for ctxt in (self.admin, self.user, self.svc):
+            for version in VERSIONS:
+                self.assertEqual(
+                    views.volume_detail(ctxt, orm_row, version, 'http://x'),
+                    views.volume_detail(ctxt, record, version, 'http://x'))
+
+    def test_volume_without_type_or_attachments(self):
+        volume = self.api.create(self.user, 1)
+        record = db.volume_get(self.admin, volume.id, 'demo')
+        self.assertIsNone(record.volume_type)
+        self.assertEqual([], record.attachments)
+        self.assertEqual(
+            views.volume_detail(self.user, self._orm_volume(volume.id),
+                                VERSIONS[-1]),
+            views.volume_detail(self.user, record, VERSIONS[-1]))
+
+    def test_attachment_record_matches_the_orm_row(self):
+        orm_rows = {a.id: a for a in db.attachment_get_all(self.admin)}
+        for attachment_id in self.attachments:
+            record = db.attachment_get(self.admin, attachment_id, 'demo')
+            orm_row = orm_rows[attachment_id]
+            for column in db.Attachment.__table__.c:
+                self.assertEqual(getattr(orm_row, column.name),
+                                 getattr(record, column.name), column.name)
+            for column in db.Volume.__table__.c:
+                self.assertEqual(getattr(orm_row.volume, column.name),
+                                 getattr(record.volume, column.name),
+                                 column.name)
+            self.assertEqual(db.connector_of(orm_row),
+                             db.connector_of(record))
+            self.assertEqual(views.attachment_detail(orm_row),
+                             views.attachment_detail(record))
+
+    def test_other_project_is_not_found(self):
+        self.assertRaises(exception.VolumeNotFound, db.volume_get,
+                          self.admin, self.volume.id, 'other')
+        self.assertRaises(exception.VolumeAttachmentNotFound,
+                          db.attachment_get, self.admin,
+                          self.attachments[0], 'other')
+        self.assertRaises(exception.VolumeNotFound, db.volume_get,
+                          self.admin, uuidutils.generate_uuid())
+
+    def test_records_are_read_only(self):
+        record = db.volume_get(self.admin, self.volume.id)
+        self.assertRaises(AttributeError, setattr, record, 'status', 'x')
+        attachment = db.attachment_get(self.admin, self.attachments[0])
+        self.assertRaises(AttributeError, setattr, attachment,
+                          'attach_status', 'x')
+
+    def test_connection_users_with_and_without_exclude(self):
+        first, _second, third = self.attachments
+        # h0: the first (attached) and the third (attaching, never
+        # completed: still a live, connected attachment).
+        self.assertEqual(sorted([first, third]), db.connection_users(
+            self.admin, self.volume.id, 'h0'))
+        self.assertEqual([third], db.connection_users(
+            self.admin, self.volume.id, 'h0', exclude_id=first))
+        self.assertEqual([], db.connection_users(
+            self.admin, self.volume.id, None))
