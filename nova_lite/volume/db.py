@@ -86,6 +86,18 @@ AttachmentSpecRow = collections.namedtuple('AttachmentSpecRow',
 # (ORM rows; select-in loads go with LIMIT).
 
 
+def _in(column, values):
+    """``column IN (<values>)`` for a fixed list, as one bound parameter
+    per value: ``in_(<list>)`` would make an expanding parameter, whose
+    SQL is re-rendered at every execution of the cached statement."""
+    return column.in_([sa.literal(value, column.type) for value in values])
+
+
+def _not_in(column, values):
+    return column.not_in(
+        [sa.literal(value, column.type) for value in values])
+
+
 def _volume_get_statement(in_project):
     query = sa.select(*_V.c, *_VT.c, *_A.c).select_from(
         _V.outerjoin(_VT, _VT.c.id == _V.c.volume_type_id).outerjoin(
@@ -457,7 +469,7 @@ def _volume_move_statement(move, keys, extra=()):
     expected, target = st.VOLUME_MOVES[move]
     return sa.update(_V).where(
         _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
-        _V.c.status.in_(expected), *extra).values(
+        _in(_V.c.status, expected), *extra).values(
         status=target, **{key: sa.bindparam('v_' + key) for key in keys})
 
 
@@ -718,7 +730,7 @@ def _connection_users_statement(exclude):
         _A.c.id != sa.bindparam('b_exclude_id') if exclude
         else _A.c.id.is_not(None),
         _A.c.attached_host == sa.bindparam('b_host'),
-        _A.c.attach_status.in_(st.LIVE_ATTACHMENT),
+        _in(_A.c.attach_status, st.LIVE_ATTACHMENT),
         _A.c.connection_info.is_not(None),
         _A.c.detach_time.is_(None)).order_by(_A.c.id)
 
@@ -783,10 +795,10 @@ _LIVE_INSTANCES = sa.select(_A.c.instance_uuid, _A.c.attach_status).where(
 def _reserve_statement(same_instance):
     allowed = sa.or_(
         sa.and_(_V.c.multiattach.is_(False),
-                _V.c.status.in_(st.reserve_from(False))),
+                _in(_V.c.status, st.reserve_from(False))),
         sa.and_(_V.c.multiattach.is_(True),
-                _V.c.status.in_(st.reserve_from(True))),
-        _V.c.status.in_(st.VOLUME_MOVES['reserve_same_instance'][0])
+                _in(_V.c.status, st.reserve_from(True))),
+        _in(_V.c.status, st.VOLUME_MOVES['reserve_same_instance'][0])
         if same_instance else sa.false())
     return sa.update(_V).where(
         _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
@@ -845,7 +857,7 @@ def _connect_statement(keys):
     expected, target = st.ATTACHMENT_MOVES['connect']
     return sa.update(_A).where(
         _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
-        _A.c.attach_status.in_(expected)).values(
+        _in(_A.c.attach_status, expected)).values(
         attach_status=target,
         **{key: sa.bindparam('v_' + key) for key in keys})
 
@@ -907,7 +919,7 @@ def _attachment_move_statement(move):
     expected, target = st.ATTACHMENT_MOVES[move]
     return sa.update(_A).where(
         _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
-        _A.c.attach_status.in_(expected)).values(attach_status=target)
+        _in(_A.c.attach_status, expected)).values(attach_status=target)
 
 
 _CONNECT_FAILED = _attachment_move_statement('connect_failed')
@@ -916,7 +928,7 @@ _ATTACHMENT_STATUS = sa.select(_A.c.attach_status).where(
     _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False))
 _COMPLETE_VOLUME = sa.update(_V).where(
     _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
-    _V.c.status.notin_(st.NOT_COMPLETABLE)).values(
+    _not_in(_V.c.status, st.NOT_COMPLETABLE)).values(
     status=st.VOLUME_MOVES['complete'][1],
     attach_status=sa.bindparam('v_attach_status'))
 
