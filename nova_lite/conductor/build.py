@@ -41,10 +41,13 @@ def _set_error(context, instance, exc, volume_api=None):
     instance.vm_state = states.ERROR
     instance.task_state = None
     try:
-        instance.save(expected_task_state=[states.SCHEDULING])
+        # The state and its fault in one transaction: a client that sees
+        # the server ERROR sees why.
+        with instance_action.transaction(context):
+            instance.save(expected_task_state=[states.SCHEDULING])
+            objects.InstanceFault.record(context, instance.uuid, exc)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
-    objects.InstanceFault.record(context, instance.uuid, exc)
     if volume_api is not None:
         _release_volumes(context, volume_api, instance)
 
