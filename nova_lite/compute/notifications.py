@@ -111,9 +111,19 @@ class Notifier(object):
 
     def __init__(self, conf, host, binary='nova-lite-compute'):
         self.notifier = rpc.get_notifier(conf, '%s:%s' % (binary, host))
+        # No driver (the default) or only ``noop`` means nowhere: then no
+        # payload is built (as Nova's notifications check
+        # NOTIFIER.is_enabled(), which does not count an empty list as
+        # nowhere). The drivers are read when the notifier is made, as
+        # oslo.messaging does.
+        self.enabled = any(
+            name != 'noop'
+            for name in conf.oslo_messaging_notifications.driver)
 
     def notify_volume(self, context, instance, operation, phase, volume_id,
                       exc=None, bdm=None):
+        if not self.enabled:
+            return
         event_type = 'instance.%s.%s' % (operation, phase)
         payload = volume_payload(instance, volume_id, exc, bdm=bdm)
         send = (self.notifier.error if phase == ERROR
