@@ -60,6 +60,21 @@ def _plan(cls, row_cls, field_names):
     return tuple(plan)
 
 
+_ROW_PLANS = {}  # (object class, column names) -> _row_plan()
+
+
+def _row_plan(cls, columns):
+    """``_plan()`` for rows whose values are in the order of ``columns``
+    (names), for the columns that are fields, each with its position."""
+    plan = _ROW_PLANS.get((cls, columns))
+    if plan is None:
+        names = [name for name in columns if name in cls.fields]
+        plan = _ROW_PLANS[(cls, columns)] = tuple(
+            entry + (columns.index(entry[0]),)
+            for entry in _plan(cls, None, names))
+    return plan
+
+
 _PRIMITIVE_PLANS = {}  # object class -> _primitive_plan()
 
 
@@ -182,6 +197,28 @@ class NovaLiteObject(ovo_base.VersionedObject):
             plan = _PLANS[key] = _plan(cls, type(db_obj), [
                 f for f in cls.fields if hasattr(type(db_obj), f)])
         cls._from_db_fields(obj, db_obj, None, plan=plan)
+        obj._context = context
+        obj.obj_reset_changes()
+        return obj
+
+    @classmethod
+    def _from_db_row(cls, context, obj, row, columns):
+        """``_from_db_object`` for a Core result row (or any sequence) of
+        the columns named ``columns`` (a tuple, in the row's order), e.g.
+        a ``sa.select(table)``'s ``tuple(table.c.keys())``: the values are
+        read by position, which is cheaper than a Row's attribute access.
+        What is stored is what ``_from_db_fields`` stores."""
+        changed = obj._changed_fields
+        for name, attrname, field, kind, use_setter, index in _row_plan(
+                cls, columns):
+            value = row[index]
+            if use_setter:
+                setattr(obj, name, value)
+                continue
+            if not (type(value) is kind or (value is None and field.nullable)):
+                value = field.coerce(obj, name, value)
+            setattr(obj, attrname, value)
+            changed.add(name)
         obj._context = context
         obj.obj_reset_changes()
         return obj

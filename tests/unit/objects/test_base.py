@@ -91,6 +91,54 @@ class FromDBObjectTest(testtools.TestCase):
         self.assertEqual({'tag', 'uuid'}, bdm.obj_what_changed())
 
 
+class FromDBRowTest(testtools.TestCase):
+    """_from_db_row (Core result rows, values by position) stores what
+    _from_db_object stores from the ORM row."""
+
+    COLUMNS = tuple(models.BlockDeviceMapping.__table__.c.keys())
+
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+
+    def _assert_same(self, orm_row, columns=COLUMNS):
+        values = tuple(getattr(orm_row, name, 'not a field')
+                       for name in columns)
+        loaded = objects.BlockDeviceMapping._from_db_row(
+            'ctxt', objects.BlockDeviceMapping(), values, columns)
+        expected = objects.BlockDeviceMapping._from_db_object(
+            'ctxt', objects.BlockDeviceMapping(), orm_row)
+        for name in expected.fields:
+            self.assertEqual(expected.obj_attr_is_set(name),
+                             loaded.obj_attr_is_set(name), name)
+            if expected.obj_attr_is_set(name):
+                self.assertEqual(getattr(expected, name),
+                                 getattr(loaded, name), name)
+                self.assertIs(type(getattr(expected, name)),
+                              type(getattr(loaded, name)), name)
+        self.assertEqual(set(), loaded.obj_what_changed())
+        self.assertEqual('ctxt', loaded._context)
+        return loaded
+
+    def test_same_as_from_db_object(self):
+        self._assert_same(_row())
+        self._assert_same(_row(device_name=5, no_device=0, boot_index=True))
+        self._assert_same(_row(no_device=None))
+
+    def test_columns_in_another_order_and_not_fields(self):
+        columns = ('extra',) + tuple(reversed(self.COLUMNS))
+        loaded = self._assert_same(_row(), columns)
+        self.assertEqual(UUIDS[2], loaded.volume_id)
+
+    def test_read_only_field_keeps_its_check(self):
+        bdm = objects.BlockDeviceMapping._from_db_object(
+            None, objects.BlockDeviceMapping(), _row())
+        values = tuple(getattr(_row(id=8), name) for name in self.COLUMNS)
+        self.assertRaises(ovo_exc.ReadOnlyFieldError,
+                          objects.BlockDeviceMapping._from_db_row,
+                          None, bdm, values, self.COLUMNS)
+
+
 class PrimitiveTest(testtools.TestCase):
     """obj_to_primitive / _obj_from_primitive give what
     oslo.versionedobjects' own implementations give."""
