@@ -38,60 +38,93 @@ _MODEL_FIELDS = (
     'volume_type', 'attach_mode')
 
 
-@db_api.context_manager.writer
+# Every attach and detach reads and writes mappings several times: the
+# queries are Core statements on the table, built once here with bind
+# parameters, run in connection-mode transactions (no ORM Session, no
+# statement to build or look up per call), and objects are loaded from the
+# result rows. Inside an outer (session-mode) transaction, such as
+# instance_action.transaction(), they join it on its connection.
+_BDMS = models.BlockDeviceMapping.__table__
+_COLUMNS = tuple(_BDMS.c.keys())
+
+_INSERT = sa.insert(_BDMS)
+# The SET clause is made of the parameters given that are columns.
+_UPDATE = sa.update(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
+_DELETE = sa.delete(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
+_DELETE_IF_PENDING = sa.delete(_BDMS).where(
+    _BDMS.c.id == sa.bindparam('bdm_id'),
+    _BDMS.c.attachment_id.is_(None), _BDMS.c.connection_info.is_(None))
+# A volume_id of None means IS NULL (the mappings of no volume), as an
+# ORM filter_by(volume_id=None) did.
+_BY_VOLUME_AND_INSTANCE = sa.select(_BDMS).where(
+    _BDMS.c.volume_id == sa.bindparam('volume_id'),
+    _BDMS.c.instance_uuid == sa.bindparam('instance_uuid'))
+_BY_NO_VOLUME_AND_INSTANCE = sa.select(_BDMS).where(
+    _BDMS.c.volume_id.is_(None),
+    _BDMS.c.instance_uuid == sa.bindparam('instance_uuid'))
+_BY_VOLUME = sa.select(_BDMS).where(
+    _BDMS.c.volume_id == sa.bindparam('volume_id')).order_by(_BDMS.c.id)
+_BY_NO_VOLUME = sa.select(_BDMS).where(
+    _BDMS.c.volume_id.is_(None)).order_by(_BDMS.c.id)
+_BY_INSTANCES = sa.select(_BDMS).where(
+    _BDMS.c.instance_uuid.in_(sa.bindparam('instance_uuids', expanding=True))
+).order_by(_BDMS.c.id)
+
+
+@db_api.context_manager.writer.connection
 def _create(context, values):
-    bdm = models.BlockDeviceMapping(**values)
-    context.session.add(bdm)
-    context.session.flush()
-    return bdm
+    """The new row's values, in the order of ``_COLUMNS``: those given,
+    the columns' defaults (created_at) and the new id."""
+    result = context.connection.execute(_INSERT, values)
+    # What was written: the values given and the defaults computed for
+    # the others (the other columns are NULL).
+    written = result.last_inserted_params()
+    written['id'] = result.inserted_primary_key[0]
+    return tuple(written.get(name) for name in _COLUMNS)
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _update(context, bdm_id, values):
     """The number of rows updated (0: the mapping is gone)."""
-    return context.session.execute(
-        sa.update(models.BlockDeviceMapping)
-        .where(models.BlockDeviceMapping.id == bdm_id).values(**values)
-        .execution_options(synchronize_session=False)).rowcount
+    return context.connection.execute(
+        _UPDATE, dict(values, bdm_id=bdm_id)).rowcount
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _destroy(context, bdm_id):
-    return context.session.execute(
-        sa.delete(models.BlockDeviceMapping)
-        .where(models.BlockDeviceMapping.id == bdm_id)).rowcount
+    return context.connection.execute(_DELETE, {'bdm_id': bdm_id}).rowcount
 
 
-@db_api.context_manager.writer
+@db_api.context_manager.writer.connection
 def _destroy_if_pending(context, bdm_id):
-    return context.session.execute(
-        sa.delete(models.BlockDeviceMapping)
-        .where(models.BlockDeviceMapping.id == bdm_id,
-               models.BlockDeviceMapping.attachment_id.is_(None),
-               models.BlockDeviceMapping.connection_info.is_(None))).rowcount
+    return context.connection.execute(
+        _DELETE_IF_PENDING, {'bdm_id': bdm_id}).rowcount
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def _get_by_volume_and_instance(context, volume_id, instance_uuid):
-    return context.session.execute(
-        sa.select(models.BlockDeviceMapping).filter_by(
-            volume_id=volume_id, instance_uuid=instance_uuid)
-    ).scalar_one_or_none()
+    if volume_id is None:
+        return context.connection.execute(
+            _BY_NO_VOLUME_AND_INSTANCE,
+            {'instance_uuid': instance_uuid}).one_or_none()
+    return context.connection.execute(
+        _BY_VOLUME_AND_INSTANCE,
+        {'volume_id': volume_id, 'instance_uuid': instance_uuid}
+    ).one_or_none()
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def _get_by_volume(context, volume_id):
-    return context.session.execute(
-        sa.select(models.BlockDeviceMapping).filter_by(volume_id=volume_id)
-        .order_by(models.BlockDeviceMapping.id)).scalars().all()
+    if volume_id is None:
+        return context.connection.execute(_BY_NO_VOLUME).all()
+    return context.connection.execute(
+        _BY_VOLUME, {'volume_id': volume_id}).all()
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def _get_by_instance_uuids(context, instance_uuids):
-    return context.session.execute(
-        sa.select(models.BlockDeviceMapping)
-        .where(models.BlockDeviceMapping.instance_uuid.in_(instance_uuids))
-        .order_by(models.BlockDeviceMapping.id)).scalars().all()
+    return context.connection.execute(
+        _BY_INSTANCES, {'instance_uuids': instance_uuids}).all()
 
 
 def _translate_duplicate(exc, values):
@@ -189,10 +222,10 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if 'uuid' not in values:
             values['uuid'] = uuidutils.generate_uuid()
         try:
-            db_obj = _create(self._context, values)
+            row = _create(self._context, values)
         except db_exc.DBDuplicateEntry as exc:
             _translate_duplicate(exc, values)
-        self._from_db_object(self._context, self, db_obj)
+        self._from_db_row(self._context, self, row, _COLUMNS)
 
     def save(self):
         values = {k: v for k, v in self.obj_get_changes().items()
@@ -231,18 +264,18 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.VolumeBDMNotFound(instance_uuid=instance_uuid,
                                               volume_id=volume_id)
-        return cls._from_db_object(context, cls(), db_obj)
+        return cls._from_db_row(context, cls(), db_obj, _COLUMNS)
 
     @classmethod
     def get_all_by_volume(cls, context, volume_id):
         """Every mapping of the volume, on any server."""
-        return [cls._from_db_object(context, cls(), b)
+        return [cls._from_db_row(context, cls(), b, _COLUMNS)
                 for b in _get_by_volume(context, volume_id)]
 
     @classmethod
     def get_all_by_instance(cls, context, instance_uuid):
         """The server's mappings, in creation order."""
-        return [cls._from_db_object(context, cls(), b)
+        return [cls._from_db_row(context, cls(), b, _COLUMNS)
                 for b in _get_by_instance_uuids(context, [instance_uuid])]
 
     @classmethod
@@ -252,5 +285,5 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if instance_uuids:
             for b in _get_by_instance_uuids(context, list(instance_uuids)):
                 result[b.instance_uuid].append(
-                    cls._from_db_object(context, cls(), b))
+                    cls._from_db_row(context, cls(), b, _COLUMNS))
         return result

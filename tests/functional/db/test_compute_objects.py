@@ -128,6 +128,93 @@ class _ObjectTests(object):
                           .get_by_volume_and_instance, self.ctxt, volume_id,
                           instance.uuid)
 
+    def test_created_mapping_is_what_is_read_back(self):
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid(),
+            device_name='/dev/vdb', boot_index=1, tag='t')
+        bdm.create()
+        local = objects.BlockDeviceMapping(
+            self.ctxt, instance_uuid=instance.uuid, source_type='image',
+            destination_type='local', boot_index=0)
+        local.create()
+        for created in (bdm, local):
+            self.assertEqual(set(), created.obj_what_changed())
+            self.assertIs(self.ctxt, created._context)
+            read, = [b for b in objects.BlockDeviceMapping
+                     .get_all_by_instance(self.ctxt, instance.uuid)
+                     if b.id == created.id]
+            for name in created.fields:
+                self.assertTrue(created.obj_attr_is_set(name), name)
+                self.assertEqual(getattr(read, name),
+                                 getattr(created, name), name)
+                self.assertIs(type(getattr(read, name)),
+                              type(getattr(created, name)), name)
+        self.assertIsNone(local.volume_id)
+        self.assertIs(False, local.delete_on_termination)
+        self.assertIsNotNone(local.created_at)
+        self.assertIsNone(local.updated_at)
+        # No volume: the mappings without one.
+        self.assertEqual([local.id], [
+            b.id for b in objects.BlockDeviceMapping.get_all_by_volume(
+                self.ctxt, None)])
+        self.assertEqual(local.id, objects.BlockDeviceMapping
+                         .get_by_volume_and_instance(
+                             self.ctxt, None, instance.uuid).id)
+        self.assertEqual([bdm.id, local.id], [
+            b.id for b in objects.BlockDeviceMapping.get_all_by_instance(
+                self.ctxt, instance.uuid)])
+        # save() writes what changed and updated_at.
+        bdm.device_name = '/dev/vdc'
+        bdm.save()
+        read = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertEqual('/dev/vdc', read.device_name)
+        self.assertEqual(read.updated_at.replace(microsecond=0),
+                         bdm.updated_at.replace(microsecond=0))
+
+    def test_mapping_and_action_in_one_transaction(self):
+        instance = self._instance()
+        volume_id = uuidutils.generate_uuid()
+
+        class Abort(Exception):
+            pass
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id)
+        try:
+            with instance_action.transaction(self.ctxt):
+                bdm.create()
+                instance_action.InstanceAction.action_start(
+                    self.ctxt, instance.uuid, 'attach_volume')
+                # Read in the transaction: the new row.
+                self.assertEqual(bdm.id, objects.BlockDeviceMapping
+                                 .get_by_volume_and_instance(
+                                     self.ctxt, volume_id,
+                                     instance.uuid).id)
+                raise Abort()
+        except Abort:
+            pass
+        # Both rolled back.
+        self.assertEqual([], objects.BlockDeviceMapping.get_all_by_volume(
+            self.ctxt, volume_id))
+        self.assertEqual([], instance_action.InstanceAction
+                         .get_all_by_instance(self.ctxt, instance.uuid))
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id)
+        with instance_action.transaction(self.ctxt):
+            bdm.create()
+            instance_action.InstanceAction.action_start(
+                self.ctxt, instance.uuid, 'attach_volume')
+        self.assertEqual([bdm.id], [
+            b.id for b in objects.BlockDeviceMapping.get_all_by_volume(
+                self.ctxt, volume_id)])
+        # A lost race inside the transaction: the same error.
+        again = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id)
+        with testtools.ExpectedException(exception.InvalidVolume):
+            with instance_action.transaction(self.ctxt):
+                again.create()
+
     def test_pending_mapping_cancelled_once(self):
         instance = self._instance()
         bdm = objects.BlockDeviceMapping.new_volume(
