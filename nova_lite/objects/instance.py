@@ -44,12 +44,22 @@ def _not_deleted():
     return models.Instance.vm_state != states.DELETED
 
 
-@db_api.context_manager.reader
+# The lookup every request and RPC method starts with: Core statements
+# on the table, built once, in a connection-mode transaction (no ORM
+# Session); the object is loaded from the result row.
+_INSTANCES = models.Instance.__table__
+_COLUMNS = tuple(_INSTANCES.c.keys())
+_BY_UUID = sa.select(_INSTANCES).where(
+    _INSTANCES.c.uuid == sa.bindparam('uuid'))
+_BY_UUID_NOT_DELETED = _BY_UUID.where(_INSTANCES.c.vm_state != states.DELETED)
+
+
+@db_api.context_manager.reader.connection
 def _get_by_uuid(context, uuid, read_deleted):
-    query = sa.select(models.Instance).filter_by(uuid=uuid)
-    if not read_deleted:
-        query = query.where(_not_deleted())
-    return context.session.execute(query).scalar_one_or_none()
+    """The server's row (values in the order of ``_COLUMNS``) or None."""
+    return context.connection.execute(
+        _BY_UUID if read_deleted else _BY_UUID_NOT_DELETED,
+        {'uuid': uuid}).one_or_none()
 
 
 @db_api.context_manager.writer
@@ -145,10 +155,10 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def get_by_uuid(cls, context, uuid, read_deleted=False):
         """The server ``uuid``; ``InstanceNotFound`` (404) if there is none
         (or it is deleted, unless ``read_deleted``)."""
-        db_obj = _get_by_uuid(context, uuid, read_deleted)
-        if db_obj is None:
+        row = _get_by_uuid(context, uuid, read_deleted)
+        if row is None:
             raise exception.InstanceNotFound(instance_id=uuid)
-        return cls._from_db_object(context, cls(), db_obj)
+        return cls._from_db_row(context, cls(), row, _COLUMNS)
 
     def create(self, block_device_mappings=()):
         """Insert the server and its block device mappings (objects not
@@ -190,10 +200,10 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self._from_db_object(self._context, self, db_obj)
 
     def refresh(self):
-        db_obj = _get_by_uuid(self._context, self.uuid, True)
-        if db_obj is None:
+        row = _get_by_uuid(self._context, self.uuid, True)
+        if row is None:
             raise exception.InstanceNotFound(instance_id=self.uuid)
-        self._from_db_object(self._context, self, db_obj)
+        self._from_db_row(self._context, self, row, _COLUMNS)
 
 
 def get_all(context, project_id=None, status=None, name=None,
