@@ -29,19 +29,31 @@ COMPUTE_BINARY = 'nova-lite-compute'
 CONDUCTOR_BINARY = 'nova-lite-conductor'
 
 
-@db_api.context_manager.reader
+# The reads: Core statements on the table, built once, in connection-mode
+# transactions (no ORM Session); objects are loaded from the result rows.
+_SERVICES = models.Service.__table__
+_COLUMNS = tuple(_SERVICES.c.keys())
+_BY_HOST_AND_BINARY = sa.select(_SERVICES).where(
+    _SERVICES.c.host == sa.bindparam('host'),
+    _SERVICES.c.binary == sa.bindparam('binary'))
+_ALL = sa.select(_SERVICES).order_by(_SERVICES.c.id)
+_ALL_OF_BINARY = sa.select(_SERVICES).where(
+    _SERVICES.c.binary == sa.bindparam('binary')).order_by(_SERVICES.c.id)
+
+
+@db_api.context_manager.reader.connection
 def _get_by_host_and_binary(context, host, binary):
-    return context.session.execute(
-        sa.select(models.Service).filter_by(host=host, binary=binary)
-    ).scalar_one_or_none()
+    """The service's row (values in the order of ``_COLUMNS``) or None."""
+    return context.connection.execute(
+        _BY_HOST_AND_BINARY, {'host': host, 'binary': binary}).one_or_none()
 
 
-@db_api.context_manager.reader
+@db_api.context_manager.reader.connection
 def _get_all(context, binary=None):
-    query = sa.select(models.Service).order_by(models.Service.id)
     if binary:
-        query = query.filter_by(binary=binary)
-    return context.session.execute(query).scalars().all()
+        return context.connection.execute(
+            _ALL_OF_BINARY, {'binary': binary}).all()
+    return context.connection.execute(_ALL).all()
 
 
 @db_api.context_manager.writer
@@ -90,11 +102,11 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.ServiceNotFound(service_id='%s/%s' % (
                 binary, host))
-        return cls._from_db_object(context, cls(), db_obj)
+        return cls._from_db_row(context, cls(), db_obj, _COLUMNS)
 
     @classmethod
     def list(cls, context, binary=None):
-        return [cls._from_db_object(context, cls(), s)
+        return [cls._from_db_row(context, cls(), s, _COLUMNS)
                 for s in _get_all(context, binary)]
 
     @classmethod

@@ -215,6 +215,31 @@ class _ObjectTests(object):
             with instance_action.transaction(self.ctxt):
                 again.create()
 
+    def test_services(self):
+        ctxt = nl_context.get_admin_context()
+        self.assertRaises(exception.ServiceNotFound,
+                          objects.Service.get_by_host_and_binary, ctxt,
+                          'h1', 'nova-lite-compute')
+        first = objects.Service.register(ctxt, 'h1', 'nova-lite-compute',
+                                         'compute')
+        objects.Service.register(ctxt, 'c1', 'nova-lite-conductor',
+                                 'conductor')
+        second = objects.Service.register(ctxt, 'h1', 'nova-lite-compute',
+                                          'compute')
+        self.assertEqual(first.id, second.id)
+        found = objects.Service.get_by_host_and_binary(
+            ctxt, 'h1', 'nova-lite-compute')
+        self.assertEqual(set(), found.obj_what_changed())
+        for name in found.fields:
+            self.assertEqual(getattr(second, name), getattr(found, name),
+                             name)
+        self.assertEqual([('h1', 'nova-lite-compute'),
+                          ('c1', 'nova-lite-conductor')],
+                         [(s.host, s.binary)
+                          for s in objects.Service.list(ctxt)])
+        self.assertEqual(['c1'], [s.host for s in objects.Service.list(
+            ctxt, 'nova-lite-conductor')])
+
     def test_pending_mapping_cancelled_once(self):
         instance = self._instance()
         bdm = objects.BlockDeviceMapping.new_volume(
