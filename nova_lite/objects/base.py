@@ -207,7 +207,11 @@ class NovaLiteObject(ovo_base.VersionedObject):
         the columns named ``columns`` (a tuple, in the row's order), e.g.
         a ``sa.select(table)``'s ``tuple(table.c.keys())``: the values are
         read by position, which is cheaper than a Row's attribute access.
-        What is stored is what ``_from_db_fields`` stores."""
+        What is stored is what ``_from_db_fields`` stores: the loop is the
+        same one with ``row[index]`` for ``getattr`` (kept inline in both:
+        it runs for every field of every object loaded, where a shared
+        helper call per field would cost what the fast path saves);
+        ``tests/unit/objects/test_base.py`` compares the two."""
         changed = obj._changed_fields
         for name, attrname, field, kind, use_setter, index in _row_plan(
                 cls, columns):

@@ -35,6 +35,21 @@ def _through_setters(row):
     return bdm
 
 
+def _assert_loaded_as(test, expected, loaded):
+    """``loaded`` has the fields ``expected`` has, with equal values of the
+    same types, no changes to save, and the context ``'ctxt'``."""
+    for name in expected.fields:
+        test.assertEqual(expected.obj_attr_is_set(name),
+                         loaded.obj_attr_is_set(name), name)
+        if expected.obj_attr_is_set(name):
+            test.assertEqual(getattr(expected, name),
+                             getattr(loaded, name), name)
+            test.assertIs(type(getattr(expected, name)),
+                          type(getattr(loaded, name)), name)
+    test.assertEqual(set(), loaded.obj_what_changed())
+    test.assertEqual('ctxt', loaded._context)
+
+
 class FromDBObjectTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
@@ -44,16 +59,7 @@ class FromDBObjectTest(testtools.TestCase):
         loaded = objects.BlockDeviceMapping._from_db_object(
             'ctxt', objects.BlockDeviceMapping(), row)
         expected = _through_setters(row)
-        for name in expected.fields:
-            self.assertEqual(expected.obj_attr_is_set(name),
-                             loaded.obj_attr_is_set(name), name)
-            if expected.obj_attr_is_set(name):
-                self.assertEqual(getattr(expected, name),
-                                 getattr(loaded, name), name)
-                self.assertIs(type(getattr(expected, name)),
-                              type(getattr(loaded, name)), name)
-        self.assertEqual(set(), loaded.obj_what_changed())
-        self.assertEqual('ctxt', loaded._context)
+        _assert_loaded_as(self, expected, loaded)
         return loaded
 
     def test_same_values_as_the_setters(self):
@@ -108,16 +114,7 @@ class FromDBRowTest(testtools.TestCase):
             'ctxt', objects.BlockDeviceMapping(), values, columns)
         expected = objects.BlockDeviceMapping._from_db_object(
             'ctxt', objects.BlockDeviceMapping(), orm_row)
-        for name in expected.fields:
-            self.assertEqual(expected.obj_attr_is_set(name),
-                             loaded.obj_attr_is_set(name), name)
-            if expected.obj_attr_is_set(name):
-                self.assertEqual(getattr(expected, name),
-                                 getattr(loaded, name), name)
-                self.assertIs(type(getattr(expected, name)),
-                              type(getattr(loaded, name)), name)
-        self.assertEqual(set(), loaded.obj_what_changed())
-        self.assertEqual('ctxt', loaded._context)
+        _assert_loaded_as(self, expected, loaded)
         return loaded
 
     def test_same_as_from_db_object(self):
