@@ -219,14 +219,8 @@ class ComputeManager(manager.Manager):
         try:
             self._cast_operation(context, instance, event_name, run)
         finally:
-            if instance.task_state == task_state:
-                # The driver failed: the server is idle again.
-                instance.task_state = None
-                try:
-                    instance.save(expected_task_state=[task_state])
-                except (exception.UnexpectedTaskStateError,
-                        exception.InstanceNotFound):
-                    pass
+            # The driver failed: the server is idle again.
+            self._reset_task_state(instance, task_state)
 
     def stop_instance(self, context, instance):
         self._power_action(context, instance, 'compute_stop_instance',
