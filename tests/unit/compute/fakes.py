@@ -5,8 +5,12 @@ import threading
 
 from oslo_utils import uuidutils
 
+from nova_lite.compute import driver
+from nova_lite import context as nl_context
 from nova_lite import exception
+from nova_lite import objects
 from nova_lite.volume import client
+from tests import base
 
 
 class FakeVolumeClient(client.VolumeClient):
@@ -180,3 +184,17 @@ class FakeInstance(object):
         self.image_ref = ''
         for key, value in kwargs.items():
             setattr(self, key, value)
+
+
+class HostTestCase(base.TestCase):
+    """The setting of the host-side unit tests: a member's context
+    (``ctxt``), an in-memory block storage (``volumes``) and the fake
+    virt driver of host ``compute1`` (``driver``)."""
+
+    def setUp(self):
+        super().setUp()
+        objects.register_all()
+        self.ctxt = nl_context.RequestContext('demo', 'demo',
+                                              roles=['member'])
+        self.volumes = FakeVolumeClient()
+        self.driver = driver.FakeDriver(self.conf, 'compute1')

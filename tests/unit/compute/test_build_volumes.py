@@ -5,26 +5,18 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.compute import driver
 from nova_lite.compute import volume_ops
-from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import block_device as bdm_obj
-from tests import base
 from tests.unit.compute import fakes
 
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 
 
-class BuildVolumesTest(base.TestCase):
+class BuildVolumesTest(fakes.HostTestCase):
     def setUp(self):
         super().setUp()
-        objects.register_all()
-        self.ctxt = nl_context.RequestContext('demo', 'demo',
-                                              roles=['member'])
-        self.volumes = fakes.FakeVolumeClient()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
         self.instance = fakes.FakeInstance(vm_state='building')
         self.destroyed = []
         self.useFixture(fixtures.MockPatchObject(

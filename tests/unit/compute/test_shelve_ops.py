@@ -5,12 +5,9 @@ shelved_offloaded without leaving anything half-attached."""
 
 import fixtures
 
-from nova_lite.compute import driver
 from nova_lite.compute import shelve_ops
-from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import objects
-from tests import base
 from tests.unit.compute import fakes
 
 
@@ -19,14 +16,9 @@ class FakeInstance(fakes.FakeInstance):
         self.saved = (self.vm_state, self.task_state, self.host, expected)
 
 
-class ShelveOpsTest(base.TestCase):
+class ShelveOpsTest(fakes.HostTestCase):
     def setUp(self):
         super().setUp()
-        objects.register_all()
-        self.ctxt = nl_context.RequestContext('demo', 'demo',
-                                              roles=['member'])
-        self.volumes = fakes.FakeVolumeClient()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
         self.instance = FakeInstance()
         root = objects.BlockDeviceMapping.new_volume(
             self.ctxt, self.instance.uuid, None, device_name='/dev/vda',

@@ -3,23 +3,15 @@ what it did when a later one fails."""
 
 from unittest import mock
 
-from nova_lite.compute import driver
 from nova_lite.compute import volume_ops
-from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import objects
-from tests import base
 from tests.unit.compute import fakes
 
 
-class VolumeOpsTestBase(base.TestCase):
+class VolumeOpsTestBase(fakes.HostTestCase):
     def setUp(self):
         super().setUp()
-        objects.register_all()
-        self.ctxt = nl_context.RequestContext('demo', 'demo',
-                                              roles=['member'])
-        self.volumes = fakes.FakeVolumeClient()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
         self.notifier = mock.Mock()
         self.instance = fakes.FakeInstance()
         self.driver.spawn(self.ctxt, self.instance, [])
