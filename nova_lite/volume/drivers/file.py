@@ -18,6 +18,8 @@ shares the directory sees the same record (``connections(volume)``).
 
 import json
 import os
+import tempfile
+import threading
 from urllib import parse
 
 from oslo_config import cfg
@@ -25,6 +27,9 @@ from oslo_config import cfg
 from nova_lite.conf import base as conf_base
 from nova_lite import exception
 from nova_lite.volume.drivers import base
+
+# Serializes the connection records of this process (see _record_host).
+_RECORD_LOCK = threading.Lock()
 
 GiB = 1024 ** 3
 
@@ -122,15 +127,23 @@ class FileDriver(base.VolumeDriver):
     def _record_host(self, volume, connector, mode):
         host = self.connection_host(connector)
         path = self._host_file(volume, host)
-        previous = self.connections(volume).get(host, {})
-        record = {'mode': mode, 'connector': dict(connector or {}),
-                  'initialized': previous.get('initialized', 0) + 1}
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            tmp = '%s.%d.tmp' % (path, os.getpid())
-            with open(tmp, 'w') as f:
-                json.dump(record, f, sort_keys=True)
-            os.replace(tmp, path)
+            # Several servers of one host connect a multiattach volume at
+            # once (a multi-create builds them in parallel): the count is
+            # read and written under a lock, and each writer has a
+            # temporary file of its own (one per process was shared by
+            # the threads: one's rename left the next without a file).
+            with _RECORD_LOCK:
+                previous = self.connections(volume).get(host, {})
+                record = {'mode': mode, 'connector': dict(connector or {}),
+                          'initialized': previous.get('initialized', 0) + 1}
+                fd, tmp = tempfile.mkstemp(
+                    dir=os.path.dirname(path),
+                    prefix=os.path.basename(path) + '.', suffix='.tmp')
+                with os.fdopen(fd, 'w') as f:
+                    json.dump(record, f, sort_keys=True)
+                os.replace(tmp, path)
         except OSError as e:
             raise exception.VolumeBackendAPIException(
                 data='cannot record the connection of host %s to volume '

@@ -2,6 +2,7 @@
 file drivers, and placement by type."""
 
 import os
+import threading
 
 import fixtures
 from oslo_config import cfg
@@ -224,6 +225,34 @@ class FileDriverTest(testtools.TestCase):
         self.assertFalse(os.path.exists(os.path.join(
             os.path.dirname(volume['provider_location']), 'connections',
             'volume-%s' % VOLUME['id'])))
+
+    def test_concurrent_connections_of_one_host(self):
+        # A multi-create connects one multiattach volume for several
+        # servers of one host at once: every connect is recorded, none
+        # fails on another's temporary file.
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        errors = []
+        start = threading.Barrier(8)
+
+        def connect():
+            start.wait()
+            try:
+                for _ in range(10):
+                    self.driver.initialize_connection(
+                        volume, {'host': 'h1', 'mode': 'ro'})
+            except Exception as e:
+                errors.append(e)
+        threads = [threading.Thread(target=connect) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        self.assertEqual([], errors)
+        self.assertEqual(80, self.driver.connections(volume)['h1'][
+            'initialized'])
+        where = os.path.dirname(self.driver._host_file(volume, 'h1'))
+        self.assertEqual([], [n for n in os.listdir(where)
+                              if n.endswith('.tmp')])
 
     def test_connect_missing_file(self):
         self.assertRaises(exception.VolumeBackendAPIException,
