@@ -48,7 +48,8 @@ waiting on the busy timeout (waiting could deadlock). So for a SQLite file:
   and ours emit the BEGIN themselves. Should a later oslo.db install it
   differently, so that it stays, the writer's listener, which runs after
   it, replaces that empty transaction: ``ROLLBACK`` (nothing has run in it
-  yet) and ``BEGIN IMMEDIATE``.
+  yet) and ``BEGIN IMMEDIATE``. The BEGIN goes straight to the sqlite3
+  connection (``_sqlite_begin``), not through a SQLAlchemy execution.
 * the reader engine begins with a deferred ``BEGIN``: a reader takes a
   WAL snapshot and never the write lock, so reads proceed while a writer
   works.
@@ -74,6 +75,7 @@ are used exactly as oslo.db configures them.
 """
 
 import os
+import sqlite3
 import threading
 
 from oslo_db import options as oslo_db_options
@@ -237,17 +239,32 @@ def _drop_oslo_db_begin(engine):
             sa.event.remove(engine, 'begin', fn)
 
 
+def _sqlite_begin(conn, statement):
+    # Two of these run per transaction, one of them on every poll of the
+    # API: through exec_driver_sql (an execution context, its events,
+    # result handling) a BEGIN cost more CPU than most of the statements
+    # after it. The sqlite3 connection runs it directly (the driver's own
+    # BEGIN is off: isolation_level is None). A BEGIN that fails (mostly:
+    # "database is locked" after the busy timeout) is run once more through
+    # SQLAlchemy, so that what is raised is SQLAlchemy's error, as before,
+    # and not the driver's.
+    try:
+        conn.connection.driver_connection.execute(statement)
+    except sqlite3.Error:
+        conn.exec_driver_sql(statement)
+
+
 def _sqlite_begin_immediate(conn):
     # Take the write lock at BEGIN. Should oslo.db's 'begin' listener still
     # be there (see _drop_oslo_db_begin), it has just emitted a deferred
     # BEGIN: swap that empty transaction for an immediate one.
     if conn.connection.driver_connection.in_transaction:
         conn.exec_driver_sql('ROLLBACK')
-    conn.exec_driver_sql('BEGIN IMMEDIATE')
+    _sqlite_begin(conn, 'BEGIN IMMEDIATE')
 
 
 def _sqlite_begin_deferred(conn):
     # A deferred BEGIN: one consistent WAL snapshot, no write lock. (Guarded
     # in case oslo.db's own listener is still there and has begun already.)
     if not conn.connection.driver_connection.in_transaction:
-        conn.exec_driver_sql('BEGIN')
+        _sqlite_begin(conn, 'BEGIN')

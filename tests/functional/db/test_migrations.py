@@ -7,6 +7,7 @@ when the server is not reachable, unless NOVA_LITE_REQUIRE_DB_BACKENDS=1.
 """
 
 import os
+import sqlite3
 import threading
 
 from alembic import script as alembic_script
@@ -382,19 +383,27 @@ class TestSQLiteLocking(testtools.TestCase):
         writer.join(DEADLINE)
         self.assertEqual(5, self._version())
 
-    def test_begin_statements(self):
+    def _trace_begins(self):
+        # The BEGINs go to the sqlite3 connection itself, not through a
+        # SQLAlchemy execution: sqlite3's trace callback sees them.
         statements = []
+        for engine in (db_api.get_engine(), db_api.get_engine(True)):
+            def checkout(dbapi_conn, record, proxy, engine=engine):
+                dbapi_conn.set_trace_callback(
+                    lambda sql: statements.append((engine, sql)))
 
-        def record(conn, cursor, statement, *args):
-            if statement.startswith(('BEGIN', 'ROLLBACK')):
-                statements.append((conn.engine, statement))
+            def checkin(dbapi_conn, record):
+                dbapi_conn.set_trace_callback(None)
 
+            for name, fn in (('checkout', checkout), ('checkin', checkin)):
+                sa.event.listen(engine.pool, name, fn)
+                self.addCleanup(sa.event.remove, engine.pool, name, fn)
+        return statements
+
+    def test_begin_statements(self):
+        statements = self._trace_begins()
         writer = db_api.get_engine()
         reader = db_api.get_engine(use_reader=True)
-        for engine in (writer, reader):
-            sa.event.listen(engine, 'before_cursor_execute', record)
-            self.addCleanup(sa.event.remove, engine,
-                            'before_cursor_execute', record)
 
         @db_api.context_manager.writer
         def write(context):
@@ -408,12 +417,46 @@ class TestSQLiteLocking(testtools.TestCase):
             return context.session.execute(
                 sa.select(models.Service.version)).scalar()
 
+        def ends():
+            found = [(engine, sql) for engine, sql in statements
+                     if sql.startswith(('BEGIN', 'ROLLBACK', 'COMMIT'))]
+            del statements[:]
+            return found
+
         write(Context())
-        # One BEGIN per transaction: oslo.db's own deferred BEGIN is gone.
-        self.assertEqual([(writer, 'BEGIN IMMEDIATE')], statements)
-        del statements[:]
+        # One BEGIN per transaction: oslo.db's own deferred BEGIN (and the
+        # ROLLBACK that would replace it) is gone.
+        self.assertEqual([(writer, 'BEGIN IMMEDIATE'), (writer, 'COMMIT')],
+                         ends())
         read(Context())
-        self.assertEqual([(reader, 'BEGIN')], statements)
+        self.assertEqual([(reader, 'BEGIN'), (reader, 'ROLLBACK')], ends())
+
+    def test_write_lock_not_granted_is_a_db_error(self):
+        # Another connection holds the write lock past the busy timeout:
+        # the writer's BEGIN IMMEDIATE fails with SQLAlchemy's exception
+        # (not the driver's), and the transaction never starts.
+        engine = db_api.get_engine()
+
+        def short_timeout(dbapi_conn, record, proxy):
+            dbapi_conn.execute('PRAGMA busy_timeout = 50')
+        sa.event.listen(engine.pool, 'checkout', short_timeout)
+        self.addCleanup(sa.event.remove, engine.pool, 'checkout',
+                        short_timeout)
+        holder = sqlite3.connect(engine.url.database, isolation_level=None)
+        self.addCleanup(holder.close)
+        holder.execute('BEGIN IMMEDIATE')
+
+        @db_api.context_manager.writer
+        def write(context):
+            context.session.execute(
+                sa.update(models.Service).values(version=7))
+
+        exc = self.assertRaises(sa.exc.OperationalError, write, Context())
+        self.assertIn('database is locked', str(exc))
+        holder.execute('ROLLBACK')
+        self.assertEqual(0, self._version())
+        write(Context())
+        self.assertEqual(7, self._version())
 
     def test_wal_synchronous_normal(self):
         for engine in (db_api.get_engine(), db_api.get_engine(True)):
