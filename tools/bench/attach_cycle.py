@@ -461,7 +461,7 @@ class Bench(object):
                 'warmup': self.args.warmup,
                 'poll_interval_s': self.args.poll_interval,
                 'latency_poll_interval_s': self.args.latency_poll_interval,
-                'server_config': self.args.set or [],
+                'server_config': getattr(self.args, 'set', None) or [],
                 'new_connection_per_request': self.args.new_connections,
                 'git_commit': git_commit(),
                 'run_seconds': round(time.monotonic() - started, 1),
@@ -479,8 +479,9 @@ def git_commit():
         return None
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+def build_parser(description, server='nova-lite-all', series=SERIES):
+    """The options of this benchmark (``floor.py`` adds its own)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument('--samples', type=int, default=200)
     parser.add_argument('--warmup', type=int, default=20)
     parser.add_argument('--cycle-seconds', type=float, default=20.0)
@@ -490,12 +491,11 @@ def main(argv=None):
     parser.add_argument('--latency-poll-interval', type=float, default=0.02,
                         help='seconds between two polls of a volume in '
                              'the latency series')
-    parser.add_argument('--only', help='comma-separated subset of %s' %
-                        ', '.join(SERIES))
-    parser.add_argument('--set', action='append', metavar='GROUP.OPT=VALUE',
-                        help='extra server configuration')
+    parser.add_argument('--only', type=_series_list(series),
+                        help='comma-separated subset of %s' %
+                        ', '.join(series))
     parser.add_argument('--python', default=sys.executable,
-                        help='interpreter that runs nova-lite-all')
+                        help='interpreter that runs %s' % server)
     parser.add_argument('--new-connections', action='store_true',
                         help='open a new connection for every request '
                              '(default: one persistent connection)')
@@ -505,8 +505,23 @@ def main(argv=None):
     parser.add_argument('--keep', action='store_true',
                         help='keep the state directory and server log')
     parser.add_argument('--output', help='also write the JSON here')
-    args = parser.parse_args(argv)
-    bench = Bench(args)
+    return parser
+
+
+def _series_list(series):
+    def parse(value):
+        names = [name for name in value.split(',') if name]
+        unknown = sorted(set(names) - set(series))
+        if unknown or not names:
+            raise argparse.ArgumentTypeError(
+                '%s: not a series (the series are %s)' % (
+                    ', '.join(unknown) or repr(value), ', '.join(series)))
+        return ','.join(names)
+    return parse
+
+
+def run_and_print(bench):
+    """Run ``bench``, print its report (and write ``--output``)."""
     try:
         report = bench.run()
     except BenchError as exc:
@@ -516,10 +531,17 @@ def main(argv=None):
         return 1
     text = json.dumps(report, indent=2, sort_keys=True)
     print(text)
-    if args.output:
-        with open(args.output, 'w') as f:
+    if bench.args.output:
+        with open(bench.args.output, 'w') as f:
             f.write(text + '\n')
     return 0
+
+
+def main(argv=None):
+    parser = build_parser(__doc__.split('\n')[0])
+    parser.add_argument('--set', action='append', metavar='GROUP.OPT=VALUE',
+                        help='extra server configuration')
+    return run_and_print(Bench(parser.parse_args(argv)))
 
 
 if __name__ == '__main__':
