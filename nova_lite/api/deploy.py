@@ -14,15 +14,23 @@ Outer to inner, and why in this order:
    noauth2), the context middleware, then the sub-API's router, which owns
    microversions, routing, validation and the exception mapping.
 
+oslo.middleware's three (1, 2 and 5) run as plain WSGI adapters of their
+classes (``_ProxyHeaders``, ``_RequestId``, ``_BodySizeLimiter``): the same
+checks and headers, without a ``wsgify`` that copies every response into a
+new WebOb Response.
+
 ``loadapp(conf)`` is the one factory used by uWSGI (``nova_lite.wsgi.api``),
 ``nova-lite-all``/``nova-lite-api`` and the test fixtures.
 """
 
+from oslo_context import context
+from oslo_log import log as logging
 from oslo_middleware import base as base_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import webob
+import webob.exc
 
 from nova_lite.api import auth
 from nova_lite.api import fault
@@ -33,6 +41,8 @@ from nova_lite.api import requestlog
 from nova_lite.api import router
 from nova_lite.api import routes
 from nova_lite import policy
+
+LOG = logging.getLogger(__name__)
 
 
 class URLMap(object):
@@ -79,6 +89,60 @@ class _ProxyHeaders(http_proxy_to_wsgi.HTTPProxyToWSGI):
         return self.application(environ, start_response)
 
 
+class _RequestId(request_id.RequestId):
+    """oslo.middleware's ``RequestId`` as a plain WSGI middleware.
+
+    The same work as its base class's ``__call__`` (a ``wsgify`` that
+    copies the inner response into a new Response): the client's global
+    request id checked by ``set_global_req_id``, a new
+    ``req-<uuid>`` in the environ, and that id in the response headers
+    (``x-openstack-request-id`` and any ``compat_headers``) unless the
+    application set them, added as the response starts.
+    """
+
+    def __call__(self, environ, start_response):
+        self.set_global_req_id(base_middleware.NoContentTypeRequest(environ))
+        req_id = context.generate_request_id()
+        environ[request_id.ENV_REQUEST_ID] = req_id
+        names = [request_id.HTTP_RESP_HEADER_REQUEST_ID]
+        names.extend(self.compat_headers)
+
+        def start_with_id(status, headers, exc_info=None):
+            present = {name.lower() for name, _value in headers}
+            headers.extend((name, req_id) for name in names
+                           if name.lower() not in present)
+            return start_response(status, headers, exc_info)
+        return self.application(environ, start_with_id)
+
+
+class _BodySizeLimiter(sizelimit.RequestBodySizeLimiter):
+    """oslo.middleware's ``RequestBodySizeLimiter`` as a plain WSGI
+    middleware: a declared body over ``[oslo_middleware]
+    max_request_body_size`` is refused with a 413, an undeclared one
+    (chunked) is read through its ``LimitingReader`` (which raises the
+    413 once the limit is passed); otherwise the request goes on
+    untouched, without a ``wsgify`` around it. The 413 is raised to
+    ``FaultWrapper``, just outside, so that it is a fault in the API's own
+    format like every other error.
+    """
+
+    def __call__(self, environ, start_response):
+        max_size = self._conf_get('max_request_body_size')
+        req = base_middleware.NoContentTypeRequest(environ)
+        length = req.content_length
+        if length is not None and length > max_size:
+            LOG.info('Request is too large: %(length)s bytes, larger than '
+                     'max_request_body_size (%(max)s).',
+                     {'length': length, 'max': max_size})
+            raise webob.exc.HTTPRequestEntityTooLarge(
+                explanation='Request is too large. Larger than '
+                            'max_request_body_size (%s).' % max_size)
+        if length is None:
+            req.body_file = sizelimit.LimitingReader(req.body_file,
+                                                     max_size)
+        return self.application(environ, start_response)
+
+
 class _ConfInEnviron(object):
     def __init__(self, application, conf):
         self.application = application
@@ -112,9 +176,9 @@ def loadapp(conf):
         'identity': (identity.identity_app(conf),
                      identity.identity_app(conf)),
     })
-    app = sizelimit.RequestBodySizeLimiter(app, conf)
+    app = _BodySizeLimiter(app, conf)
     app = fault.FaultWrapper(app)
     app = requestlog.RequestLog(app)
-    app = request_id.RequestId(app)
+    app = _RequestId(app)
     app = _ProxyHeaders(app, conf)
     return _ConfInEnviron(app, conf)

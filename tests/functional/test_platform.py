@@ -171,6 +171,20 @@ class AuthAndFaultTest(base.TestCase):
             self.assertTrue(resp.headers['x-openstack-request-id']
                             .startswith('req-'))
 
+    def test_body_over_max_request_body_size_is_413_and_creates_nothing(self):
+        before = self.api.get('/v3/demo/volumes').body['volumes']
+        # [oslo_middleware] max_request_body_size: 114688 bytes.
+        resp = self.api.post('/v3/demo/volumes', {
+            'volume': {'size': 1, 'name': 'x' * 120000}})
+        self.assertEqual(413, resp.status)
+        self.assertEqual(413, resp.body['overLimit']['code'])
+        self.assertIn('max_request_body_size',
+                      resp.body['overLimit']['message'])
+        self.assertTrue(resp.headers['x-openstack-request-id'].startswith(
+            'req-'))
+        self.assertEqual(before, self.api.get('/v3/demo/volumes').body[
+            'volumes'])
+
     def test_policy_denied_is_403(self):
         resp = self.api.get('/v2.1/os-services')
         self.assertEqual(403, resp.status)

@@ -1,10 +1,13 @@
 """nova_lite's own WSGI middlewares (plain WSGI: they pass the environ on
 and watch the response go by)."""
 
+import io
 import logging
 
 import fixtures
+from oslo_middleware import request_id
 from oslo_serialization import jsonutils
+from oslo_utils import uuidutils
 import testtools
 import webob
 
@@ -13,6 +16,7 @@ from nova_lite.api import deploy
 from nova_lite.api import fault
 from nova_lite.api import requestlog
 from nova_lite import exception
+from tests.fixtures import conf as conf_fixture
 
 
 def _app(status='200 OK', body=b'{"x": 1}', raises=None, seen=None):
@@ -115,3 +119,99 @@ class NoAuthTest(testtools.TestCase):
         app = auth.NoAuthMiddleware(_app())
         self.assertRaises(exception.NotAuthenticated,
                           webob.Request.blank('/').get_response, app)
+
+
+class RequestIdTest(testtools.TestCase):
+    GLOBAL = 'req-%s' % uuidutils.generate_uuid()
+
+    def test_new_id_in_environ_and_on_the_response(self):
+        seen = []
+        resp = webob.Request.blank('/').get_response(
+            deploy._RequestId(_app(seen=seen)))
+        req_id = seen[0][request_id.ENV_REQUEST_ID]
+        self.assertRegex(req_id, request_id.ID_FORMAT)
+        self.assertEqual(req_id, resp.headers['x-openstack-request-id'])
+        # A new one per request.
+        resp2 = webob.Request.blank('/').get_response(
+            deploy._RequestId(_app()))
+        self.assertNotEqual(req_id, resp2.headers['x-openstack-request-id'])
+
+    def test_on_error_responses_too(self):
+        resp = webob.Request.blank('/').get_response(deploy._RequestId(
+            fault.FaultWrapper(_app(raises=ZeroDivisionError()))))
+        self.assertEqual(500, resp.status_int)
+        self.assertTrue(resp.headers['x-openstack-request-id'].startswith(
+            'req-'))
+
+    def test_global_request_id_kept_only_when_well_formed(self):
+        for inbound, expected in ((self.GLOBAL, self.GLOBAL),
+                                  ('req-not-a-uuid', None)):
+            seen = []
+            webob.Request.blank(
+                '/', headers={'X-Openstack-Request-Id': inbound}).get_response(
+                deploy._RequestId(_app(seen=seen)))
+            self.assertEqual(expected,
+                             seen[0].get(request_id.GLOBAL_REQ_ID))
+            # The response carries this request's own id, not the caller's.
+            self.assertNotEqual(inbound,
+                                seen[0][request_id.ENV_REQUEST_ID])
+
+    def test_header_the_application_set_is_not_repeated(self):
+        def app(environ, start_response):
+            start_response('200 OK', [('X-OpenStack-Request-Id', 'mine'),
+                                      ('Content-Length', '0')])
+            return [b'']
+        resp = webob.Request.blank('/').get_response(deploy._RequestId(app))
+        self.assertEqual(['mine'],
+                         resp.headers.getall('x-openstack-request-id'))
+
+
+class BodySizeLimiterTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.seen = []
+
+        def app(environ, start_response):
+            self.seen.append(environ['wsgi.input'].read())
+            start_response('204 No Content', [])
+            return [b'']
+        conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        # The middleware registers its option.
+        self.limiter = fault.FaultWrapper(deploy._BodySizeLimiter(app, conf))
+        conf.set_override('max_request_body_size', 10,
+                          group='oslo_middleware')
+
+    def _post(self, body, chunked=False):
+        req = webob.Request.blank('/', method='POST',
+                                  headers={'Accept': 'application/json'})
+        req.body_file = io.BytesIO(body)
+        if chunked:
+            req.content_length = None
+            req.headers['Transfer-Encoding'] = 'chunked'
+        else:
+            req.content_length = len(body)
+        return req.get_response(self.limiter), self.seen
+
+    def test_body_within_the_limit_reaches_the_application(self):
+        resp, seen = self._post(b'0123456789')
+        self.assertEqual(204, resp.status_int)
+        self.assertEqual([b'0123456789'], seen)
+
+    def test_declared_body_over_the_limit_is_a_413_fault(self):
+        resp, seen = self._post(b'0123456789X')
+        self.assertEqual(413, resp.status_int)
+        self.assertEqual([], seen)  # the application never ran
+        fault_body = jsonutils.loads(resp.body)
+        self.assertEqual(413, fault_body['overLimit']['code'])
+        self.assertIn('max_request_body_size (10)',
+                      fault_body['overLimit']['message'])
+
+    def test_undeclared_body_over_the_limit_is_a_413_fault(self):
+        resp, seen = self._post(b'0123456789X', chunked=True)
+        self.assertEqual(413, resp.status_int)
+        self.assertEqual(413, jsonutils.loads(resp.body)['overLimit']['code'])
+
+    def test_undeclared_body_within_the_limit_is_read_whole(self):
+        resp, seen = self._post(b'01234', chunked=True)
+        self.assertEqual(204, resp.status_int)
+        self.assertEqual([b'01234'], seen)
