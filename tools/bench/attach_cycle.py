@@ -183,6 +183,9 @@ def parse_time(value):
 
 
 class Bench(object):
+    # The source tree whose nova-lite-all runs (interleave.py sets another).
+    repo = REPO
+
     def __init__(self, args):
         self.args = args
         self.workdir = None
@@ -213,7 +216,8 @@ class Bench(object):
             conf.write(f)
         self.log_path = os.path.join(self.workdir, 'nova-lite-all.log')
         env = dict(os.environ)
-        env['PYTHONPATH'] = REPO + os.pathsep + env.get('PYTHONPATH', '')
+        env['PYTHONPATH'] = os.pathsep.join(
+            [self.repo, env.get('PYTHONPATH', '')])
         env.pop('OS_NOVA_LITE_CONFIG_FILE', None)
         self.proc = subprocess.Popen(
             [self.args.python, '-m', 'nova_lite.cmd.all',
