@@ -7,9 +7,7 @@ host on threads over the in-process transport, and serves the API on
 stops it cleanly.
 """
 
-import signal
 import sys
-import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -73,22 +71,10 @@ def main(argv=None):
     LOG.info('clouds.yaml for openstacksdk/openstackclient: %s (export '
              'OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=nova-lite); template: '
              'etc/nova-lite/clouds.yaml.sample', clouds, clouds)
-    stopped = threading.Event()
-
-    def _stop(signum, frame):
-        LOG.info('Signal %s received, stopping', signum)
-        stopped.set()
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
-    thread = wsgi_server.serve_in_thread(server)
     try:
-        while not stopped.wait(1):
-            pass
+        signum = wsgi_server.serve_until_signalled(server)
+        LOG.info('Signal %s received, stopping', signum)
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
         system.stop()
         LOG.info('nova-lite-all stopped')
     return 0

@@ -5,9 +5,7 @@ Production runs ``nova_lite.wsgi.api:application`` under uWSGI
 application on ``[wsgi] bind_host``:``bind_port`` with a threaded server.
 """
 
-import signal
 import sys
-import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -27,15 +25,8 @@ def main(argv=None):
                                      conf.wsgi.bind_port, app)
     LOG.info('nova-lite-api serving on http://%s:%s',
              *server.server_address[:2])
-    stopped = threading.Event()
-    signal.signal(signal.SIGINT, lambda *a: stopped.set())
-    signal.signal(signal.SIGTERM, lambda *a: stopped.set())
-    thread = wsgi_server.serve_in_thread(server)
-    while not stopped.wait(1):
-        pass
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
+    signum = wsgi_server.serve_until_signalled(server)
+    LOG.info('Signal %s received, nova-lite-api stopped', signum)
     return 0
 
 

@@ -39,6 +39,7 @@ PEP 3333 ask:
 """
 
 from email import utils as email_utils
+import signal
 import socket
 import socketserver
 import threading
@@ -466,6 +467,29 @@ class ThreadedWSGIServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
 
 def make_server(host, port, app):
     return ThreadedWSGIServer((host, port), app)
+
+
+def serve_until_signalled(server):
+    """Serve ``server`` until SIGINT or SIGTERM, then shut it down and
+    close it; returns the signal's number."""
+    stopped = threading.Event()
+    received = []
+
+    def _stop(signum, frame):
+        received.append(signum)
+        stopped.set()
+
+    signal.signal(signal.SIGINT, _stop)
+    signal.signal(signal.SIGTERM, _stop)
+    thread = serve_in_thread(server)
+    try:
+        while not stopped.wait(1):
+            pass
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    return received[0]
 
 
 def serve_in_thread(server):

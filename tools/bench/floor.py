@@ -82,11 +82,9 @@ import datetime
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import uuid
 
 import jsonschema
@@ -185,39 +183,35 @@ class Database(object):
         sa.event.listen(self.engine, 'connect', _sqlite_pragmas)
         METADATA.create_all(self.engine)
 
-    # -- setup ----------------------------------------------------------------
-    def create_server(self, name):
-        server = {'id': str(uuid.uuid4()), 'name': name, 'status': 'ACTIVE'}
+    # -- setup and reads ------------------------------------------------------
+    def _insert(self, table, row):
         with self.engine.begin() as conn:
-            conn.execute(SERVERS.insert().values(**server))
-        return server
+            conn.execute(table.insert().values(**row))
+        return row
 
-    def get_server(self, server_id):
+    def _get(self, table, *where):
         with self.engine.connect() as conn:
-            row = conn.execute(SERVERS.select().where(
-                SERVERS.c.id == server_id)).first()
+            row = conn.execute(table.select().where(*where)).first()
         return None if row is None else row._asdict()
+
+    def create_server(self, name):
+        return self._insert(SERVERS, {'id': str(uuid.uuid4()), 'name': name,
+                                      'status': 'ACTIVE'})
 
     def create_volume(self, name, size):
-        volume = {'id': str(uuid.uuid4()), 'name': name, 'size': size,
-                  'status': 'available', 'updated_at': _utcnow()}
-        with self.engine.begin() as conn:
-            conn.execute(VOLUMES.insert().values(**volume))
-        return volume
+        return self._insert(VOLUMES, {
+            'id': str(uuid.uuid4()), 'name': name, 'size': size,
+            'status': 'available', 'updated_at': _utcnow()})
 
-    # -- reads ----------------------------------------------------------------
+    def get_server(self, server_id):
+        return self._get(SERVERS, SERVERS.c.id == server_id)
+
     def get_volume(self, volume_id):
-        with self.engine.connect() as conn:
-            row = conn.execute(VOLUMES.select().where(
-                VOLUMES.c.id == volume_id)).first()
-        return None if row is None else row._asdict()
+        return self._get(VOLUMES, VOLUMES.c.id == volume_id)
 
     def get_attachment(self, server_id, volume_id):
-        with self.engine.connect() as conn:
-            row = conn.execute(ATTACHMENTS.select().where(
-                ATTACHMENTS.c.server_id == server_id,
-                ATTACHMENTS.c.volume_id == volume_id)).first()
-        return None if row is None else row._asdict()
+        return self._get(ATTACHMENTS, ATTACHMENTS.c.server_id == server_id,
+                         ATTACHMENTS.c.volume_id == volume_id)
 
     # -- the attach and detach steps ------------------------------------------
     def reserve(self, server_id, volume_id, device):
@@ -225,11 +219,8 @@ class Database(object):
         server_ok = sa.exists().where(SERVERS.c.id == server_id,
                                       SERVERS.c.status == 'ACTIVE')
         with self.engine.begin() as conn:
-            swapped = conn.execute(
-                VOLUMES.update().where(
-                    VOLUMES.c.id == volume_id,
-                    VOLUMES.c.status == 'available', server_ok).values(
-                    status='attaching', updated_at=_utcnow())).rowcount
+            swapped = self._swap(conn, volume_id, 'available', 'attaching',
+                                 server_ok)
             if not swapped:
                 if not conn.execute(sa.select(server_ok)).scalar():
                     raise Failed(404, 'Instance %s could not be found.'
@@ -242,11 +233,7 @@ class Database(object):
     def complete_attach(self, server_id, volume_id):
         """Compute: attaching -> in-use, the attachment attached."""
         with self.engine.begin() as conn:
-            swapped = conn.execute(
-                VOLUMES.update().where(
-                    VOLUMES.c.id == volume_id,
-                    VOLUMES.c.status == 'attaching').values(
-                    status='in-use', updated_at=_utcnow())).rowcount
+            swapped = self._swap(conn, volume_id, 'attaching', 'in-use')
             if swapped:
                 conn.execute(ATTACHMENTS.update().where(
                     ATTACHMENTS.c.volume_id == volume_id,
@@ -260,11 +247,8 @@ class Database(object):
         attached = sa.exists().where(ATTACHMENTS.c.volume_id == volume_id,
                                      ATTACHMENTS.c.server_id == server_id)
         with self.engine.begin() as conn:
-            swapped = conn.execute(
-                VOLUMES.update().where(
-                    VOLUMES.c.id == volume_id,
-                    VOLUMES.c.status == 'in-use', attached).values(
-                    status='detaching', updated_at=_utcnow())).rowcount
+            swapped = self._swap(conn, volume_id, 'in-use', 'detaching',
+                                 attached)
             if not swapped:
                 if not conn.execute(sa.select(attached)).scalar():
                     raise Failed(404, 'volume_id not found: %s' % volume_id)
@@ -273,16 +257,19 @@ class Database(object):
     def complete_detach(self, server_id, volume_id):
         """Compute: detaching -> available, the attachment deleted."""
         with self.engine.begin() as conn:
-            swapped = conn.execute(
-                VOLUMES.update().where(
-                    VOLUMES.c.id == volume_id,
-                    VOLUMES.c.status == 'detaching').values(
-                    status='available', updated_at=_utcnow())).rowcount
+            swapped = self._swap(conn, volume_id, 'detaching', 'available')
             if swapped:
                 conn.execute(ATTACHMENTS.delete().where(
                     ATTACHMENTS.c.volume_id == volume_id,
                     ATTACHMENTS.c.server_id == server_id))
         return bool(swapped)
+
+    @staticmethod
+    def _swap(conn, volume_id, status, new_status, *also):
+        """The compare-and-swap of the volume's status; rows changed."""
+        return conn.execute(VOLUMES.update().where(
+            VOLUMES.c.id == volume_id, VOLUMES.c.status == status,
+            *also).values(status=new_status, updated_at=_utcnow())).rowcount
 
     @staticmethod
     def _volume_conflict(conn, volume_id, action):
@@ -587,17 +574,9 @@ def serve(port, state):
         rpc_server.start()
     httpd = wsgi_server.make_server('127.0.0.1', port,
                                     FloorAPI(db, conductor, compute))
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda signum, frame: stopped.set())
-    signal.signal(signal.SIGINT, lambda signum, frame: stopped.set())
-    thread = wsgi_server.serve_in_thread(httpd)
     try:
-        while not stopped.wait(1):
-            pass
+        wsgi_server.serve_until_signalled(httpd)
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
         for rpc_server in rpc_servers:
             rpc_server.stop()
             rpc_server.wait()
