@@ -1,5 +1,5 @@
 project = 'nova_lite API Reference'
-extensions = ['os_api_ref']
+extensions = ['os_api_ref', 'openstackdocstheme']
 master_doc = 'index'
 html_theme = 'openstackdocs'
 openstackdocs_repo_name = 'nova_lite'

@@ -1,10 +1,10 @@
 """The api-ref samples of the compute resources: servers, server actions,
-flavors, os-volume_attachments and os-instance-actions.
+flavors, os-volume_attachments, os-instance-actions and os-services.
 
 Run with NOVA_LITE_WRITE_SAMPLES=1 to (re)write
 api-ref/source/samples/{servers,flavors,os-volume_attachments,
-os-instance-actions}/; otherwise the test fails when a sample no longer
-matches what the API does. Ids, times, hashes, passwords and URLs are
+os-instance-actions,os-services}/; otherwise the test fails when a sample
+no longer matches what the API does. Ids, times, hashes, passwords and URLs are
 replaced by fixed values so that samples are stable.
 """
 
@@ -52,6 +52,7 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
         self._volume_attachments(server_id)
         self._instance_actions(server_id)
         self._async_attach(server_id)
+        self._services()
 
     def _flavors(self):
         for version in ('2.1', '2.75'):
@@ -152,6 +153,10 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
         self._call(self.api, '2.1', 'DELETE', '%s/%s' % (url, volumes[0]),
                    folder, 'detach-volume', status=202)
         self.wait_for_volume_status(volumes[0], 'available')
+
+    def _services(self):
+        self._call(self.admin_api, '2.1', 'GET', '/v2.1/os-services',
+                   'os-services', 'services-list-get')
 
     def _instance_actions(self, server_id):
         folder = 'os-instance-actions'
