@@ -146,9 +146,8 @@ class _Response(object):
         self.handler = handler
         self.version = version
         self.keep_alive = keep_alive
-        # HEAD: the headers of a GET, never a body.
-        self.head = head
-        # 1xx, 204 and 304 responses have no body, whatever their headers.
+        # HEAD: the headers of a GET, never a body; 1xx, 204 and 304
+        # responses (found out in _send_head) have none either.
         self.bodiless = head
         self.status = None
         self.headers = None
@@ -228,11 +227,15 @@ class _Response(object):
                 # connection.
                 self.keep_alive = False
         if 'date' not in names:
-            lines.append('Date: %s\r\n' % self.handler.date())
+            lines.append('Date: %s\r\n' % _http_date())
         if 'server' not in names:
             lines.append('Server: %s\r\n' % SERVER_SOFTWARE)
         if not self.keep_alive:
             lines.append('Connection: close\r\n')
+        elif self.version == 'HTTP/1.0':
+            # An HTTP/1.0 client that asked to keep the connection learns
+            # here that it is kept.
+            lines.append('Connection: keep-alive\r\n')
         lines.append('\r\n')
         self.sent = True
         self.handler.wfile.write(''.join(lines).encode('latin-1') + data)
@@ -253,9 +256,6 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self):
         while self._handle_one():
             pass
-
-    def date(self):
-        return _http_date()
 
     # -- one request ------------------------------------------------------
     def _handle_one(self):
@@ -417,7 +417,7 @@ class _Handler(socketserver.StreamRequestHandler):
         head = ('%s %d %s\r\nContent-Type: text/plain\r\n'
                 'Content-Length: %d\r\nDate: %s\r\nServer: %s\r\n'
                 'Connection: close\r\n\r\n' % (
-                    version, code, reason, len(body), self.date(),
+                    version, code, reason, len(body), _http_date(),
                     SERVER_SOFTWARE))
         try:
             self.wfile.write(head.encode('latin-1') + body)

@@ -230,6 +230,9 @@ class ParsingTest(ServerTest):
         data = self.raw(b'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n'
                         b'GET / HTTP/1.0\r\n\r\n')
         self.assertEqual(2, data.count(b'HTTP/1.0 200 OK'), data)
+        first, second = data.split(b'HTTP/1.0 200 OK')[1:]
+        self.assertIn(b'Connection: keep-alive\r\n', first)
+        self.assertIn(b'Connection: close\r\n', second)
 
     def assertRefused(self, request, status):
         data = self.raw(request + b'GET / HTTP/1.1\r\nHost: x\r\n\r\n')
