@@ -61,8 +61,7 @@ MAX_HEADERS = 100
 SERVER_SOFTWARE = 'nova-lite'
 _HTTP_VERSIONS = ('HTTP/1.1', 'HTTP/1.0')
 # Request headers that are not HTTP_* keys in the environ.
-_CGI_HEADERS = {'CONTENT_TYPE': 'CONTENT_TYPE',
-                'CONTENT_LENGTH': 'CONTENT_LENGTH'}
+_CGI_HEADERS = frozenset(('CONTENT_TYPE', 'CONTENT_LENGTH'))
 _END_OF_HEADERS = (b'\r\n', b'\n')
 # Response headers the gateway decides about itself.
 _HOP_BY_HOP = frozenset(('connection', 'keep-alive', 'proxy-authenticate',
@@ -404,7 +403,8 @@ class _Handler(socketserver.StreamRequestHandler):
         environ['wsgi.errors'] = _ERRORS
         for name, value in headers:
             key = name.upper().replace('-', '_')
-            key = _CGI_HEADERS.get(key) or 'HTTP_' + key
+            if key not in _CGI_HEADERS:
+                key = 'HTTP_' + key
             if key in environ:
                 environ[key] += ',' + value  # a repeated header
             else:
