@@ -22,6 +22,11 @@ name) or cast it (2.101: the user got 202 already).
    the connection is made at unshelve).
 
 Steps 1 to 3 are the instance action's event ``conductor_attach_volume``.
+The mapping's attachment id and the event's end are written in one
+transaction *before* the cast: the host's work then never waits for the
+conductor's last write (on SQLite, for the write lock), and the conductor
+answers its caller at once after the cast. A cast that fails after that
+finishes the event again, with ``Error``.
 Any failure undoes what came before it (the attachment is deleted, the
 mapping destroyed) and is recorded where the user can see it without
 having waited for it: the event's ``Error`` result with the message, an
@@ -122,7 +127,7 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
     attachment_id = None
     try:
         with instance_action.EventReporter(context, EVENT, host,
-                                           instance.uuid):
+                                           instance.uuid) as event:
             offloaded = instance.vm_state == states.SHELVED_OFFLOADED
             if not offloaded:
                 bdm = _reserve_device_name(context, compute_rpcapi, instance,
@@ -133,11 +138,14 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                 timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
             bdm.attachment_id = attachment_id
-            bdm.save()
             if offloaded:
+                bdm.save()
                 volume_api.attachment_complete(
                     volume_client.service_context(context), attachment_id)
             else:
+                with instance_action.transaction(context):
+                    bdm.save()
+                    event.finish()
                 compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():

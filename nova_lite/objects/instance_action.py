@@ -43,8 +43,11 @@ UPDATE_VOLUME = 'update_volume'
 def transaction(context):
     """A writer transaction for ``with``: an action and the rows its
     request writes with it (a block device mapping) are written in one
-    transaction, all or nothing."""
-    return db_api.context_manager.writer.using(context)
+    transaction, all or nothing. It is a connection-mode transaction (the
+    Core writers of actions, events and mappings run on its connection;
+    an ORM Session is made, on that connection, only if a session-mode
+    writer inside asks for one)."""
+    return db_api.context_manager.writer.connection.using(context)
 
 
 @db_api.context_manager.writer.connection
@@ -315,6 +318,12 @@ class EventReporter(object):
     traceback when the block raises (the exception propagates). When the
     request recorded no action (nothing to attach the event to), the step
     runs unrecorded.
+
+    ``finish()`` ends the event with ``Success`` before the block does, so
+    that the step's last write and its event's end can share a
+    transaction, and so that nothing the step hands on (a cast) waits on
+    it. Should the block still raise after that, the event is finished
+    again, with ``Error``: what the user sees is what happened.
     """
 
     def __init__(self, context, event_name, host, *instance_uuids):
@@ -323,6 +332,7 @@ class EventReporter(object):
         self.host = host
         self.instance_uuids = instance_uuids
         self._started = []
+        self._finished = False
 
     def __enter__(self):
         for uuid in self.instance_uuids:
@@ -341,15 +351,25 @@ class EventReporter(object):
                               '%s', self.event_name, uuid)
         return self
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def _finish(self, exc=None, exc_tb=None):
         for uuid, ids in self._started:
             try:
                 InstanceActionEvent.event_finish(
-                    self.context, uuid, self.event_name, exc=exc_val,
+                    self.context, uuid, self.event_name, exc=exc,
                     exc_tb=exc_tb, ids=ids)
             except Exception:
                 LOG.exception('Could not finish event %s of %s',
                               self.event_name, uuid)
+
+    def finish(self):
+        """Finish the event(s) now, with ``Success`` (in the caller's
+        transaction, if it is in one)."""
+        self._finish()
+        self._finished = True
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if exc_val is not None or not self._finished:
+            self._finish(exc_val, exc_tb)
         return False
 
 

@@ -251,6 +251,67 @@ class _ObjectTests(object):
         bdm.attachment_id = uuidutils.generate_uuid()
         self.assertRaises(exception.VolumeBDMNotFound, bdm.save)
 
+    def test_event_finished_early_in_a_shared_transaction(self):
+        instance = self._instance()
+        action_cls = instance_action.InstanceAction
+        action_cls.action_start(self.ctxt, instance.uuid, 'attach_volume')
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+
+        def events():
+            return [(e.event, e.result, e.details) for e in
+                    action_cls.get_by_request_id(
+                        self.ctxt, instance.uuid,
+                        self.ctxt.request_id).events]
+
+        # The mapping's write and the event's end commit together: a
+        # failure in that transaction leaves neither written.
+        class Abort(Exception):
+            pass
+        attachment_id = uuidutils.generate_uuid()
+        try:
+            with instance_action.EventReporter(self.ctxt, 'conductor_x',
+                                               'h1', instance.uuid) as ev:
+                with instance_action.transaction(self.ctxt):
+                    bdm.attachment_id = attachment_id
+                    bdm.save()
+                    ev.finish()
+                    raise Abort()
+        except Abort:
+            pass
+        got = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertIsNone(got.attachment_id)
+        self.assertEqual([('conductor_x', 'Error', 'Abort')], events())
+
+        # Finished early, then the block goes on and fails: Error.
+        try:
+            with instance_action.EventReporter(self.ctxt, 'conductor_y',
+                                               'h1', instance.uuid) as ev:
+                with instance_action.transaction(self.ctxt):
+                    bdm.attachment_id = attachment_id
+                    bdm.save()
+                    ev.finish()
+                self.assertEqual(('conductor_y', 'Success', None),
+                                 events()[1])
+                raise exception.InvalidVolume(reason='cast failed')
+        except exception.InvalidVolume:
+            pass
+        self.assertEqual(('conductor_y', 'Error',
+                          'Invalid volume: cast failed'), events()[1])
+        got = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertEqual(attachment_id, got.attachment_id)
+
+        # Finished early and the block ends well: one Success, unchanged.
+        with instance_action.EventReporter(self.ctxt, 'conductor_z', 'h1',
+                                           instance.uuid) as ev:
+            ev.finish()
+            finished = events()[2]
+        self.assertEqual(('conductor_z', 'Success', None), finished)
+        self.assertEqual(finished, events()[2])
+
     def test_actions_events_and_faults(self):
         instance = self._instance()
         action_cls = instance_action.InstanceAction

@@ -73,6 +73,10 @@ class AttachWorkflowTest(base.TestCase):
             instance_action.InstanceActionEvent, 'event_finish')).mock
         self.fault = self.useFixture(fixtures.MockPatchObject(
             objects.InstanceFault, 'record')).mock
+        # The database transaction the mapping's save and the event's end
+        # share (the functional tests run it for real).
+        self.transaction = self.useFixture(fixtures.MockPatchObject(
+            instance_action, 'transaction')).mock
 
     def api_bdm(self, volume_id, **kwargs):
         """The mapping the API creates: no device name, no attachment."""
@@ -113,6 +117,23 @@ class AttachWorkflowTest(base.TestCase):
         self.assertEqual([], self.destroyed)
         self.assertFalse(self.fault.called)
         self.assertFalse(self.notifier.notify_volume.called)
+
+    def test_event_finished_in_the_save_transaction_before_the_cast(self):
+        order = []
+        txn = self.transaction.return_value
+        txn.__enter__.side_effect = lambda: order.append('begin')
+        txn.__exit__.side_effect = lambda *a: order.append('commit')
+        objects.BlockDeviceMapping.save.side_effect = (
+            lambda: order.append('save'))
+        self.event_finish.side_effect = (
+            lambda *a, **kw: order.append(('finish', kw['exc'])))
+        cast = self.compute.attach_volume
+        self.compute.attach_volume = lambda *a: (order.append('cast'),
+                                                 cast(*a))
+        self.run_attach(self.volumes.create_volume())
+        self.transaction.assert_called_once_with(self.ctxt)
+        self.assertEqual(['begin', 'save', ('finish', None), 'commit',
+                          'cast'], order)
 
     def test_shelved_offloaded_needs_no_host(self):
         self.instance.vm_state = 'shelved_offloaded'
@@ -179,6 +200,11 @@ class AttachWorkflowTest(base.TestCase):
                   if c[0] == 'attachment_delete']
         self.assertEqual(1, len(delete))
         self.assert_failure_recorded(messaging.MessageDeliveryFailure)
+        # The event had been finished before the cast; the failure
+        # finished it again, as an error.
+        self.assertEqual([None, self.compute.cast_error],
+                         [c[1]['exc'] for c in
+                          self.event_finish.call_args_list])
 
     def test_offloaded_completion_failure_deletes_the_attachment(self):
         self.instance.vm_state = 'shelved_offloaded'
