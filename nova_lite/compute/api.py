@@ -91,6 +91,19 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             raise exception.InstanceNotFound(instance_id=instance_uuid)
         return instance
 
+    def get_with_volume_mapping(self, context, instance_uuid, volume_id):
+        """``get`` and the server's mapping of ``volume_id`` (None if there
+        is none), read in one transaction. The caller checks its policy on
+        the server before it uses the mapping."""
+        with obj_base.reads(context):
+            instance = self.get(context, instance_uuid)
+            try:
+                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                    context, volume_id, instance.uuid)
+            except exception.VolumeBDMNotFound:
+                bdm = None
+        return instance, bdm
+
     def get_all(self, context, all_tenants=False, project_id=None,
                 status=None, name=None):
         if not all_tenants:

@@ -19,6 +19,7 @@ from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
+from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
 from nova_lite.volume import client as volume_client
 
@@ -62,24 +63,27 @@ class VolumeOperations(object):
         if device and not checks.match_device(device):
             raise exception.InvalidDevicePath(path=device)
         volume = self.volume_api.get(context, volume_id)
-        self._check_not_attached(context, volume, instance)
-        if volume['multiattach'] and not supports_multiattach:
-            raise exception.MultiattachNotSupportedOldMicroversion()
-        if instance.vm_state == states.SHELVED_OFFLOADED:
-            if tag:
-                raise exception.VolumeTaggedAttachToShelvedNotSupported()
-            if volume['multiattach']:
-                raise exception.MultiattachToShelvedNotSupported()
-        checks.check_attach_mode_supported(context, instance, attach_mode)
-        self.compute_task_api.check_can_attach_volume()
-        # The unique (server, volume) constraint settles concurrent
-        # requests for the same pair: the loser is 400 "already attached".
         bdm = objects.BlockDeviceMapping.new_volume(
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
             attach_mode=attach_mode)
-        # The mapping and the action: one transaction.
+        # The checks from the duplicate guard on (in the contract's order;
+        # no call leaves the process), the mapping and the action: one
+        # writer transaction. The unique (server, volume) constraint
+        # settles concurrent requests for the same pair: the loser is 400
+        # "already attached".
         with instance_action.transaction(context):
+            self._check_not_attached(context, volume, instance)
+            if volume['multiattach'] and not supports_multiattach:
+                raise exception.MultiattachNotSupportedOldMicroversion()
+            if instance.vm_state == states.SHELVED_OFFLOADED:
+                if tag:
+                    raise exception.VolumeTaggedAttachToShelvedNotSupported()
+                if volume['multiattach']:
+                    raise exception.MultiattachToShelvedNotSupported()
+            checks.check_attach_mode_supported(context, instance,
+                                               attach_mode)
+            self.compute_task_api.check_can_attach_volume()
             bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
@@ -108,8 +112,14 @@ class VolumeOperations(object):
         until this one is done. The attachment being deleted is the guard.
         """
         volume = self.volume_api.get(context, volume_id)
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
-            context, volume_id, instance.uuid)
+        offloaded = instance.vm_state == states.SHELVED_OFFLOADED
+        # The mapping and the host's service: one read transaction. The
+        # service is looked at only after the checks before it passed.
+        with obj_base.reads(context):
+            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                context, volume_id, instance.uuid)
+            host_up = bool(not offloaded and instance.host and
+                           self.host_is_up(context, instance.host))
         if bdm.is_root:
             raise exception.RootVolumeDetach()
         checks.check_instance_lock(context, instance)
@@ -121,10 +131,10 @@ class VolumeOperations(object):
             # Block storage reserved the volume meanwhile.
             bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
-        if instance.vm_state == states.SHELVED_OFFLOADED:
+        if offloaded:
             self._detach_volume_shelved_offloaded(context, instance, bdm)
             return
-        if not instance.host or not self.host_is_up(context, instance.host):
+        if not host_up:
             raise exception.ComputeServiceUnavailable(host=instance.host)
         mark = not volume['multiattach']
         if mark:

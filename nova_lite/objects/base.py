@@ -12,6 +12,7 @@ from oslo_utils import timeutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
+from nova_lite.db import api as db_api
 from nova_lite import exception
 
 # Where oslo.versionedobjects keeps a field's value on an object.
@@ -246,6 +247,13 @@ class ObjectListBase(ovo_base.ObjectListBase):
 def utcnow():
     """Naive UTC now, as stored in the database."""
     return timeutils.utcnow().replace(tzinfo=None, microsecond=0)
+
+
+def reads(context):
+    """One reader transaction for ``with``: the objects' reads inside it
+    join it (one snapshot, one BEGIN and one end instead of one per read).
+    Keep calls that leave the process (block storage, RPC) outside it."""
+    return db_api.context_manager.reader.connection.using(context)
 
 
 def require_found(obj, exc_class, **kwargs):

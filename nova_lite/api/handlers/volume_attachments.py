@@ -119,10 +119,10 @@ def list_volume_attachments(req, server_id):
 def show_volume_attachment(req, server_id, volume_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
-    _api, instance = _instance(req, ctxt, server_id, policies.SHOW)
-    bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
-        ctxt, volume_id, instance.uuid)
-    if not _listed(bdm, want):
+    api = compute_api.get_api(req.environ['nova_lite.conf'])
+    instance, bdm = api.get_with_volume_mapping(ctxt, server_id, volume_id)
+    ctxt.can(policies.SHOW, target={'project_id': instance.project_id})
+    if bdm is None or not _listed(bdm, want):
         raise exception.VolumeBDMNotFound(instance_uuid=instance.uuid,
                                           volume_id=volume_id)
     return {'volumeAttachment': _serialize(bdm, want)}
