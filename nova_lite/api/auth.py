@@ -9,7 +9,6 @@ becomes a response in ``nova_lite.api.fault.FaultWrapper``.
 """
 
 from keystonemiddleware import auth_token
-import webob
 
 from nova_lite import context as nl_context
 from nova_lite import exception
@@ -25,8 +24,9 @@ class NoAuthMiddleware(object):
         self.application = application
 
     def __call__(self, environ, start_response):
-        req = webob.BaseRequest(environ)
-        token = req.headers.get('X-Auth-Token')
+        # The headers as the environ holds them (PEP 3333's HTTP_ keys),
+        # as keystonemiddleware sets them.
+        token = environ.get('HTTP_X_AUTH_TOKEN')
         if not token:
             raise exception.NotAuthenticated()
         user_id, _sep, project_id = token.partition(':')
@@ -36,10 +36,10 @@ class NoAuthMiddleware(object):
             roles.insert(0, 'admin')
         if user_id == 'service':
             roles.append('service')
-        req.headers['X-User-Id'] = user_id
-        req.headers['X-Project-Id'] = project_id
-        req.headers['X-Roles'] = ','.join(roles)
-        req.headers['X-Identity-Status'] = 'Confirmed'
+        environ['HTTP_X_USER_ID'] = user_id
+        environ['HTTP_X_PROJECT_ID'] = project_id
+        environ['HTTP_X_ROLES'] = ','.join(roles)
+        environ['HTTP_X_IDENTITY_STATUS'] = 'Confirmed'
         return self.application(environ, start_response)
 
 
@@ -51,16 +51,16 @@ class ContextMiddleware(object):
         self.enforcer = enforcer
 
     def __call__(self, environ, start_response):
-        req = webob.BaseRequest(environ)
-        if req.headers.get('X-Identity-Status', 'Confirmed') != 'Confirmed':
+        if environ.get('HTTP_X_IDENTITY_STATUS',
+                       'Confirmed') != 'Confirmed':
             raise exception.NotAuthenticated()
-        ctxt = nl_context.RequestContext.from_environ(req.environ)
+        ctxt = nl_context.RequestContext.from_environ(environ)
         if not ctxt.user_id or not ctxt.project_id:
             raise exception.NotAuthenticated(
                 message=_('The request has no user or project.'))
         ctxt.is_admin = 'admin' in [r.lower() for r in ctxt.roles]
         ctxt.enforcer = self.enforcer
-        req.environ[CONTEXT_KEY] = ctxt
+        environ[CONTEXT_KEY] = ctxt
         return self.application(environ, start_response)
 
 

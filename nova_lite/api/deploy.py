@@ -124,12 +124,19 @@ class _BodySizeLimiter(sizelimit.RequestBodySizeLimiter):
     untouched, without a ``wsgify`` around it. The 413 is raised to
     ``FaultWrapper``, just outside, so that it is a fault in the API's own
     format like every other error.
+
+    A request with neither ``Content-Length`` nor ``Transfer-Encoding``
+    has no body (RFC 9112, 6.3): most requests (every GET) are such, and
+    the base class would still wrap their empty input; here they go on
+    as they are.
     """
 
     def __call__(self, environ, start_response):
         max_size = self._conf_get('max_request_body_size')
+        length = _content_length(environ)
+        if length is None and 'HTTP_TRANSFER_ENCODING' not in environ:
+            return self.application(environ, start_response)
         req = base_middleware.NoContentTypeRequest(environ)
-        length = req.content_length
         if length is not None and length > max_size:
             LOG.info('Request is too large: %(length)s bytes, larger than '
                      'max_request_body_size (%(max)s).',
@@ -141,6 +148,18 @@ class _BodySizeLimiter(sizelimit.RequestBodySizeLimiter):
             req.body_file = sizelimit.LimitingReader(req.body_file,
                                                      max_size)
         return self.application(environ, start_response)
+
+
+def _content_length(environ):
+    """``Content-Length`` as WebOb reads it: an int, or None when it is
+    missing or not a number."""
+    value = environ.get('CONTENT_LENGTH')
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 class _ConfInEnviron(object):

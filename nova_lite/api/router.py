@@ -199,7 +199,10 @@ def call_handler(api, req, handler, version, urlvars, body=None):
         kwargs['body'] = body
     qband = spec.query_band(version)
     if qband is not None:
-        validation.validate(qband, req.GET.dict_of_lists())
+        if req.environ.get('QUERY_STRING'):
+            validation.validate(qband, req.GET.dict_of_lists())
+        elif not qband.accepts_empty:
+            validation.validate(qband, {})
     result = handler(req, **kwargs)
     if isinstance(result, webob.Response):
         return result

@@ -49,6 +49,15 @@ class Band(object):
     def covers(self, version):
         return version.matches(self.min, self.max)
 
+    @property
+    def accepts_empty(self):
+        """Whether ``{}`` (a request without a query string) is valid:
+        worked out once."""
+        accepts = self.__dict__.get('_accepts_empty')
+        if accepts is None:
+            accepts = self._accepts_empty = self.validator.is_valid({})
+        return accepts
+
 
 class HandlerSpec(object):
     def __init__(self):

@@ -115,6 +115,26 @@ class NoAuthTest(testtools.TestCase):
                          (ctxt.user_id, ctxt.project_id, ctxt.is_admin))
         self.assertEqual('Confirmed', seen[0]['HTTP_X_IDENTITY_STATUS'])
 
+    def test_identity_headers_of_the_client_are_replaced(self):
+        seen = []
+        app = auth.NoAuthMiddleware(auth.ContextMiddleware(
+            _app(seen=seen), enforcer=None))
+        req = webob.Request.blank('/', headers={
+            'X-Auth-Token': 'demo:p1', 'X-Roles': 'admin',
+            'X-Project-Id': 'other', 'X-Identity-Status': 'Invalid'})
+        self.assertEqual(200, req.get_response(app).status_int)
+        ctxt = seen[0][auth.CONTEXT_KEY]
+        self.assertEqual(('demo', 'p1', False, ['member', 'reader']),
+                         (ctxt.user_id, ctxt.project_id, ctxt.is_admin,
+                          ctxt.roles))
+
+    def test_unconfirmed_identity_is_refused(self):
+        app = auth.ContextMiddleware(_app(), enforcer=None)
+        req = webob.Request.blank('/', headers={
+            'X-User-Id': 'u', 'X-Project-Id': 'p',
+            'X-Identity-Status': 'Invalid'})
+        self.assertRaises(exception.NotAuthenticated, req.get_response, app)
+
     def test_no_token_raises_not_authenticated(self):
         app = auth.NoAuthMiddleware(_app())
         self.assertRaises(exception.NotAuthenticated,
@@ -210,6 +230,28 @@ class BodySizeLimiterTest(testtools.TestCase):
         resp, seen = self._post(b'0123456789X', chunked=True)
         self.assertEqual(413, resp.status_int)
         self.assertEqual(413, jsonutils.loads(resp.body)['overLimit']['code'])
+
+    def test_request_without_a_body_goes_on_untouched(self):
+        stream = io.BytesIO(b'')
+        req = webob.Request.blank('/', method='GET')
+        req.environ['wsgi.input'] = stream
+        req.environ.pop('CONTENT_LENGTH', None)
+        self.assertEqual(204, req.get_response(self.limiter).status_int)
+        self.assertEqual([b''], self.seen)
+        self.assertNotIn('webob.is_body_readable', req.environ)
+
+    def test_unreadable_content_length_counts_as_undeclared(self):
+        # WebOb's reading: not a number is no length; with a
+        # Transfer-Encoding the body is read through the limiter.
+        req = webob.Request.blank('/', method='POST')
+        req.body_file = io.BytesIO(b'0123456789X')
+        req.environ['CONTENT_LENGTH'] = 'ten'
+        req.environ['HTTP_TRANSFER_ENCODING'] = 'chunked'
+        self.assertEqual(413, req.get_response(self.limiter).status_int)
+        self.assertEqual(None, deploy._content_length(
+            {'CONTENT_LENGTH': 'ten'}))
+        self.assertEqual(11, deploy._content_length(
+            {'CONTENT_LENGTH': '11'}))
 
     def test_undeclared_body_within_the_limit_is_read_whole(self):
         resp, seen = self._post(b'01234', chunked=True)
