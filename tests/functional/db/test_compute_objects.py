@@ -265,44 +265,41 @@ class _ObjectTests(object):
                         self.ctxt, instance.uuid,
                         self.ctxt.request_id).events]
 
+        attachment_id = uuidutils.generate_uuid()
+
+        def step(name, inside=None, after=None):
+            """Save the mapping and finish the event in one transaction;
+            raise ``inside`` in it or call ``after`` once it committed."""
+            try:
+                with instance_action.EventReporter(
+                        self.ctxt, name, 'h1', instance.uuid) as ev:
+                    with instance_action.transaction(self.ctxt):
+                        bdm.attachment_id = attachment_id
+                        bdm.save()
+                        ev.finish()
+                        if inside is not None:
+                            raise inside
+                    if after is not None:
+                        after()
+            except exception.InvalidVolume:
+                pass
+            return objects.BlockDeviceMapping.get_by_volume_and_instance(
+                self.ctxt, bdm.volume_id, instance.uuid).attachment_id
+
         # The mapping's write and the event's end commit together: a
         # failure in that transaction leaves neither written.
-        class Abort(Exception):
-            pass
-        attachment_id = uuidutils.generate_uuid()
-        try:
-            with instance_action.EventReporter(self.ctxt, 'conductor_x',
-                                               'h1', instance.uuid) as ev:
-                with instance_action.transaction(self.ctxt):
-                    bdm.attachment_id = attachment_id
-                    bdm.save()
-                    ev.finish()
-                    raise Abort()
-        except Abort:
-            pass
-        got = objects.BlockDeviceMapping.get_by_volume_and_instance(
-            self.ctxt, bdm.volume_id, instance.uuid)
-        self.assertIsNone(got.attachment_id)
-        self.assertEqual([('conductor_x', 'Error', 'Abort')], events())
+        self.assertIsNone(step('conductor_x', inside=exception.InvalidVolume(
+            reason='abort')))
+        self.assertEqual([('conductor_x', 'Error', 'Invalid volume: abort')],
+                         events())
 
         # Finished early, then the block goes on and fails: Error.
-        try:
-            with instance_action.EventReporter(self.ctxt, 'conductor_y',
-                                               'h1', instance.uuid) as ev:
-                with instance_action.transaction(self.ctxt):
-                    bdm.attachment_id = attachment_id
-                    bdm.save()
-                    ev.finish()
-                self.assertEqual(('conductor_y', 'Success', None),
-                                 events()[1])
-                raise exception.InvalidVolume(reason='cast failed')
-        except exception.InvalidVolume:
-            pass
+        def cast_fails():
+            self.assertEqual(('conductor_y', 'Success', None), events()[1])
+            raise exception.InvalidVolume(reason='cast failed')
+        self.assertEqual(attachment_id, step('conductor_y', after=cast_fails))
         self.assertEqual(('conductor_y', 'Error',
                           'Invalid volume: cast failed'), events()[1])
-        got = objects.BlockDeviceMapping.get_by_volume_and_instance(
-            self.ctxt, bdm.volume_id, instance.uuid)
-        self.assertEqual(attachment_id, got.attachment_id)
 
         # Finished early and the block ends well: one Success, unchanged.
         with instance_action.EventReporter(self.ctxt, 'conductor_z', 'h1',
