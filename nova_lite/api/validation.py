@@ -14,6 +14,8 @@ validates, and ``tests/unit/api/test_schemas.py`` walks the route table to
 prove every route declares complete, gap-free bands.
 """
 
+import functools
+
 import jsonschema
 from jsonschema import Draft202012Validator
 from jsonschema import FormatChecker
@@ -49,14 +51,11 @@ class Band(object):
     def covers(self, version):
         return version.matches(self.min, self.max)
 
-    @property
+    @functools.cached_property
     def accepts_empty(self):
         """Whether ``{}`` (a request without a query string) is valid:
         worked out once."""
-        accepts = self.__dict__.get('_accepts_empty')
-        if accepts is None:
-            accepts = self._accepts_empty = self.validator.is_valid({})
-        return accepts
+        return self.validator.is_valid({})
 
 
 class HandlerSpec(object):
