@@ -29,13 +29,15 @@ semantics and takes both off the request path:
   is not remembered. Every change of the rules (a reload that changed
   something, ``set_rules``, ``clear``, a registered default) forgets
   everything remembered; a look at unchanged files keeps it. A remembered
-  answer costs about 5 us.
+  answer costs about 3 us.
 """
 
+import operator
 import threading
 import time
 
 from oslo_config import cfg
+from oslo_context import context as oslo_context
 from oslo_policy import _checks
 from oslo_policy import policy as oslo_policy
 
@@ -61,6 +63,47 @@ _PURE_CHECKS = frozenset([
     _checks.GenericCheck, _checks.RuleCheck, _checks.AndCheck,
     _checks.OrCheck, _checks.NotCheck,
 ])
+
+
+# What oslo.context's RequestContext.to_policy_values() holds, in order;
+# ``_credentials_key`` checks the list against it once per context class.
+_POLICY_ATTRS = (
+    'user_id', 'user_domain_id', 'system_scope', 'domain_id', 'project_id',
+    'project_domain_id', 'roles', 'is_admin_project', 'service_user_id',
+    'service_user_domain_id', 'service_project_id',
+    'service_project_domain_id', 'service_roles',
+)
+_read_policy_attrs = operator.attrgetter(*_POLICY_ATTRS)
+_ROLES = _POLICY_ATTRS.index('roles')
+_SERVICE_ROLES = _POLICY_ATTRS.index('service_roles')
+# Context class -> whether its policy values are exactly _POLICY_ATTRS.
+_READS_ATTRS = {}
+# Marks a key read from attributes (never equal to a frozen mapping's).
+_FROM_ATTRS = object()
+
+
+def _reads_attrs(cls, creds):
+    known = _READS_ATTRS.get(cls)
+    if known is None:
+        known = (cls.to_policy_values is
+                 oslo_context.RequestContext.to_policy_values and
+                 tuple(creds.to_policy_values()) == _POLICY_ATTRS)
+        _READS_ATTRS[cls] = known
+    return known
+
+
+def _credentials_key(creds):
+    """A hashable image of the credentials ``authorize`` is given: equal
+    for two credentials exactly when their policy values are equal."""
+    if _reads_attrs(type(creds), creds):
+        values = list(_read_policy_attrs(creds))
+        values[_ROLES] = tuple(values[_ROLES])
+        values[_SERVICE_ROLES] = tuple(values[_SERVICE_ROLES])
+        values.append(_FROM_ATTRS)
+        return tuple(values)
+    values = (creds.to_policy_values()
+              if hasattr(creds, 'to_policy_values') else creds)
+    return _freeze(values)
 
 
 def _freeze(mapping):
@@ -151,10 +194,8 @@ class Enforcer(oslo_policy.Enforcer):
     def authorize(self, rule, target, creds, do_raise=False, exc=None,
                   *args, **kwargs):
         self.load_rules()
-        values = (creds.to_policy_values()
-                  if hasattr(creds, 'to_policy_values') else creds)
         try:
-            key = (rule, _freeze(target), _freeze(values))
+            key = (rule, _freeze(target), _credentials_key(creds))
         except (TypeError, AttributeError):
             key = None  # not flat or not hashable: not remembered
         if key is not None:
@@ -164,6 +205,9 @@ class Enforcer(oslo_policy.Enforcer):
                     # What enforce() raises for a denial.
                     if exc:
                         raise exc(*args, **kwargs)
+                    values = (creds.to_policy_values()
+                              if hasattr(creds, 'to_policy_values')
+                              else creds)
                     raise oslo_policy.PolicyNotAuthorized(rule, target,
                                                           dict(values))
                 return answer

@@ -148,6 +148,73 @@ class EnforcerCostTest(base.TestCase):
         self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
         self.assertEqual(2, self.checks)
 
+    def _context(self, cls=context.RequestContext, **kwargs):
+        values = dict(user_id='u', project_id='p1', roles=['member', 'reader'])
+        values.update(kwargs)
+        ctxt = cls(**values)
+        ctxt.enforcer = self.enforcer
+        return ctxt
+
+    def test_equal_credentials_share_an_answer(self):
+        # Another context (another request) of the same user asks the same
+        # question: remembered, though the two objects differ.
+        for _ in range(2):
+            self.assertTrue(self._context().can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(1, self.checks)
+
+    def test_every_policy_value_tells_credentials_apart(self):
+        # Two contexts that differ in any one value oslo.context gives
+        # oslo.policy are two questions, even when the answer is the same.
+        first = self._context()
+        self.assertTrue(first.can(RULE, {'project_id': 'p1'}))
+        others = {
+            'user_id': 'u2', 'user_domain_id': 'd1', 'domain_id': 'd2',
+            'project_domain_id': 'd3', 'is_admin_project': False,
+            'service_user_id': 's', 'service_user_domain_id': 'sd',
+            'service_project_id': 'sp', 'service_project_domain_id': 'spd',
+            'service_roles': ['service'], 'roles': ['reader', 'member'],
+        }
+        for name, value in sorted(others.items()):
+            ctxt = self._context(**{name: value})
+            self.assertNotEqual(first.to_policy_values()[name],
+                                ctxt.to_policy_values()[name], name)
+            ctxt.can(RULE, {'project_id': 'p1'}, fatal=False)
+        self.assertEqual(1 + len(others), self.checks)
+
+    def test_changed_roles_are_asked_again(self):
+        ctxt = self._context(roles=['reader'])
+        self.assertFalse(ctxt.can(RULE, {'project_id': 'p1'}, fatal=False))
+        ctxt.roles.append('member')
+        self.assertTrue(ctxt.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+
+    def test_credentials_of_their_own_are_frozen_whole(self):
+        # A context class that gives oslo.policy more than oslo.context's
+        # values: its whole mapping is the key.
+        class Tiered(context.RequestContext):
+            tier = 'gold'
+
+            def to_policy_values(self):
+                values = super().to_policy_values()
+                values['tier'] = self.tier
+                return values
+
+        gold = self._context(cls=Tiered)
+        silver = self._context(cls=Tiered)
+        silver.tier = 'silver'
+        for ctxt in (gold, gold, silver):
+            self.assertTrue(ctxt.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+
+    def test_remembered_denial_raises_what_oslo_policy_raises(self):
+        self.assertFalse(self.member.can(RULE, {'project_id': 'p2'},
+                                         fatal=False))
+        exc = self.assertRaises(
+            oslo_policy.PolicyNotAuthorized, self.enforcer.authorize, RULE,
+            {'project_id': 'p2'}, self.member, do_raise=True)
+        self.assertEqual('%s is disallowed by policy' % RULE, str(exc))
+        self.assertEqual(1, self.checks)
+
 
 RULE = 'volume:attachment_create'
 
