@@ -1,11 +1,27 @@
 """One INFO line per request: method, path, status, size and time."""
 
 import time
+from urllib import parse
 
 from oslo_log import log as logging
-import webob
 
 LOG = logging.getLogger(__name__)
+
+# What WebOb leaves unquoted in a path (webob.request.PATH_SAFE).
+_PATH_SAFE = "/~!$&'()*+,;=:@"
+
+
+def path_qs(environ):
+    """The request's path and query string as WebOb's ``path_qs`` gives
+    them (the path quoted, the query string as sent), read from the
+    environ without building a request; a path that is not UTF-8 is
+    quoted byte for byte instead of failing."""
+    path = (parse.quote(environ.get('SCRIPT_NAME', '').encode('latin-1'),
+                        _PATH_SAFE) +
+            parse.quote(environ.get('PATH_INFO', '').encode('latin-1'),
+                        _PATH_SAFE))
+    query = environ.get('QUERY_STRING')
+    return path + '?' + query if query else path
 
 
 class RequestLog(object):
@@ -27,11 +43,11 @@ class RequestLog(object):
             status, headers = seen
             length = next((value for key, value in headers
                            if key.lower() == 'content-length'), None)
-            req = webob.BaseRequest(environ)
             LOG.info('%(addr)s "%(method)s %(path)s" status: %(status)s '
                      'len: %(len)s microversion: %(mv)s time: %(time).4f',
-                     {'addr': req.remote_addr, 'method': req.method,
-                      'path': req.path_qs, 'status': int(status[:3]),
+                     {'addr': environ.get('REMOTE_ADDR'),
+                      'method': environ['REQUEST_METHOD'],
+                      'path': path_qs(environ), 'status': int(status[:3]),
                       'len': None if length is None else int(length),
                       'mv': environ.get('nova_lite.microversion', '-'),
                       'time': time.monotonic() - start})

@@ -57,6 +57,20 @@ class RequestLogTest(testtools.TestCase):
         self.assertIn('"GET /v2.1/servers/i" status: 404 len: %d '
                       'microversion: - ' % len(resp.body), self.log.output)
 
+    def test_path_is_what_webob_gives(self):
+        for path in ('/v2.1/servers', '/v3/p/volumes?limit=2&marker=x',
+                     '/v2.1/servers/a%20b', '/v3/%C3%A9t%C3%A9?q=%C3%A9',
+                     "/v2.1/~!$&'()*+,;=:@", '/v2.1/a%2Fb%3F'):
+            req = webob.Request.blank(path)
+            req.script_name = '/compute'
+            self.assertEqual(req.path_qs, requestlog.path_qs(req.environ),
+                             path)
+
+    def test_path_that_is_not_utf8_is_logged(self):
+        environ = webob.Request.blank('/').environ
+        environ['PATH_INFO'] = '/v3/\xff'
+        self.assertEqual('/v3/%FF', requestlog.path_qs(environ))
+
 
 class FaultWrapperTest(testtools.TestCase):
     def test_exception_becomes_fault_response(self):
