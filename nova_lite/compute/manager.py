@@ -120,12 +120,15 @@ class ComputeManager(manager.Manager):
     @contextlib.contextmanager
     def _operation(self, context, instance, event_name):
         """Lock the server and record the step; failures are recorded as
-        the event's error and an instance fault, then re-raised."""
+        the event's error and an instance fault, then re-raised. Yields the
+        step's ``EventReporter`` (whose ``finish()`` lets the step's last
+        write end the event in its transaction)."""
         try:
             with instance_action.EventReporter(context, event_name,
-                                               self.host, instance.uuid):
+                                               self.host,
+                                               instance.uuid) as event:
                 with self.instance_lock(instance.uuid):
-                    yield
+                    yield event
         except Exception as exc:
             try:
                 objects.InstanceFault.record(context, instance.uuid, exc,
@@ -135,10 +138,17 @@ class ComputeManager(manager.Manager):
                               instance.uuid)
             raise
 
-    def _cast_operation(self, context, instance, event_name, fn, *args):
+    def _cast_operation(self, context, instance, event_name, fn, *args,
+                        with_event=False):
+        """Run ``fn(*args)`` as ``_operation`` does (``fn(event, *args)``
+        ``with_event``); a failure is logged, not raised (a cast has no
+        caller to raise it to)."""
         try:
-            with self._operation(context, instance, event_name):
-                fn(*args)
+            with self._operation(context, instance, event_name) as event:
+                if with_event:
+                    fn(event, *args)
+                else:
+                    fn(*args)
         except Exception as exc:
             LOG.error('%s of server %s failed: %s', event_name,
                       instance.uuid, exc)
@@ -376,7 +386,7 @@ class ComputeManager(manager.Manager):
                              self.volume_api, self.notifier, instance, bdm)
 
     def detach_volume(self, context, instance, volume_id, attachment_id):
-        def run():
+        def run(event):
             try:
                 bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                     context, volume_id, instance.uuid)
@@ -385,8 +395,9 @@ class ComputeManager(manager.Manager):
                          instance.uuid)
                 return
             volume_ops.detach(context, self.driver, self.volume_api,
-                              self.notifier, instance, bdm)
-        self._cast_operation(context, instance, 'compute_detach_volume', run)
+                              self.notifier, instance, bdm, event=event)
+        self._cast_operation(context, instance, 'compute_detach_volume', run,
+                             with_event=True)
 
     def swap_volume(self, context, instance, old_volume_id, new_volume_id,
                     new_attachment_id):

@@ -30,6 +30,7 @@ from oslo_utils import excutils
 from nova_lite.compute import notifications
 from nova_lite import exception
 from nova_lite import objects
+from nova_lite.objects import instance_action
 from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
@@ -202,9 +203,12 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                            notifications.END, bdm.volume_id, bdm=bdm)
 
 
-def detach(context, driver, volume_api, notifier, instance, bdm):
+def detach(context, driver, volume_api, notifier, instance, bdm,
+           event=None):
     """Detach ``bdm`` from the guest, delete its attachment and mapping.
-    A driver failure puts the volume back to ``in-use`` (mapping kept)."""
+    A driver failure puts the volume back to ``in-use`` (mapping kept).
+    With ``event`` (the step's ``EventReporter``), the mapping's delete
+    and the event's end share a transaction."""
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
                            notifications.START, bdm.volume_id, bdm=bdm)
     svc = _svc(context)
@@ -221,7 +225,10 @@ def detach(context, driver, volume_api, notifier, instance, bdm):
             except Exception:
                 LOG.exception('Could not roll back detaching of %s',
                               bdm.volume_id)
-    bdm.destroy()
+    with instance_action.transaction(context):
+        bdm.destroy()
+        if event is not None:
+            event.finish()
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
                            notifications.END, bdm.volume_id, bdm=bdm)
 

@@ -1,5 +1,9 @@
 """/v2.1/servers/{id}/os-instance-actions: what happened to a server."""
 
+import fixtures
+
+from nova_lite import objects
+from tests.fixtures import system
 from tests.functional.compute import base
 
 
@@ -82,6 +86,37 @@ class InstanceActionsTest(base.TestCase):
         [event, _] = self.show(self.api.as_(compute_version='2.84'),
                                request_id)['events']
         self.assertNotIn('details', event)
+
+    def _detach_event(self):
+        """Detach; the compute host's event of that request, once ended."""
+        request_id = self.detach(self.server_id, self.volume_id).headers[
+            'x-openstack-request-id']
+
+        def ended():
+            events = self.show(self.admin_api, request_id)['events']
+            return [e for e in events if e['event'] ==
+                    'compute_detach_volume' and e['finish_time']]
+        [event] = system.wait_for(ended)
+        return event
+
+    def test_detach_event_ends_with_the_mapping(self):
+        event = self._detach_event()
+        self.assertEqual('Success', event['result'])
+        self.assertEqual([], self.attachments(self.server_id))
+        self.assertEqual('available',
+                         self.show_volume(self.volume_id)['status'])
+
+    def test_detach_event_is_an_error_when_the_mapping_stays(self):
+        # The mapping's delete and the event's end share a transaction: a
+        # delete that fails ends the event as an error, the mapping kept.
+        self.useFixture(fixtures.MockPatchObject(
+            objects.BlockDeviceMapping, 'destroy',
+            side_effect=RuntimeError('database gone')))
+        event = self._detach_event()
+        self.assertEqual('Error', event['result'])
+        self.assertIn('database gone', event['traceback'])
+        self.assertEqual([self.volume_id], [
+            a['volumeId'] for a in self.attachments(self.server_id)])
 
     def test_not_found(self):
         resp = self.api.get(self.url + '/req-nope')

@@ -6,6 +6,7 @@ from unittest import mock
 from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite import objects
+from nova_lite.objects import instance_action
 from tests.unit.compute import fakes
 
 
@@ -20,6 +21,10 @@ class VolumeOpsTestBase(fakes.HostTestCase):
         self.useFixture(mockpatch(
             objects.BlockDeviceMapping, 'destroy',
             side_effect=lambda *a: self.destroyed.append(True)))
+        # The database transaction the mapping's delete and the event's
+        # end share (the mapping's writes are mocked: no database here).
+        self.transaction = self.useFixture(mockpatch(
+            instance_action, 'transaction')).mock
 
     def reserved_bdm(self, volume_id=None, multiattach=False):
         volume_id = volume_id or self.volumes.create_volume(
@@ -124,6 +129,26 @@ class DetachTest(VolumeOpsTestBase):
         self.assertEqual({}, self.driver.guests[self.instance.uuid].devices)
         self.assertEqual(['start', 'end'], self.events())
 
+    def test_mapping_deleted_and_event_finished_in_one_transaction(self):
+        bdm = self.attached_bdm()
+        order = []
+        txn = self.transaction.return_value
+        txn.__enter__.side_effect = lambda: order.append('begin')
+        txn.__exit__.side_effect = lambda *a: order.append('commit')
+        objects.BlockDeviceMapping.destroy.side_effect = (
+            lambda *a: order.append('destroy'))
+        event = mock.Mock()
+        event.finish.side_effect = lambda: order.append('finish')
+        self.notifier.notify_volume.side_effect = (
+            lambda *a, **kw: order.append(a[3]))
+        volume_ops.detach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm, event=event)
+        self.transaction.assert_called_once_with(self.ctxt)
+        self.assertEqual(['start', 'begin', 'destroy', 'finish', 'commit',
+                          'end'], order)
+        self.assertEqual('available',
+                         self.volumes.volumes[bdm.volume_id]['status'])
+
     def test_driver_failure_keeps_the_volume_in_use(self):
         bdm = self.attached_bdm()
         with mock.patch.object(self.driver, 'detach_volume',
@@ -134,6 +159,7 @@ class DetachTest(VolumeOpsTestBase):
         self.assertEqual('in-use',
                          self.volumes.volumes[bdm.volume_id]['status'])
         self.assertEqual([], self.destroyed)
+        self.transaction.assert_not_called()
 
 
 class SwapTest(VolumeOpsTestBase):
