@@ -29,7 +29,7 @@ semantics and takes both off the request path:
   is not remembered. Every change of the rules (a reload that changed
   something, ``set_rules``, ``clear``, a registered default) forgets
   everything remembered; a look at unchanged files keeps it. A remembered
-  answer costs about 3 us.
+  answer costs about 2 us.
 """
 
 import operator
@@ -85,7 +85,7 @@ _FROM_ATTRS = object()
 def _reads_attrs(cls, creds):
     known = _READS_ATTRS.get(cls)
     if known is None:
-        known = (cls.to_policy_values is
+        known = (getattr(cls, 'to_policy_values', None) is
                  oslo_context.RequestContext.to_policy_values and
                  tuple(creds.to_policy_values()) == _POLICY_ATTRS)
         _READS_ATTRS[cls] = known

@@ -206,6 +206,17 @@ class EnforcerCostTest(base.TestCase):
             self.assertTrue(ctxt.can(RULE, {'project_id': 'p1'}))
         self.assertEqual(2, self.checks)
 
+    def test_credentials_given_as_a_mapping_are_remembered(self):
+        creds = self.member.to_policy_values()
+        for _ in range(2):
+            self.assertTrue(self.enforcer.authorize(
+                RULE, {'project_id': 'p1'}, dict(creds)))
+        self.assertEqual(1, self.checks)
+        # A context with the same values is keyed from its attributes: one
+        # more evaluation, the same answer.
+        self.assertTrue(self.member.can(RULE, {'project_id': 'p1'}))
+        self.assertEqual(2, self.checks)
+
     def test_remembered_denial_raises_what_oslo_policy_raises(self):
         self.assertFalse(self.member.can(RULE, {'project_id': 'p2'},
                                          fatal=False))
