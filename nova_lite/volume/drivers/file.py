@@ -13,7 +13,10 @@ a file cannot be made read-only for one opener only.
 
 Host connections are recorded beside the volume file, one small JSON file
 per connected host in ``connections/volume-<id>/``, so every process that
-shares the directory sees the same record (``connections(volume)``).
+shares the directory sees the same record (``connections(volume)``). The
+directory stays while the volume does (a disconnect removes only its
+host's file), so that attaching and detaching again does not create and
+remove it each time; deleting the volume removes it.
 """
 
 import json
@@ -124,23 +127,42 @@ class FileDriver(base.VolumeDriver):
         return os.path.join(self._connections_dir(volume),
                             parse.quote(host, safe='') + '.json')
 
+    @staticmethod
+    def _read_record(path):
+        """One host's record, or {} when it has none (or an unreadable
+        one, which the new record replaces)."""
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    @staticmethod
+    def _temp_beside(path):
+        """A new temporary file in ``path``'s directory, made on the
+        volume's first connection; returns ``(fd, name)``."""
+        where = os.path.dirname(path)
+        prefix = os.path.basename(path) + '.'
+        try:
+            return tempfile.mkstemp(dir=where, prefix=prefix, suffix='.tmp')
+        except FileNotFoundError:
+            os.makedirs(where, exist_ok=True)
+            return tempfile.mkstemp(dir=where, prefix=prefix, suffix='.tmp')
+
     def _record_host(self, volume, connector, mode):
         host = self.connection_host(connector)
         path = self._host_file(volume, host)
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
             # Several servers of one host connect a multiattach volume at
             # once (a multi-create builds them in parallel): the count is
             # read and written under a lock, and each writer has a
             # temporary file of its own (one per process was shared by
             # the threads: one's rename left the next without a file).
             with _RECORD_LOCK:
-                previous = self.connections(volume).get(host, {})
+                previous = self._read_record(path)
                 record = {'mode': mode, 'connector': dict(connector or {}),
                           'initialized': previous.get('initialized', 0) + 1}
-                fd, tmp = tempfile.mkstemp(
-                    dir=os.path.dirname(path),
-                    prefix=os.path.basename(path) + '.', suffix='.tmp')
+                fd, tmp = self._temp_beside(path)
                 with os.fdopen(fd, 'w') as f:
                     json.dump(record, f, sort_keys=True)
                 os.replace(tmp, path)
@@ -150,6 +172,8 @@ class FileDriver(base.VolumeDriver):
                      '%s: %s' % (host, volume['id'], e.strerror))
 
     def _forget_hosts(self, volume, host):
+        """Remove ``host``'s record, or (``host`` None: the volume is
+        deleted) every record and the directory."""
         where = self._connections_dir(volume)
         if host is not None:
             paths = [self._host_file(volume, host)]
@@ -166,10 +190,11 @@ class FileDriver(base.VolumeDriver):
             except OSError as e:
                 raise exception.VolumeBackendAPIException(
                     data='cannot remove %s: %s' % (path, e.strerror))
-        try:
-            os.rmdir(where)
-        except OSError:
-            pass    # other hosts still connected, or already gone
+        if host is None:
+            try:
+                os.rmdir(where)
+            except OSError:
+                pass    # a host connected meanwhile, or already gone
 
     def get_capabilities(self):
         caps = super().get_capabilities()

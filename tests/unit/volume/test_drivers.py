@@ -226,6 +226,31 @@ class FileDriverTest(testtools.TestCase):
             os.path.dirname(volume['provider_location']), 'connections',
             'volume-%s' % VOLUME['id'])))
 
+    def test_reconnect_after_the_last_disconnect(self):
+        # The records' directory outlives its last record (no directory
+        # made and removed per attach and detach); a new connection counts
+        # from one; deleting the volume removes the directory.
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        where = os.path.dirname(self.driver._host_file(volume, 'h1'))
+        for _ in range(2):
+            self.driver.initialize_connection(volume, {'host': 'h1'})
+            self.assertEqual(1, self.driver.connections(volume)['h1'][
+                'initialized'])
+            self.driver.terminate_connection(volume, {'host': 'h1'})
+            self.assertEqual({}, self.driver.connections(volume))
+            self.assertEqual([], os.listdir(where))
+        self.driver.delete_volume(volume)
+        self.assertFalse(os.path.exists(where))
+
+    def test_unreadable_record_is_replaced(self):
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        self.driver.initialize_connection(volume, {'host': 'h1'})
+        with open(self.driver._host_file(volume, 'h1'), 'w') as f:
+            f.write('{"initialized": ')
+        self.driver.initialize_connection(volume, {'host': 'h1'})
+        self.assertEqual(1, self.driver.connections(volume)['h1'][
+            'initialized'])
+
     def test_concurrent_connections_of_one_host(self):
         # A multi-create connects one multiattach volume for several
         # servers of one host at once: every connect is recorded, none
