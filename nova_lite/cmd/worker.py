@@ -2,9 +2,7 @@
 commands)."""
 
 import argparse
-import signal
 import sys
-import threading
 
 from oslo_config import cfg
 from oslo_log import log as logging
@@ -13,6 +11,7 @@ from nova_lite import config
 from nova_lite.db import api as db_api
 from nova_lite import objects
 from nova_lite import rpc
+from nova_lite import stop_signals
 
 LOG = logging.getLogger(__name__)
 
@@ -36,13 +35,11 @@ def run(factory, argv=None):
     objects.register_all()
     db_api.configure(conf)
     svc = factory(conf)
-    stopped = threading.Event()
-    signal.signal(signal.SIGINT, lambda *a: stopped.set())
-    signal.signal(signal.SIGTERM, lambda *a: stopped.set())
+    signals = stop_signals.StopSignals()
     svc.start()
     try:
-        while not stopped.wait(1):
-            pass
+        signum = signals.wait()
+        LOG.info('Signal %s received, stopping', signum)
     finally:
         svc.stop()
         svc.wait()

@@ -39,7 +39,6 @@ PEP 3333 ask:
 """
 
 from email import utils as email_utils
-import signal
 import socket
 import socketserver
 import threading
@@ -47,6 +46,8 @@ import time
 from urllib import parse as urlparse
 
 from oslo_log import log as logging
+
+from nova_lite import stop_signals
 
 LOG = logging.getLogger(__name__)
 
@@ -472,24 +473,14 @@ def make_server(host, port, app):
 def serve_until_signalled(server):
     """Serve ``server`` until SIGINT or SIGTERM, then shut it down and
     close it; returns the signal's number."""
-    stopped = threading.Event()
-    received = []
-
-    def _stop(signum, frame):
-        received.append(signum)
-        stopped.set()
-
-    signal.signal(signal.SIGINT, _stop)
-    signal.signal(signal.SIGTERM, _stop)
+    signals = stop_signals.StopSignals()
     thread = serve_in_thread(server)
     try:
-        while not stopped.wait(1):
-            pass
+        return signals.wait()
     finally:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-    return received[0]
 
 
 def serve_in_thread(server):
