@@ -92,6 +92,12 @@ def _reads_attrs(cls, creds):
     return known
 
 
+def _policy_values(creds):
+    """What oslo.policy checks ``creds`` (a context or a mapping) with."""
+    return (creds.to_policy_values()
+            if hasattr(creds, 'to_policy_values') else creds)
+
+
 def _credentials_key(creds):
     """A hashable image of the credentials ``authorize`` is given: equal
     for two credentials exactly when their policy values are equal."""
@@ -101,9 +107,7 @@ def _credentials_key(creds):
         values[_SERVICE_ROLES] = tuple(values[_SERVICE_ROLES])
         values.append(_FROM_ATTRS)
         return tuple(values)
-    values = (creds.to_policy_values()
-              if hasattr(creds, 'to_policy_values') else creds)
-    return _freeze(values)
+    return _freeze(_policy_values(creds))
 
 
 def _freeze(mapping):
@@ -205,11 +209,8 @@ class Enforcer(oslo_policy.Enforcer):
                     # What enforce() raises for a denial.
                     if exc:
                         raise exc(*args, **kwargs)
-                    values = (creds.to_policy_values()
-                              if hasattr(creds, 'to_policy_values')
-                              else creds)
-                    raise oslo_policy.PolicyNotAuthorized(rule, target,
-                                                          dict(values))
+                    raise oslo_policy.PolicyNotAuthorized(
+                        rule, target, dict(_policy_values(creds)))
                 return answer
         generation = self._generation
         # An answer that was raised (a denial with do_raise) is not
