@@ -24,9 +24,36 @@ def path_qs(environ):
     return path + '?' + query if query else path
 
 
+class _LoggedBody(list):
+    """The application's list body, with a ``close()`` that writes the
+    request's log line: the WSGI server calls it once the response has
+    been sent (PEP 3333), so the line is formatted and written after the
+    client has its answer instead of before. A list still: servers send a
+    list's items in one write and may compute its ``Content-Length``."""
+
+    __slots__ = ('_log', '_inner_close')
+
+    def __init__(self, body, log, inner_close):
+        super().__init__(body)
+        self._log = log
+        self._inner_close = inner_close
+
+    def close(self):
+        log, self._log = self._log, None
+        try:
+            if self._inner_close is not None:
+                self._inner_close()
+        finally:
+            if log is not None:
+                log()
+
+
 class RequestLog(object):
     """A plain WSGI middleware: it watches the status and headers go by
-    (the applications below it answer in full when they return)."""
+    (the applications below it answer in full when they return) and logs
+    one line per request. ``time`` is the time the application took to
+    answer; the line itself is written when the server closes the
+    response, after sending it (at once for a body that is not a list)."""
 
     def __init__(self, application):
         self.application = application
@@ -39,16 +66,25 @@ class RequestLog(object):
             seen[:] = [status, headers]
             return start_response(status, headers, exc_info)
         result = self.application(environ, _start_response)
-        if seen:
-            status, headers = seen
-            length = next((value for key, value in headers
-                           if key.lower() == 'content-length'), None)
+        if not seen:
+            return result
+        status, headers = seen
+        length = next((value for key, value in headers
+                       if key.lower() == 'content-length'), None)
+        values = {'addr': environ.get('REMOTE_ADDR'),
+                  'method': environ['REQUEST_METHOD'],
+                  'path': path_qs(environ), 'status': int(status[:3]),
+                  'len': None if length is None else int(length),
+                  'mv': environ.get('nova_lite.microversion', '-'),
+                  'time': time.monotonic() - start}
+
+        def log():
             LOG.info('%(addr)s "%(method)s %(path)s" status: %(status)s '
                      'len: %(len)s microversion: %(mv)s time: %(time).4f',
-                     {'addr': environ.get('REMOTE_ADDR'),
-                      'method': environ['REQUEST_METHOD'],
-                      'path': path_qs(environ), 'status': int(status[:3]),
-                      'len': None if length is None else int(length),
-                      'mv': environ.get('nova_lite.microversion', '-'),
-                      'time': time.monotonic() - start})
+                     values)
+        if type(result) is list:
+            return _LoggedBody(result, log, None)
+        if isinstance(result, (list, tuple)):
+            return _LoggedBody(result, log, getattr(result, 'close', None))
+        log()
         return result

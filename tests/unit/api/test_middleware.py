@@ -1,8 +1,10 @@
 """nova_lite's own WSGI middlewares (plain WSGI: they pass the environ on
 and watch the response go by)."""
 
+import http.client
 import io
 import logging
+import time
 
 import fixtures
 from oslo_middleware import request_id
@@ -31,6 +33,16 @@ def _app(status='200 OK', body=b'{"x": 1}', raises=None, seen=None):
     return app
 
 
+def _serve(app, req):
+    """What a WSGI server does with ``req``: call the application, send
+    (here: join) the body, then close it (PEP 3333)."""
+    status, _headers, app_iter = req.call_application(app)
+    try:
+        return status, b''.join(app_iter)
+    finally:
+        getattr(app_iter, 'close', lambda: None)()
+
+
 class RequestLogTest(testtools.TestCase):
     def setUp(self):
         super().setUp()
@@ -41,9 +53,8 @@ class RequestLogTest(testtools.TestCase):
         req = webob.Request.blank('/v2.1/servers?limit=2', method='GET',
                                   remote_addr='192.0.2.7')
         req.environ['nova_lite.microversion'] = '2.100'
-        resp = req.get_response(requestlog.RequestLog(_app()))
-        self.assertEqual(200, resp.status_int)
-        self.assertEqual(b'{"x": 1}', resp.body)
+        status, body = _serve(requestlog.RequestLog(_app()), req)
+        self.assertEqual(('200 OK', b'{"x": 1}'), (status, body))
         line = self.log.output.strip()
         self.assertEqual(1, len(line.splitlines()))
         self.assertIn('192.0.2.7 "GET /v2.1/servers?limit=2" status: 200 '
@@ -52,10 +63,84 @@ class RequestLogTest(testtools.TestCase):
     def test_fault_is_logged_with_its_status(self):
         app = requestlog.RequestLog(fault.FaultWrapper(_app(
             raises=exception.InstanceNotFound(instance_id='i'))))
-        resp = webob.Request.blank('/v2.1/servers/i').get_response(app)
-        self.assertEqual(404, resp.status_int)
+        status, body = _serve(app, webob.Request.blank('/v2.1/servers/i'))
+        self.assertEqual('404 Not Found', status)
         self.assertIn('"GET /v2.1/servers/i" status: 404 len: %d '
-                      'microversion: - ' % len(resp.body), self.log.output)
+                      'microversion: - ' % len(body), self.log.output)
+
+    def _environ(self, path='/v2.1/servers'):
+        return webob.Request.blank(path, remote_addr='192.0.2.7').environ
+
+    def test_line_is_written_when_the_server_closes_the_body(self):
+        # PEP 3333: the server sends the body, then calls close(); the
+        # line waits for close(), so the client is answered first.
+        result = requestlog.RequestLog(_app())(
+            self._environ(), lambda status, headers, exc_info=None: None)
+        self.assertIsInstance(result, list)  # still one write, sized
+        self.assertEqual([b'{"x": 1}'], list(result))
+        self.assertEqual('', self.log.output)
+        result.close()
+        self.assertIn('"GET /v2.1/servers" status: 200 len: 8 ',
+                      self.log.output)
+        result.close()  # a second close() writes nothing more
+        self.assertEqual(1, len(self.log.output.strip().splitlines()))
+
+    def test_time_is_the_application_s_not_the_wait_for_close(self):
+        clock = iter([100.0, 100.25, 500.0])
+        self.useFixture(fixtures.MonkeyPatch(
+            'nova_lite.api.requestlog.time.monotonic',
+            lambda: next(clock)))
+        result = requestlog.RequestLog(_app())(
+            self._environ(), lambda status, headers, exc_info=None: None)
+        result.close()
+        self.assertIn(' time: 0.2500', self.log.output)
+
+    def test_body_s_own_close_runs_before_the_line(self):
+        events = []
+        log = self.log
+
+        class Body(list):
+            def close(self):
+                events.append('inner close: %s' % log.output.strip())
+
+        def app(environ, start_response):
+            start_response('204 No Content', [])
+            return Body([b''])
+        result = requestlog.RequestLog(app)(
+            self._environ(), lambda status, headers, exc_info=None: None)
+        result.close()
+        self.assertEqual(['inner close: '], events)
+        self.assertIn('status: 204 len: None', self.log.output)
+
+    def test_body_that_is_not_a_list_is_logged_at_once(self):
+        def app(environ, start_response):
+            start_response('200 OK', [('Content-Type', 'text/plain')])
+            return iter([b'a', b'b'])
+        result = requestlog.RequestLog(app)(
+            self._environ(), lambda status, headers, exc_info=None: None)
+        self.assertIn('status: 200 len: None', self.log.output)
+        self.assertEqual([b'a', b'b'], list(result))
+
+    def test_line_is_written_through_the_embedded_server(self):
+        from nova_lite.wsgi import server as wsgi_server
+        server = wsgi_server.make_server(
+            '127.0.0.1', 0, requestlog.RequestLog(_app()))
+        thread = wsgi_server.serve_in_thread(server)
+        self.addCleanup(thread.join, 5)
+        self.addCleanup(server.server_close)
+        self.addCleanup(server.shutdown)
+        conn = http.client.HTTPConnection(
+            '127.0.0.1', server.server_address[1], timeout=10)
+        self.addCleanup(conn.close)
+        conn.request('GET', '/v3/volumes?limit=1')
+        resp = conn.getresponse()
+        self.assertEqual((200, b'{"x": 1}'), (resp.status, resp.read()))
+        deadline = time.monotonic() + 10
+        while '/v3/volumes?limit=1' not in self.log.output:
+            self.assertLess(time.monotonic(), deadline, 'no log line')
+            time.sleep(0.01)
+        self.assertIn('"GET /v3/volumes?limit=1" status: 200 len: 8 ',
+                      self.log.output)
 
     def test_path_is_what_webob_gives(self):
         for path in ('/v2.1/servers', '/v3/p/volumes?limit=2&marker=x',
