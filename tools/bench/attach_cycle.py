@@ -37,6 +37,16 @@ real socket:
     ``server_cpu_ms_per_cycle`` is the server process's CPU time (user +
     system) per cycle, polls included: when it is close to the cycle time,
     the cycle is CPU-bound.
+``get_volume_back_to_back`` / ``get_volume_after_pause``
+    The ``pause`` series: GET /v3/volumes/{id}, 5 x ``--samples`` times
+    one right after the other, then as many each after a pause of
+    ``--poll-interval`` (the cycle's wait between two polls); wall time
+    per request and ``server_cpu_ms_per_request`` (the server process's
+    CPU over the series, divided by the requests). The same request costs
+    more CPU after the server has been idle, on machines whose idle
+    processors lose their caches (virtual machines that halt an idle
+    vCPU); ``cpu_ratio_after_pause`` says by how much on the machine at
+    hand, and so how much of every cycle step's cost is that machine's.
 ``peak_rss_mb``
     The server process's peak resident set (VmHWM) at the end.
 
@@ -49,7 +59,7 @@ servers and volumes created in a fixed order with fixed names. A run takes
 about 1-2 minutes; every wait has a deadline.
 
     python tools/bench/attach_cycle.py [--samples 200] [--warmup 20]
-        [--cycle-seconds 20] [--only post_attach,list,cycles]
+        [--cycle-seconds 20] [--only post_attach,list,cycles,pause]
         [--set group.option=value ...] [--output result.json]
 
 ``--set`` passes extra configuration to the server (e.g.
@@ -77,7 +87,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 TOKEN = 'demo:demo'
 VOLUME_VERSION = '3.27'
-SERIES = ('post_attach', 'list', 'cycles')
+SERIES = ('post_attach', 'list', 'cycles', 'pause')
 
 
 class BenchError(Exception):
@@ -422,6 +432,29 @@ class Bench(object):
             'per_second': round(count / elapsed, 2),
             'server_cpu_ms_per_cycle': round(cpu * 1000.0 / count, 1)}
 
+    def pause_series(self, volume_id, results):
+        count = 5 * self.args.samples
+        cpu = {}
+        for name, pause in (('back_to_back', 0.0),
+                            ('after_pause', self.args.poll_interval)):
+            for _i in range(self.args.warmup):
+                self.show_volume(volume_id)
+            samples = []
+            cpu_start = self.cpu_seconds()
+            for _i in range(count):
+                if pause:
+                    time.sleep(pause)  # the pause is what is measured
+                start = time.perf_counter()
+                self.show_volume(volume_id)
+                samples.append(time.perf_counter() - start)
+            cpu[name] = (self.cpu_seconds() - cpu_start) * 1000.0 / count
+            result = summary(samples)
+            result['server_cpu_ms_per_request'] = round(cpu[name], 3)
+            results['get_volume_%s' % name] = result
+        results['cpu_ratio_after_pause'] = round(
+            cpu['after_pause'] / cpu['back_to_back'], 2) if (
+                cpu['back_to_back']) else None
+
     def run(self):
         only = set(self.args.only.split(',')) if self.args.only else set(
             SERIES)
@@ -447,6 +480,8 @@ class Bench(object):
                 self.list_series(results)
             if 'cycles' in only:
                 self.cycles(server_id, volume_id, results)
+            if 'pause' in only:
+                self.pause_series(volume_id, results)
             results['peak_rss_mb'] = self.peak_rss_mb()
             if profiler is not None:
                 profiler.send_signal(2)

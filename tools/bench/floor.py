@@ -63,7 +63,8 @@ driver, no service records, no quotas, no multiattach, no lists.
 The client
 ----------
 ``attach_cycle.py``'s, unchanged: the series ``post_attach`` (2.100 and
-2.101, with ``attach_complete`` and ``delete_attachment``) and ``cycles``,
+2.101, with ``attach_complete`` and ``delete_attachment``), ``cycles`` and
+``pause`` (one GET of a volume back to back and after a pause),
 ``peak_rss_mb``, with the same options and defaults. The ``list`` series is
 not part of the floor (the report says so).
 
@@ -73,7 +74,8 @@ medians and of ``server_cpu_ms_per_cycle``, and floor / nova_lite of
 ``per_second``, are what count, not the absolute figures.
 
     python tools/bench/floor.py [--samples 200] [--warmup 20]
-        [--cycle-seconds 20] [--only post_attach,cycles] [--output FILE]
+        [--cycle-seconds 20] [--only post_attach,cycles,pause]
+        [--output FILE]
 
 ``--keep`` leaves the state directory and the server log behind.
 """
@@ -110,7 +112,7 @@ WHAT = ('floor: the attach path built from the same building blocks as '
         'oslo.messaging call/cast on inproc://, nova_lite.wsgi.server), '
         'measured with attach_cycle.py\'s client; compare with '
         'attach_cycle.py run back to back, the ratio is what counts')
-SERIES = ('post_attach', 'cycles')
+SERIES = ('post_attach', 'cycles', 'pause')
 NOT_IN_FLOOR = {
     'list_attachments': 'not part of the floor: the floor server does not '
                         'list attachments (attach_cycle.py --only list '
