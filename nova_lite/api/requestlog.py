@@ -82,8 +82,6 @@ class RequestLog(object):
             LOG.info('%(addr)s "%(method)s %(path)s" status: %(status)s '
                      'len: %(len)s microversion: %(mv)s time: %(time).4f',
                      values)
-        if type(result) is list:
-            return _LoggedBody(result, log, None)
         if isinstance(result, (list, tuple)):
             return _LoggedBody(result, log, getattr(result, 'close', None))
         log()

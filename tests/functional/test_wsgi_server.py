@@ -2,11 +2,14 @@
 them whenever the next request could not be read reliably."""
 
 import http.client
+import logging
 import socket
+import time
 
 import fixtures
 import testtools
 
+from nova_lite.api import requestlog
 from nova_lite.wsgi import server as wsgi_server
 
 
@@ -55,9 +58,11 @@ def app(environ, start_response):
 
 
 class ServerTest(testtools.TestCase):
+    app = staticmethod(app)
+
     def setUp(self):
         super().setUp()
-        self.server = wsgi_server.make_server('127.0.0.1', 0, app)
+        self.server = wsgi_server.make_server('127.0.0.1', 0, self.app)
         thread = wsgi_server.serve_in_thread(self.server)
         self.addCleanup(thread.join, 5)
         self.addCleanup(self.server.server_close)
@@ -297,3 +302,22 @@ class ParsingTest(ServerTest):
         self.assertNotIn(b'Content-Length', first)
         self.assertNotIn(b'Connection: close', first)
         self.assertTrue(second.endswith(b'GET '), second)
+
+
+class RequestLogThroughServerTest(ServerTest):
+    """The request log line is written when the server closes the
+    response (PEP 3333), after sending it."""
+
+    app = staticmethod(requestlog.RequestLog(app))
+
+    def test_line_is_written_after_the_response(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name=requestlog.__name__, level=logging.INFO))
+        resp, body = self.request(self.connect(), 'POST', '/echo?x=1',
+                                  body=b'hi')
+        self.assertEqual((200, b'POST hi'), (resp.status, body))
+        deadline = time.monotonic() + 10
+        while '/echo?x=1' not in log.output:
+            self.assertLess(time.monotonic(), deadline, 'no log line')
+            time.sleep(0.01)
+        self.assertIn('"POST /echo?x=1" status: 200 len: 7 ', log.output)
