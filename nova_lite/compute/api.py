@@ -223,7 +223,8 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             vm_state=states.BUILDING, task_state=states.SCHEDULING,
             power_state=states.NOSTATE, locked=False, locked_by=None,
             locked_reason=None, reservation_id=reservation_id,
-            launch_index=index, root_device_name='/dev/vda')
+            launch_index=index, root_device_name='/dev/vda',
+            task_owner=None, task_updated_at=None)
         instance.create(block_device.build_mappings(context, uuid, parsed,
                                                     image_ref))
         return instance

@@ -145,6 +145,10 @@ class Instance(TimestampMixin, BASE):
     root_device_name: orm.Mapped[Optional[str]]
     shelved_at: orm.Mapped[Optional[datetime.datetime]]
     deleted_at: orm.Mapped[Optional[datetime.datetime]]
+    # Who owns the server's task_state ('<binary>:<host>') and since when:
+    # the work to settle when that service dies.
+    task_owner: orm.Mapped[Optional[str]]
+    task_updated_at: orm.Mapped[Optional[datetime.datetime]]
 
 
 class BlockDeviceMapping(TimestampMixin, BASE):
@@ -192,6 +196,18 @@ class BlockDeviceMapping(TimestampMixin, BASE):
     volume_type: orm.Mapped[Optional[str]]
     # 'ro' or 'rw' (microversion 2.105); NULL means the default, 'rw'.
     attach_mode: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(2))
+    # The volume operation in flight on this mapping (attaching, detaching,
+    # swapping...; NULL when none), the service that owns it
+    # ('<binary>:<host>'), the last step it reached, what settling it needs
+    # to know (JSON) and when it last moved. A periodic task finds work
+    # whose owner is down or that stopped moving (doc/source/contributor/
+    # crash-safety.rst).
+    task: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(36),
+                                                         index=True)
+    task_owner: orm.Mapped[Optional[str]]
+    task_step: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(64))
+    task_data: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    task_updated_at: orm.Mapped[Optional[datetime.datetime]]
 
     instance: orm.Mapped['Instance'] = orm.relationship(lazy='raise')
 

@@ -35,7 +35,12 @@ _MODEL_FIELDS = (
     'guest_format', 'device_type', 'disk_bus', 'boot_index', 'device_name',
     'delete_on_termination', 'snapshot_id', 'volume_id', 'image_id',
     'volume_size', 'no_device', 'connection_info', 'tag', 'attachment_id',
-    'volume_type', 'attach_mode')
+    'volume_type', 'attach_mode', 'task', 'task_owner', 'task_step',
+    'task_data', 'task_updated_at')
+
+# Fields peers of an older object version do not know.
+_FIELDS_SINCE_1_1 = ('task', 'task_owner', 'task_step', 'task_data',
+                     'task_updated_at')
 
 
 # Every attach and detach reads and writes mappings several times: the
@@ -138,7 +143,9 @@ def _translate_duplicate(exc, values):
 
 @base.NovaLiteObjectRegistry.register
 class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
-    VERSION = '1.0'
+    # 1.0: initial
+    # 1.1: task, task_owner, task_step, task_data, task_updated_at
+    VERSION = '1.1'
 
     fields = dict(base.NovaLiteTimestampObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -162,7 +169,19 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         'attachment_id': fields.UUIDField(nullable=True),
         'volume_type': fields.StringField(nullable=True),
         'attach_mode': fields.StringField(nullable=True),
+        # The volume operation in flight and who owns it (models.py).
+        'task': fields.StringField(nullable=True),
+        'task_owner': fields.StringField(nullable=True),
+        'task_step': fields.StringField(nullable=True),
+        'task_data': fields.SensitiveStringField(nullable=True),
+        'task_updated_at': fields.DateTimeField(nullable=True),
     })
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if target_version == '1.0':
+            for name in _FIELDS_SINCE_1_1:
+                primitive.pop(name, None)
 
     @property
     def is_volume(self):
@@ -214,7 +233,8 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                    no_device=False, attachment_id=None,
                    connection_info=None, snapshot_id=None, image_id=None,
                    guest_format=None, device_type=None, disk_bus=None,
-                   volume_type=None)
+                   volume_type=None, task=None, task_owner=None,
+                   task_step=None, task_data=None, task_updated_at=None)
 
     def create(self):
         values = {k: v for k, v in self.obj_get_changes().items()

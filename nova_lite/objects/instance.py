@@ -25,7 +25,10 @@ _UNSET = object()
 _UPDATABLE = ('display_name', 'host', 'availability_zone', 'vm_state',
               'task_state', 'power_state', 'launched_at', 'terminated_at',
               'locked', 'locked_by', 'locked_reason', 'root_device_name',
-              'shelved_at', 'deleted_at')
+              'shelved_at', 'deleted_at', 'task_owner', 'task_updated_at')
+
+# Fields peers of an older object version do not know.
+_FIELDS_SINCE_1_1 = ('task_owner', 'task_updated_at')
 
 
 def _state_clause(column, expected):
@@ -120,7 +123,9 @@ def _count_by_host(context, hosts):
 
 @base.NovaLiteObjectRegistry.register
 class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
-    VERSION = '1.0'
+    # 1.0: initial
+    # 1.1: task_owner, task_updated_at
+    VERSION = '1.1'
 
     fields = dict(base.NovaLiteTimestampObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -145,7 +150,16 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         'root_device_name': fields.StringField(nullable=True),
         'shelved_at': fields.DateTimeField(nullable=True),
         'deleted_at': fields.DateTimeField(nullable=True),
+        # Who owns task_state ('<binary>:<host>') and since when.
+        'task_owner': fields.StringField(nullable=True),
+        'task_updated_at': fields.DateTimeField(nullable=True),
     })
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        if target_version == '1.0':
+            for name in _FIELDS_SINCE_1_1:
+                primitive.pop(name, None)
 
     @property
     def status(self):

@@ -70,7 +70,8 @@ class TestNames(testtools.TestCase):
             {c.name for c in bdm.foreign_key_constraints})
         self.assertEqual(
             {'ix_block_device_mappings_instance_uuid',
-             'ix_block_device_mappings_volume_id'},
+             'ix_block_device_mappings_volume_id',
+             'ix_block_device_mappings_task'},
             {i.name for i in bdm.indexes})
 
 

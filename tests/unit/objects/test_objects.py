@@ -10,8 +10,8 @@ from nova_lite import objects
 from nova_lite.objects import base
 
 EXPECTED = {
-    'BlockDeviceMapping': '1.0-b09debc1c935b2e0987deaa0c3e23a8d',
-    'Instance': '1.0-ac0a8ef3ee5a3d2dcdf1674d22ea03d5',
+    'BlockDeviceMapping': '1.1-223408e28717fe1d1723083605238235',
+    'Instance': '1.1-0daefcfe538ff7cc252944a2e9ecfbaa',
     'InstanceAction': '1.0-580aab061ff20b6b191d83d924679baf',
     'InstanceActionEvent': '1.0-1d0e31618139423a6ff02065dd96be82',
     'InstanceFault': '1.0-13b0c8f62c6bd21f0604e9705d6162df',
