@@ -297,6 +297,17 @@ class UnexpectedTaskStateError(Conflict):
                 '%(expected)s. Actual: %(actual)s')
 
 
+class VolumeTaskInProgress(Conflict):
+    msg_fmt = _("Volume %(volume_id)s of server %(instance_uuid)s is busy "
+                "with another operation (%(task)s).")
+
+
+class TaskOwnerChanged(Conflict):
+    msg_fmt = _("The %(task)s operation on volume %(volume_id)s of server "
+                "%(instance_uuid)s was taken over or settled by another "
+                "service.")
+
+
 class ComputeServiceUnavailable(Conflict):
     msg_fmt = _('Compute service of %(host)s is unavailable at this time.')
 

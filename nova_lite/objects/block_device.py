@@ -42,6 +42,9 @@ _MODEL_FIELDS = (
 _FIELDS_SINCE_1_1 = ('task', 'task_owner', 'task_step', 'task_data',
                      'task_updated_at')
 
+# "Whatever the column holds": a task move that does not compare it.
+_ANY = object()
+
 
 # Every attach and detach reads and writes mappings several times: the
 # queries are Core statements on the table, built once here with bind
@@ -74,6 +77,42 @@ _BY_NO_VOLUME = sa.select(_BDMS).where(
 _BY_INSTANCES = sa.select(_BDMS).where(
     _BDMS.c.instance_uuid.in_(sa.bindparam('instance_uuids', expanding=True))
 ).order_by(_BDMS.c.id)
+
+
+def _task_clause(expected_task, expected_owner, expected_updated_at):
+    """The compare of a task move: the mapping still carries the task,
+    owner and (when given) last move the caller read."""
+    clauses = [_BDMS.c.id == sa.bindparam('bdm_id')]
+    for column, value in ((_BDMS.c.task, expected_task),
+                          (_BDMS.c.task_owner, expected_owner),
+                          (_BDMS.c.task_updated_at, expected_updated_at)):
+        if value is _ANY:
+            continue
+        if getattr(value, 'tzinfo', None) is not None:
+            value = value.replace(tzinfo=None)  # stored as naive UTC
+        clauses.append(column.is_(None) if value is None else column == value)
+    return sa.and_(*clauses)
+
+
+@db_api.context_manager.writer.connection
+def _move_task(context, bdm_id, values, expected_task, expected_owner,
+               expected_updated_at):
+    """Compare-and-swap of the task columns; the number of rows moved."""
+    return context.connection.execute(
+        sa.update(_BDMS).where(_task_clause(
+            expected_task, expected_owner, expected_updated_at)),
+        dict(values, bdm_id=bdm_id)).rowcount
+
+
+@db_api.context_manager.reader.connection
+def _get_with_tasks(context, owners, updated_before):
+    query = sa.select(_BDMS).where(_BDMS.c.task.is_not(None))
+    if owners is not None:
+        query = query.where(_BDMS.c.task_owner.in_(list(owners)))
+    if updated_before is not None:
+        query = query.where(sa.or_(_BDMS.c.task_updated_at.is_(None),
+                                   _BDMS.c.task_updated_at < updated_before))
+    return context.connection.execute(query.order_by(_BDMS.c.id)).all()
 
 
 @db_api.context_manager.writer.connection
@@ -275,6 +314,82 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         attach workflow notices the mapping is gone at its next write and
         undoes what it did."""
         return bool(_destroy_if_pending(self._context, self.id))
+
+    # -- the operation in flight (crash safety) ---------------------------
+    # Every move of the task columns is a compare-and-swap on the task and
+    # owner this object read (and, to take work over, its last move), so
+    # two services never both own, settle or end one operation.
+
+    def get_task_data(self):
+        """``task_data`` as a dict (empty when none)."""
+        if not self.obj_attr_is_set('task_data') or not self.task_data:
+            return {}
+        return jsonutils.loads(self.task_data)
+
+    def _cas_task(self, values, expected_task, expected_owner,
+                  expected_updated_at=_ANY):
+        values = dict(values, task_updated_at=timeutils.utcnow())
+        if 'task_data' in values and values['task_data'] is not None and \
+                not isinstance(values['task_data'], str):
+            values['task_data'] = jsonutils.dumps(values['task_data'])
+        moved = _move_task(self._context, self.id, values, expected_task,
+                           expected_owner, expected_updated_at)
+        if not moved:
+            raise exception.TaskOwnerChanged(
+                task=expected_task or values.get('task'),
+                volume_id=self.volume_id, instance_uuid=self.instance_uuid)
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.obj_reset_changes(list(values))
+
+    def start_task(self, task, owner, step=None, data=None):
+        """Record that ``owner`` ('<binary>:<host>') starts ``task`` on
+        this mapping; ``VolumeTaskInProgress`` (409) if another operation
+        is in flight on it, ``TaskOwnerChanged`` if the mapping is gone."""
+        try:
+            self._cas_task({'task': task, 'task_owner': owner,
+                            'task_step': step, 'task_data': data},
+                           None, _ANY)
+        except exception.TaskOwnerChanged:
+            current = _get_by_volume_and_instance(
+                self._context, self.volume_id, self.instance_uuid)
+            if current is not None and current.task is not None:
+                raise exception.VolumeTaskInProgress(
+                    volume_id=self.volume_id,
+                    instance_uuid=self.instance_uuid, task=current.task)
+            raise
+
+    def move_task(self, step, owner=_ANY, data=_ANY):
+        """Record the next durable ``step`` of this mapping's task (and
+        hand it to another ``owner``, and/or replace ``data``), if this
+        object's owner still owns it; ``TaskOwnerChanged`` otherwise."""
+        values = {'task_step': step}
+        if owner is not _ANY:
+            values['task_owner'] = owner
+        if data is not _ANY:
+            values['task_data'] = data
+        self._cas_task(values, self.task, self.task_owner)
+
+    def take_over_task(self, owner):
+        """Take the task over from its (dead or stalled) owner: moves only
+        if nobody moved it since this object read it, so of two services
+        settling the same work one wins and the other gets
+        ``TaskOwnerChanged``."""
+        self._cas_task({'task_owner': owner}, self.task, self.task_owner,
+                       self.task_updated_at)
+
+    def end_task(self):
+        """The task is over (finished or rolled back): clear it, if this
+        object's owner still owns it; ``TaskOwnerChanged`` otherwise."""
+        self._cas_task({'task': None, 'task_owner': None, 'task_step': None,
+                        'task_data': None}, self.task, self.task_owner)
+
+    @classmethod
+    def get_with_tasks(cls, context, owners=None, updated_before=None):
+        """Mappings with an operation in flight: of the given ``owners``
+        only, and/or that last moved before ``updated_before``."""
+        return [cls._from_db_row(context, cls(), b, _COLUMNS)
+                for b in _get_with_tasks(context, owners, updated_before)]
 
     @classmethod
     def get_by_volume_and_instance(cls, context, volume_id, instance_uuid):

@@ -4,6 +4,7 @@ SQLite, and on MariaDB and PostgreSQL when their servers answer (see
 ``tests.fixtures.database.opportunistic_url``)."""
 
 import concurrent.futures
+import datetime
 import threading
 from unittest import mock
 
@@ -250,6 +251,60 @@ class _ObjectTests(object):
         # The workflow's next write finds it gone.
         bdm.attachment_id = uuidutils.generate_uuid()
         self.assertRaises(exception.VolumeBDMNotFound, bdm.save)
+
+    def test_task_moves_are_compare_and_swap(self):
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+        bdm.start_task('attaching', 'nova-lite-api:a', step='accepted')
+        # A second operation on the same mapping is refused.
+        other = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertRaises(exception.VolumeTaskInProgress, other.start_task,
+                          'detaching', 'nova-lite-api:b')
+        # The owner hands it over with its step and data.
+        bdm.move_task('cast', owner='nova-lite-compute:c1',
+                      data={'attachment_id': 'x'})
+        read = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertEqual(('attaching', 'nova-lite-compute:c1', 'cast',
+                          {'attachment_id': 'x'}),
+                         (read.task, read.task_owner, read.task_step,
+                          read.get_task_data()))
+        # The old owner's copy can no longer move it.
+        self.assertRaises(exception.TaskOwnerChanged, other.move_task, 'x')
+        # Two settlers read the stalled task; only one takes it over.
+        first = objects.BlockDeviceMapping.get_with_tasks(
+            self.ctxt, owners=['nova-lite-compute:c1'])
+        second = objects.BlockDeviceMapping.get_with_tasks(self.ctxt)
+        self.assertEqual([bdm.id], [b.id for b in first])
+        first[0].take_over_task('nova-lite-conductor:k1')
+        self.assertRaises(exception.TaskOwnerChanged,
+                          second[0].take_over_task, 'nova-lite-conductor:k2')
+        self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
+            self.ctxt, owners=['nova-lite-compute:c1']))
+        # Only the current owner ends it.
+        self.assertRaises(exception.TaskOwnerChanged, read.end_task)
+        first[0].end_task()
+        self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
+            self.ctxt))
+        self.assertIsNone(objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid).task)
+
+    def test_stalled_tasks_by_last_move(self):
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+        bdm.start_task('detaching', 'nova-lite-compute:c1')
+        moved = bdm.task_updated_at
+        self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
+            self.ctxt, updated_before=moved))
+        later = moved + datetime.timedelta(seconds=1)
+        self.assertEqual([bdm.id], [
+            b.id for b in objects.BlockDeviceMapping.get_with_tasks(
+                self.ctxt, updated_before=later)])
 
     def test_event_finished_early_in_a_shared_transaction(self):
         instance = self._instance()
