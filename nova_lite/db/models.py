@@ -202,8 +202,8 @@ class BlockDeviceMapping(TimestampMixin, BASE):
     # to know (JSON) and when it last moved. A periodic task finds work
     # whose owner is down or that stopped moving (doc/source/contributor/
     # crash-safety.rst).
-    task: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(36),
-                                                         index=True)
+    task: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.String(36), index=True)
     task_owner: orm.Mapped[Optional[str]]
     task_step: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(64))
     task_data: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)

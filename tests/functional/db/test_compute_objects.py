@@ -289,8 +289,9 @@ class _ObjectTests(object):
         first[0].end_task()
         self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
             self.ctxt))
-        self.assertIsNone(objects.BlockDeviceMapping.get_by_volume_and_instance(
-            self.ctxt, bdm.volume_id, instance.uuid).task)
+        self.assertIsNone(
+            objects.BlockDeviceMapping.get_by_volume_and_instance(
+                self.ctxt, bdm.volume_id, instance.uuid).task)
 
     def test_stalled_tasks_by_last_move(self):
         instance = self._instance()
