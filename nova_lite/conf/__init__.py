@@ -14,13 +14,15 @@ from nova_lite.conf import base
 from nova_lite.conf import compute
 from nova_lite.conf import conductor
 from nova_lite.conf import database
+from nova_lite.conf import recovery
 from nova_lite.conf import rpc
 from nova_lite.conf import volume
 from nova_lite.conf import wsgi
 
 CONF = cfg.ConfigOpts()
 
-_MODULES = (base, api, wsgi, database, rpc, conductor, compute, volume)
+_MODULES = (base, api, wsgi, database, rpc, conductor, compute, volume,
+            recovery)
 
 
 def register_opts(conf):

@@ -1,0 +1,56 @@
+"""[recovery] options: settling work whose owner died or stopped moving."""
+
+from oslo_config import cfg
+
+recovery_group = cfg.OptGroup(
+    'recovery',
+    title='Recovery options',
+    help="""
+How nova-lite-conductor and nova-lite-compute settle volume operations
+whose owning process died or stopped moving (an attach, detach or swap in
+flight, the volumes of a build, unshelve or delete). Each service takes its
+own unfinished work back when it starts; a periodic task settles work whose
+owner is down or that has not moved for ``stalled_after`` seconds.
+""")
+
+ALL_OPTS = [
+    cfg.IntOpt(
+        'settle_interval',
+        default=20,
+        min=0,
+        help="""
+Seconds between two runs of the periodic task that settles stalled work,
+in nova-lite-conductor and in nova-lite-compute. 0 disables the periodic
+task (work is then settled only when its owner starts again, or by
+``nova-lite-manage volume_attachment reconcile``).
+
+Related options:
+
+* ``stalled_after``
+* ``[DEFAULT] service_down_time``
+"""),
+    cfg.IntOpt(
+        'stalled_after',
+        default=60,
+        min=1,
+        help="""
+Seconds after its last recorded step that an operation whose owner is
+still up counts as stalled (its message was lost, for instance in a broker
+failover) and is settled by the periodic task. Work whose owner is down
+(no heartbeat for ``[DEFAULT] service_down_time``) is settled at once.
+Keep it well above the longest step a virt driver or backend takes.
+
+Related options:
+
+* ``settle_interval``
+"""),
+]
+
+
+def register_opts(conf):
+    conf.register_group(recovery_group)
+    conf.register_opts(ALL_OPTS, group=recovery_group)
+
+
+def list_opts():
+    return {recovery_group: ALL_OPTS}
