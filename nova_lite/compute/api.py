@@ -105,13 +105,13 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         return instance, bdm
 
     def get_all(self, context, all_tenants=False, project_id=None,
-                status=None, name=None):
+                status=None, name=None, limit=None, marker=None):
         if not all_tenants:
             project_id = context.project_id
         return instance_obj.get_all(context, project_id=project_id,
                                     status=status, name=name,
                                     read_deleted=(status or '').upper() ==
-                                    'DELETED')
+                                    'DELETED', limit=limit, marker=marker)
 
     def host_is_up(self, context, host):
         try:

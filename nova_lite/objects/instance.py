@@ -97,10 +97,26 @@ def _update(context, uuid, values, expected_task_state, expected_vm_state,
     return result.rowcount, instance
 
 
+def _name_clause(name):
+    """Nova's ``name`` filter: a regular expression searched in the
+    server's name, run by the database (an invalid one is matched as
+    plain text)."""
+    try:
+        re.compile(name)
+    except re.error:
+        name = re.escape(name)
+    return models.Instance.display_name.regexp_match(name)
+
+
 @db_api.context_manager.reader
-def _get_all(context, project_id, vm_states, read_deleted, host):
-    query = sa.select(models.Instance).order_by(
-        models.Instance.created_at.desc(), models.Instance.id.desc())
+def _get_all(context, project_id, vm_states, read_deleted, host, name,
+             limit, marker):
+    """One page of servers, newest first: at most ``limit`` rows (None:
+    all) after the server ``marker`` (a uuid; ``MarkerNotFound`` when it
+    is not among the servers listed). Keyset paging on (created_at, id),
+    so a page costs the same whatever the number of servers before it."""
+    order = (models.Instance.created_at.desc(), models.Instance.id.desc())
+    query = sa.select(models.Instance).order_by(*order)
     if project_id is not None:
         query = query.filter_by(project_id=project_id)
     if vm_states is not None:
@@ -109,6 +125,21 @@ def _get_all(context, project_id, vm_states, read_deleted, host):
         query = query.where(_not_deleted())
     if host is not None:
         query = query.filter_by(host=host)
+    if name:
+        query = query.where(_name_clause(name))
+    if marker is not None:
+        after = context.session.execute(
+            query.with_only_columns(models.Instance.created_at,
+                                    models.Instance.id)
+            .where(models.Instance.uuid == marker)).one_or_none()
+        if after is None:
+            raise exception.MarkerNotFound(marker=marker)
+        query = query.where(sa.or_(
+            models.Instance.created_at < after.created_at,
+            sa.and_(models.Instance.created_at == after.created_at,
+                    models.Instance.id < after.id)))
+    if limit is not None:
+        query = query.limit(limit)
     return context.session.execute(query).scalars().all()
 
 
@@ -221,21 +252,17 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
 
 
 def get_all(context, project_id=None, status=None, name=None,
-            read_deleted=False, host=None):
+            read_deleted=False, host=None, limit=None, marker=None):
     """Servers, newest first: of one project (None: all), with this API
-    ``status`` and a ``name`` matching this regular expression."""
+    ``status`` and a ``name`` matching this regular expression; at most
+    ``limit`` of them after the server ``marker`` (see ``_get_all``)."""
     vm_states = None
     if status is not None:
         vm_states = states.vm_states_of_status(status)
         if not vm_states:
             return []
-    rows = _get_all(context, project_id, vm_states, read_deleted, host)
-    if name:
-        try:
-            pattern = re.compile(name)
-        except re.error:
-            pattern = re.compile(re.escape(name))
-        rows = [r for r in rows if pattern.search(r.display_name or '')]
+    rows = _get_all(context, project_id, vm_states, read_deleted, host,
+                    name, limit, marker)
     return [Instance._from_db_object(context, Instance(), r) for r in rows]
 
 

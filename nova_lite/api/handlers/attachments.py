@@ -13,6 +13,7 @@ from nova_lite.api import microversion as mv
 from nova_lite.api.handlers import volumes as volume_handlers
 from nova_lite.api import router
 from nova_lite.api.schemas import attachments as schema
+from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite.volume import api as volume_api
 from nova_lite.volume import views
@@ -28,7 +29,7 @@ def _ctxt(req):
 
 def _list(req, view):
     ctxt = _ctxt(req)
-    page = volume_handlers.paging(req, default_sort_dir='asc')
+    page = util.page_params(req, default_sort_dir='asc')
     filters = {}
     for param, key in (('volume_id', 'volume_id'),
                        ('instance_id', 'instance_uuid'),
@@ -43,8 +44,8 @@ def _list(req, view):
         marker=page['marker'], limit=page['limit'], offset=page['offset'],
         sort_dir=page['sort_dir'])
     result = {'attachments': [view(a) for a in found]}
-    links = volume_handlers.next_link(req, 'attachments', found,
-                                      page['limit'], 'limit' in req.GET)
+    links = util.next_links(req, 'attachments', found, page['limit'],
+                            'limit' in req.GET)
     if links:
         result['attachments_links'] = links
     return result

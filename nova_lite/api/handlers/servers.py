@@ -196,22 +196,16 @@ def _select(req, ctxt, detail):
     if all_tenants:
         ctxt.can(policies.DETAIL_ALL_TENANTS if detail
                  else policies.INDEX_ALL_TENANTS, target={})
+    limit = util.limit_param(req)
+    # One row more than the page: whether there is a next one.
     instances = api.get_all(ctxt, all_tenants=all_tenants,
                             project_id=req.GET.get('project_id'),
                             status=req.GET.get('status'),
-                            name=req.GET.get('name'))
-    marker = req.GET.get('marker')
-    if marker is not None:
-        uuids = [i.uuid for i in instances]
-        if marker not in uuids:
-            raise exception.MarkerNotFound(marker=marker)
-        instances = instances[uuids.index(marker) + 1:]
-    max_limit = req.environ['nova_lite.conf'].api.max_limit
-    limit = req.GET.get('limit')
-    limit = min(int(limit), max_limit) if limit else max_limit
+                            name=req.GET.get('name'), limit=limit + 1,
+                            marker=req.GET.get('marker'))
     page = instances[:limit]
     next_links = []
-    if page and len(instances) > limit:
+    if len(instances) > limit:
         path = 'servers/detail' if detail else 'servers'
         next_links = [{'rel': 'next', 'href': '%s?limit=%d&marker=%s' % (
             links.collection_url(req, path), limit, page[-1].uuid)}]

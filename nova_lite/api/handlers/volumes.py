@@ -12,6 +12,7 @@ from oslo_utils import strutils
 from nova_lite.api import microversion
 from nova_lite.api import router
 from nova_lite.api.schemas import volumes as schema
+from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite import exception
 from nova_lite.i18n import _
@@ -45,43 +46,10 @@ def bool_param(value, name):
                 'value': value, 'name': name})
 
 
-def paging(req, default_sort_dir='desc'):
-    """limit, marker, offset, sort key and direction of a list request."""
-    conf = req.environ['nova_lite.conf']
-    get = req.GET
-    limit = min(int(get['limit']), conf.api.max_limit) if (
-        'limit' in get) else conf.api.max_limit
-    offset = int(get['offset']) if 'offset' in get else None
-    sort_key, sort_dir = 'created_at', default_sort_dir
-    if get.get('sort'):
-        first = get['sort'].split(',')[0]
-        sort_key, _sep, direction = first.partition(':')
-        sort_dir = direction or default_sort_dir
-    else:
-        sort_key = get.get('sort_key', sort_key)
-        sort_dir = get.get('sort_dir', sort_dir)
-    if sort_dir not in ('asc', 'desc'):
-        raise exception.InvalidInput(
-            reason=_('Unknown sort direction, must be desc or asc'))
-    return {'limit': limit, 'marker': get.get('marker'), 'offset': offset,
-            'sort_key': sort_key, 'sort_dir': sort_dir}
-
-
-def next_link(req, collection, items, limit, explicit):
-    """Cinder's ``<collection>_links`` when a page is full."""
-    if not explicit or not items or len(items) < limit:
-        return None
-    params = dict(req.GET)
-    params['marker'] = items[-1].id
-    query = '&'.join('%s=%s' % kv for kv in sorted(params.items()))
-    return [{'rel': 'next',
-             'href': '%s/%s?%s' % (req.application_url, collection, query)}]
-
-
 def _list(req, detail):
     ctxt = _ctxt(req)
     want = microversion.want(req)
-    page = paging(req)
+    page = util.page_params(req)
     filters = {k: req.GET[k] for k in ('name', 'status', 'project_id')
                if k in req.GET}
     if 'bootable' in req.GET:
@@ -96,8 +64,8 @@ def _list(req, detail):
     else:
         items = [views.volume_summary(v, base) for v in found]
     result = {'volumes': items}
-    links = next_link(req, 'volumes', found, page['limit'],
-                      'limit' in req.GET)
+    links = util.next_links(req, 'volumes', found, page['limit'],
+                            'limit' in req.GET)
     if links:
         result['volumes_links'] = links
     return result

@@ -141,6 +141,34 @@ class ServersTest(base.TestCase):
         self.assertEqual(400, self.api.get(
             '/v2.1/servers?marker=%s' % base.IMAGE).status)
 
+    def test_pages_in_sql_cover_every_server_once(self):
+        # Servers created in one request may share their creation time:
+        # the keyset (created_at, id) still orders and pages them exactly.
+        resp = self.api.as_(compute_version='2.37').post(
+            '/v2.1/servers', body={'server': {
+                'name': 'many', 'flavorRef': '1', 'imageRef': base.IMAGE,
+                'networks': 'none', 'min_count': 5}})
+        self.assertEqual(202, resp.status, resp.text)
+        listed = [s['id'] for s in self.api.get(
+            '/v2.1/servers').body['servers']]
+        self.assertEqual(5, len(listed))
+        seen, url = [], '/v2.1/servers/detail?limit=2'
+        while url:
+            resp = self.api.get(url)
+            self.assertEqual(200, resp.status, resp.text)
+            self.assertLessEqual(len(resp.body['servers']), 2)
+            seen.extend(s['id'] for s in resp.body['servers'])
+            nxt = resp.body.get('servers_links')
+            url = nxt and nxt[0]['href'].split('/v2.1', 1)[1]
+            url = url and '/v2.1' + url
+        self.assertEqual(listed, seen)
+        # A name that is no valid regular expression is matched as text.
+        resp = self.api.get('/v2.1/servers?name=many-%5B')
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual([], resp.body['servers'])
+        self.assertEqual(5, len(self.api.get(
+            '/v2.1/servers?name=^many-[1-5]$').body['servers']))
+
     def test_projects_are_isolated(self):
         server_id = self.create_server()
         other = self.api.as_(token='other:other')

@@ -89,6 +89,25 @@ class _ObjectTests(object):
                          instance_obj.count_by_host(
                              self.ctxt, ['compute1', 'compute2']))
 
+    def test_pages_by_keyset_with_a_regular_expression(self):
+        made = [self._instance(display_name='srv-%d' % i) for i in range(5)]
+        self._instance(display_name='other')
+        newest_first = [i.uuid for i in reversed(made)]
+        seen, marker = [], None
+        while True:
+            page = instance_obj.get_all(self.ctxt, 'demo', name='^srv-[0-9]$',
+                                        limit=2, marker=marker)
+            if not page:
+                break
+            seen.extend(i.uuid for i in page)
+            marker = page[-1].uuid
+        self.assertEqual(newest_first, seen)
+        # Not valid as a regular expression: matched as plain text.
+        self.assertEqual([], instance_obj.get_all(self.ctxt, 'demo',
+                                                  name='srv-['))
+        self.assertRaises(exception.MarkerNotFound, instance_obj.get_all,
+                          self.ctxt, 'demo', marker=uuidutils.generate_uuid())
+
     def test_mappings_unique_per_volume_and_device(self):
         instance = self._instance()
         volume_id = uuidutils.generate_uuid()
