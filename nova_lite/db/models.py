@@ -118,6 +118,9 @@ class Instance(TimestampMixin, BASE):
     __tablename__ = 'instances'
     __table_args__ = (
         sa.UniqueConstraint('uuid'),
+        # A project's servers are listed newest first, one page at a time
+        # (keyset on created_at, id): the page is read from the index.
+        sa.Index(None, 'project_id', 'created_at', 'id'),
         _MYSQL_TABLE_ARGS,
     )
 
@@ -342,7 +345,11 @@ class Volume(TimestampMixin, BASE):
     """A block-storage volume; ``deleted`` rows are kept (soft delete)."""
 
     __tablename__ = 'volumes'
-    __table_args__ = (_MYSQL_TABLE_ARGS,)
+    __table_args__ = (
+        # Lists page newest first by (created_at, id) within a project.
+        sa.Index(None, 'project_id', 'created_at', 'id'),
+        _MYSQL_TABLE_ARGS,
+    )
 
     id: orm.Mapped[str] = orm.mapped_column(UUID, primary_key=True)
     project_id: orm.Mapped[str] = orm.mapped_column(index=True)
