@@ -30,7 +30,7 @@ CRASH_AT_ENV = 'NOVA_LITE_CRASH_AT'
 CRASH_MARK_ENV = 'NOVA_LITE_CRASH_MARK'
 
 # name -> (process that reaches it, what has been written when it is hit).
-# Names are <workflow>.<where>. Workflows add their points here.
+# Names are <process>.<workflow>.<where>.
 POINTS = {}
 
 
@@ -40,6 +40,51 @@ def declare(name, process, description):
         raise ValueError('crash point %s declared twice' % name)
     POINTS[name] = (process, description)
     return name
+
+
+# -- the API (compute/volume_api.py) ----------------------------------------
+API_ATTACH_AFTER_ACCEPT = declare(
+    'api.attach.after_accept', 'api',
+    'the mapping (owned by the API) and the action are written; the '
+    'conductor was not called yet')
+API_DETACH_AFTER_BEGIN = declare(
+    'api.detach.after_begin_detaching', 'api',
+    'the detach task is started (owned by the API), the volume is '
+    'detaching and the action recorded; the host was not told yet')
+
+# -- the conductor (conductor/attach.py) -------------------------------------
+CONDUCTOR_ATTACH_AFTER_TAKE = declare(
+    'conductor.attach.after_take', 'conductor',
+    'the conductor owns the attach; no device name yet')
+CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE = declare(
+    'conductor.attach.after_reserve_device', 'conductor',
+    'the host gave the mapping its device name')
+CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE = declare(
+    'conductor.attach.after_attachment_create', 'conductor',
+    'block storage reserved the volume; the attachment id is in the '
+    "task's data")
+CONDUCTOR_ATTACH_AFTER_HANDOVER = declare(
+    'conductor.attach.after_handover', 'conductor',
+    'the attach is handed over to the host (committed); the cast was not '
+    'sent')
+
+# -- the compute host (compute/volume_ops.py) --------------------------------
+COMPUTE_ATTACH_AFTER_TAKE = declare(
+    'compute.attach.after_take', 'compute',
+    'the host took the attach over; nothing connected')
+COMPUTE_ATTACH_AFTER_CONNECT = declare(
+    'compute.attach.after_connect', 'compute',
+    'the attachment has its connection (volume attaching) and the mapping '
+    'its connection_info; the guest has not the disk yet')
+COMPUTE_ATTACH_AFTER_GUEST_ATTACH = declare(
+    'compute.attach.after_guest_attach', 'compute',
+    'the guest has the disk; the attachment is not complete')
+COMPUTE_DETACH_AFTER_TAKE = declare(
+    'compute.detach.after_take', 'compute',
+    'the host took the detach over; the guest still has the disk')
+COMPUTE_DETACH_AFTER_GUEST_DETACH = declare(
+    'compute.detach.after_guest_detach', 'compute',
+    'the guest no longer has the disk; the attachment still exists')
 
 
 def _armed():

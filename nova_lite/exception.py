@@ -297,6 +297,11 @@ class UnexpectedTaskStateError(Conflict):
                 '%(expected)s. Actual: %(actual)s')
 
 
+class OperationInterrupted(NovaLiteException):
+    msg_fmt = _("The %(task)s operation of volume %(volume_id)s was "
+                "interrupted (%(reason)s) and has been rolled back.")
+
+
 class VolumeTaskInProgress(Conflict):
     msg_fmt = _("Volume %(volume_id)s of server %(instance_uuid)s is busy "
                 "with another operation (%(task)s).")

@@ -157,6 +157,12 @@ class ComputeDriver(abc.ABC):
         """Close this host's connection to the volume (after its last
         guest device on this host is gone). Nothing by default."""
 
+    def has_volume(self, instance, mountpoint):
+        """Whether the guest has a disk at ``mountpoint`` (settling an
+        attach after a crash asks it). False by default: a driver that
+        cannot tell has its interrupted attaches rolled back."""
+        return False
+
 
 def connection_key(connection_info):
     """What identifies a volume's connection on a host: the file of the
@@ -301,6 +307,10 @@ class FakeDriver(ComputeDriver):
         key = connection_key(connection_info)
         with self._lock:
             self.host_connections.pop(key, None)
+
+    def has_volume(self, instance, mountpoint):
+        guest = self.guests.get(instance.uuid)
+        return guest is not None and mountpoint in guest.devices
 
     def is_connected(self, connection_info):
         return connection_key(connection_info) in self.host_connections

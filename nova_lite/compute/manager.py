@@ -9,6 +9,8 @@ error, an instance fault and (for attach) an ``.error`` notification.
 """
 
 import contextlib
+import datetime
+import threading
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
@@ -16,6 +18,7 @@ import oslo_messaging as messaging
 
 from nova_lite.compute import driver as virt_driver
 from nova_lite.compute import notifications
+from nova_lite.compute import recovery
 from nova_lite.compute import rpcapi
 from nova_lite.compute import shelve_ops
 from nova_lite.compute import states
@@ -44,21 +47,59 @@ class ComputeManager(manager.Manager):
         self.notifier = notifications.Notifier(conf, host)
         self._volume_api = None
         self._semaphores = lockutils.Semaphores()
+        # The mappings whose task this process is working on right now:
+        # what the periodic settling leaves alone, and what a second
+        # delivery of the same message finds taken. Bookkeeping of this
+        # process only; the task columns say who owns the work.
+        self._in_hand = set()
+        self._in_hand_lock = threading.Lock()
 
     @property
     def periodic_interval(self):
-        """Periodic tasks run only when shelved servers are offloaded after
-        a while or deleted servers are kept for a while."""
+        """Periodic tasks run when stalled work is settled
+        (``[recovery] settle_interval``), when shelved servers are
+        offloaded after a while or deleted servers are kept for a while;
+        the shortest interval of those that run."""
+        intervals = []
+        if self.conf.recovery.settle_interval > 0:
+            intervals.append(self.conf.recovery.settle_interval)
         if self.conf.shelved_offload_time > 0 or \
                 self.conf.reclaim_instance_interval > 0:
-            return self.conf.compute.periodic_interval
-        return None
+            intervals.append(self.conf.compute.periodic_interval)
+        return min(intervals) if intervals else None
 
     def init_host(self, context):
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
         self._recover_instances(context)
+        # Guests are back with the disks their mappings had: settle the
+        # volume operations this host owned when it stopped.
+        self._settle(context)
+
+    @contextlib.contextmanager
+    def _working_on(self, bdm):
+        """Yields False when this process is already working on ``bdm``'s
+        task (a second delivery of its message)."""
+        with self._in_hand_lock:
+            if bdm.uuid in self._in_hand:
+                mine = False
+            else:
+                self._in_hand.add(bdm.uuid)
+                mine = True
+        try:
+            yield mine
+        finally:
+            if mine:
+                with self._in_hand_lock:
+                    self._in_hand.discard(bdm.uuid)
+
+    def _settle(self, context, stalled_before=None):
+        with self._in_hand_lock:
+            in_hand = set(self._in_hand)
+        return recovery.settle(context, self.driver, self.volume_api,
+                               self.notifier, self.host, in_hand=in_hand,
+                               stalled_before=stalled_before)
 
     def _recover_instances(self, context):
         """Take the servers of this host back after a restart: guests the
@@ -321,6 +362,10 @@ class ComputeManager(manager.Manager):
 
     # -- periodic tasks ----------------------------------------------------
     def periodic_tasks(self, context):
+        if self.conf.recovery.settle_interval > 0:
+            self._settle(context, stalled_before=obj_base.utcnow(
+            ).replace(tzinfo=None) - datetime.timedelta(
+                seconds=self.conf.recovery.stalled_after))
         if self.conf.shelved_offload_time > 0:
             self._offload_shelved(context)
         if self.conf.reclaim_instance_interval > 0:
@@ -381,9 +426,15 @@ class ComputeManager(manager.Manager):
                 delete_on_termination=delete_on_termination, bdm=bdm)
 
     def attach_volume(self, context, instance, bdm):
-        self._cast_operation(context, instance, 'compute_attach_volume',
-                             volume_ops.attach, context, self.driver,
-                             self.volume_api, self.notifier, instance, bdm)
+        with self._working_on(bdm) as mine:
+            if not mine:
+                LOG.info('Already attaching volume %s to %s',
+                         bdm.volume_id, instance.uuid)
+                return
+            self._cast_operation(context, instance, 'compute_attach_volume',
+                                 volume_ops.attach, context, self.driver,
+                                 self.volume_api, self.notifier, instance,
+                                 bdm)
 
     def detach_volume(self, context, instance, volume_id, attachment_id):
         def run(event):
@@ -394,8 +445,13 @@ class ComputeManager(manager.Manager):
                 LOG.info('Volume %s is no longer attached to %s', volume_id,
                          instance.uuid)
                 return
-            volume_ops.detach(context, self.driver, self.volume_api,
-                              self.notifier, instance, bdm, event=event)
+            with self._working_on(bdm) as mine:
+                if not mine:
+                    LOG.info('Already detaching volume %s from %s',
+                             volume_id, instance.uuid)
+                    return
+                volume_ops.detach(context, self.driver, self.volume_api,
+                                  self.notifier, instance, bdm, event=event)
         self._cast_operation(context, instance, 'compute_detach_volume', run,
                              with_event=True)
 

@@ -16,17 +16,24 @@ from oslo_utils import strutils
 
 from nova_lite.compute import checks
 from nova_lite.compute import states
+from nova_lite.compute import tasks
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
+from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
 
 
 class VolumeOperations(object):
+
+    def _owner(self):
+        """This API process as the owner of work in flight."""
+        return service_obj.owner_name(tasks.API_BINARY, self.conf.host)
 
     def _check_not_attached(self, context, volume, instance):
         """Nova's duplicate guard (400): a non-multiattach volume mapped to
@@ -67,6 +74,11 @@ class VolumeOperations(object):
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
             attach_mode=attach_mode)
+        # Created owned by this API process (doc/source/contributor/
+        # crash-safety.rst): if the conductor never takes it over, the
+        # conductor's periodic task rolls it back.
+        bdm.set_task(tasks.ATTACHING, self._owner(), tasks.ACCEPTED,
+                     tasks.task_data(context))
         # The checks from the duplicate guard on (in the contract's order;
         # no call leaves the process), the mapping and the action: one
         # writer transaction. The unique (server, volume) constraint
@@ -87,6 +99,7 @@ class VolumeOperations(object):
             bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
+        crashpoint.hit(crashpoint.API_ATTACH_AFTER_ACCEPT)
         try:
             return self.compute_task_api.attach_volume(
                 context, instance, volume_id, device=device, tag=tag,
@@ -136,18 +149,25 @@ class VolumeOperations(object):
             return
         if not host_up:
             raise exception.ComputeServiceUnavailable(host=instance.host)
+        # Owned by this API process until the host takes it over; 409 if
+        # another operation holds the mapping. If the host never takes it
+        # (the cast is lost), the conductor rolls it back.
+        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED,
+                       tasks.task_data(context))
         mark = not volume['multiattach']
-        if mark:
-            self.volume_api.begin_detaching(context, volume_id)
         try:
+            if mark:
+                self.volume_api.begin_detaching(context, volume_id)
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)
+            crashpoint.hit(crashpoint.API_DETACH_AFTER_BEGIN)
             self.compute_rpcapi.detach_volume(context, instance, volume_id,
                                               bdm.attachment_id)
         except Exception:
             with excutils.save_and_reraise_exception():
                 if mark:
                     self.volume_api.roll_detaching(context, volume_id)
+                bdm.end_task()
 
     def _cancel_pending_attach(self, context, instance, bdm):
         """Detach of an attach still in progress (or lost: a conductor that

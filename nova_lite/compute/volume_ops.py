@@ -25,12 +25,16 @@ service context (these calls act on the server's behalf).
 """
 
 from oslo_log import log as logging
+from oslo_serialization import jsonutils
 from oslo_utils import excutils
 
 from nova_lite.compute import notifications
+from nova_lite.compute import tasks
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
+from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
@@ -162,9 +166,38 @@ def release_connection_logged(context, driver, volume_api, volume_id,
     return True
 
 
+def _tracked(bdm):
+    """Whether ``bdm`` carries its operation's task (a conductor or API
+    older than task ownership sends mappings without)."""
+    return bdm.obj_attr_is_set('task') and bdm.task is not None
+
+
+def take_over(bdm, owner, step):
+    """The host takes over the task handed to it (the conductor's attach)
+    or left for it (the API's detach), recording ``step``: a
+    compare-and-swap on the step the message carries, so of two
+    deliveries of one message exactly one goes on. False when the task is
+    not there to take (done, settled, or taken by the other delivery)."""
+    if not _tracked(bdm):
+        return True
+    try:
+        bdm.move_task(step, owner=owner)
+    except exception.TaskOwnerChanged:
+        return False
+    return True
+
+
 def attach(context, driver, volume_api, notifier, instance, bdm):
     """Connect and attach the reserved mapping ``bdm``; on any failure
-    leave nothing behind (no guest device, attachment or mapping)."""
+    leave nothing behind (no guest device, attachment or mapping). A
+    delivery of an attach this host no longer has to do (done, settled,
+    or being done by another delivery) does nothing."""
+    owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, driver.host)
+    if not take_over(bdm, owner, tasks.CONNECTING):
+        LOG.info('The attach of volume %s to %s is not pending on this '
+                 'host; nothing to do', bdm.volume_id, instance.uuid)
+        return
+    crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_TAKE)
     notifier.notify_volume(context, instance, notifications.VOLUME_ATTACH,
                            notifications.START, bdm.volume_id, bdm=bdm)
     svc = _svc(context)
@@ -176,12 +209,20 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
         attachment = volume_api.attachment_update(
             svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
         info = attachment.get('connection_info') or {}
-        bdm.set_connection_info(info)
-        bdm.save()
+        if _tracked(bdm):
+            bdm.move_task(tasks.CONNECTED,
+                          connection_info=jsonutils.dumps(info))
+        else:
+            bdm.set_connection_info(info)
+            bdm.save()
+        crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_CONNECT)
         driver.attach_volume(context, info, instance, bdm.device_name,
                              mode=_mode(attachment))
         guest_attached = True
+        crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH)
         volume_api.attachment_complete(svc, bdm.attachment_id)
+        if _tracked(bdm):
+            bdm.end_task()
     except Exception as exc:
         with excutils.save_and_reraise_exception():
             LOG.warning('Attaching volume %s to %s failed: %s; rolling '
@@ -209,6 +250,13 @@ def detach(context, driver, volume_api, notifier, instance, bdm,
     A driver failure puts the volume back to ``in-use`` (mapping kept).
     With ``event`` (the step's ``EventReporter``), the mapping's delete
     and the event's end share a transaction."""
+    owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, driver.host)
+    if _tracked(bdm) and (bdm.task != tasks.DETACHING or
+                          not take_over(bdm, owner, tasks.GUEST_DETACHING)):
+        LOG.info('The detach of volume %s from %s is not pending on this '
+                 'host; nothing to do', bdm.volume_id, instance.uuid)
+        return
+    crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_TAKE)
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
                            notifications.START, bdm.volume_id, bdm=bdm)
     svc = _svc(context)
@@ -216,6 +264,9 @@ def detach(context, driver, volume_api, notifier, instance, bdm,
         if bdm.device_name:
             driver.detach_volume(context, bdm.get_connection_info(),
                                  instance, bdm.device_name)
+        if _tracked(bdm):
+            bdm.move_task(tasks.GUEST_DETACHED)
+        crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH)
         release_connection(context, driver, volume_api, bdm.volume_id,
                            bdm.attachment_id, bdm.get_connection_info())
     except Exception:
@@ -225,6 +276,8 @@ def detach(context, driver, volume_api, notifier, instance, bdm,
             except Exception:
                 LOG.exception('Could not roll back detaching of %s',
                               bdm.volume_id)
+            if _tracked(bdm):
+                bdm.end_task()
     with instance_action.transaction(context):
         bdm.destroy()
         if event is not None:

@@ -21,6 +21,15 @@ name) or cast it (2.101: the user got 202 already).
    attachment is completed at once without a connector instead (``in-use``;
    the connection is made at unshelve).
 
+Who owns the attach is recorded on the mapping (``compute.tasks``): the
+API creates it owned by the API; the conductor takes it over first (a
+message delivered twice, or an attach cancelled meanwhile, finds it taken
+and does nothing), records the attachment id as soon as block storage
+made it, and hands it over to the compute host in the transaction before
+the cast. After a crash, whatever the conductor owned is rolled back by
+``conductor.recovery``; what the host owns, the host settles
+(``compute.recovery``).
+
 Steps 1 to 3 are the instance action's event ``conductor_attach_volume``.
 The mapping's attachment id and the event's end are written in one
 transaction *before* the cast: the host's work then never waits for the
@@ -41,9 +50,12 @@ from oslo_utils import excutils
 from nova_lite.compute import notifications
 from nova_lite.compute import reservations
 from nova_lite.compute import states
+from nova_lite.compute import tasks
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
+from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
@@ -71,12 +83,16 @@ def _reserve_device_name(context, compute_rpcapi, instance, bdm, device,
         return compute_rpcapi.reserve_block_device_name(
             context, instance, device, bdm.volume_id, multiattach=multiattach,
             bdm=bdm)
-    # Hosts older than compute RPC 1.2 create the mapping themselves.
+    # Hosts older than compute RPC 1.2 create the mapping themselves: it
+    # carries the task from then on.
     bdm.destroy()
-    return compute_rpcapi.reserve_block_device_name(
+    created = compute_rpcapi.reserve_block_device_name(
         context, instance, device, bdm.volume_id, tag=bdm.tag,
         multiattach=multiattach,
         delete_on_termination=bdm.delete_on_termination)
+    created.start_task(bdm.task, bdm.task_owner, bdm.task_step,
+                       bdm.get_task_data())
+    return created
 
 
 def _roll_back(context, volume_api, notifier, instance, bdm, attachment_id,
@@ -104,15 +120,38 @@ def _roll_back(context, volume_api, notifier, instance, bdm, attachment_id,
                                bdm=bdm)
 
 
-def _new_bdm(context, instance, volume_id, tag, delete_on_termination):
+def _new_bdm(context, instance, volume_id, tag, delete_on_termination,
+             owner):
     """Steps the API does since conductor RPC 1.2."""
     bdm = objects.BlockDeviceMapping.new_volume(
         context, instance.uuid, volume_id, tag=tag,
         delete_on_termination=delete_on_termination)
+    bdm.set_task(tasks.ATTACHING, owner, tasks.RESERVING,
+                 tasks.task_data(context))
     bdm.create()
     instance_action.InstanceAction.action_start(
         context, instance.uuid, instance_action.ATTACH_VOLUME)
     return bdm
+
+
+def _take(context, bdm, owner):
+    """Take the attach over from the API that accepted it; False when it
+    is no longer the API's (a message delivered twice, or an attach the
+    user cancelled or the conductor's periodic task rolled back)."""
+    if not bdm.obj_attr_is_set('task') or bdm.task is None:
+        # From an API older than task ownership.
+        try:
+            bdm.start_task(tasks.ATTACHING, owner, tasks.RESERVING,
+                           tasks.task_data(context))
+        except (exception.VolumeTaskInProgress,
+                exception.TaskOwnerChanged):
+            return False
+        return True
+    try:
+        bdm.move_task(tasks.RESERVING, owner=owner)
+    except exception.TaskOwnerChanged:
+        return False
+    return True
 
 
 def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
@@ -120,10 +159,17 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                   multiattach=False, bdm=None, host=None, notifier=None,
                   reserve_timeout=0.0):
     """Reserve and cast (see the module docstring); returns the device
-    name (None for a shelved-offloaded server)."""
+    name (None for a shelved-offloaded server, or when the attach was no
+    longer this conductor's to run)."""
+    owner = service_obj.owner_name(service_obj.CONDUCTOR_BINARY, host)
     if bdm is None:
         bdm = _new_bdm(context, instance, volume_id, tag,
-                       delete_on_termination)
+                       delete_on_termination, owner)
+    elif not _take(context, bdm, owner):
+        LOG.info('The attach of volume %s to %s is no longer pending; '
+                 'nothing to do', volume_id, instance.uuid)
+        return None
+    crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_TAKE)
     attachment_id = None
     try:
         with instance_action.EventReporter(context, EVENT, host,
@@ -132,20 +178,31 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
             if not offloaded:
                 bdm = _reserve_device_name(context, compute_rpcapi, instance,
                                            bdm, device, multiattach)
+                crashpoint.hit(
+                    crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE)
             attachment = reservations.reserve(
                 context, volume_api, volume_id, instance.uuid,
                 mode=bdm.attach_mode,
                 timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
-            bdm.attachment_id = attachment_id
+            # Before anything else: what the roll back must delete.
+            bdm.move_task(tasks.RESERVED, data=dict(
+                bdm.get_task_data(), attachment_id=attachment_id))
+            crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE)
             if offloaded:
-                bdm.save()
+                bdm.move_task(tasks.RESERVED, attachment_id=attachment_id)
                 volume_api.attachment_complete(
                     volume_client.service_context(context), attachment_id)
+                bdm.end_task()
             else:
+                # The mapping's attachment, the hand-over to the host and
+                # the event's end: one transaction, before the cast.
                 with instance_action.transaction(context):
-                    bdm.save()
+                    bdm.move_task(tasks.CAST, owner=service_obj.owner_name(
+                        service_obj.COMPUTE_BINARY, instance.host),
+                        attachment_id=attachment_id)
                     event.finish()
+                crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_HANDOVER)
                 compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():

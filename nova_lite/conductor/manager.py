@@ -7,6 +7,7 @@ from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.conductor import attach
 from nova_lite.conductor import build
+from nova_lite.conductor import recovery
 from nova_lite.conductor import rpcapi
 from nova_lite.conductor import unshelve
 from nova_lite import exception
@@ -32,6 +33,19 @@ class ConductorManager(manager.Manager):
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
+        # What this conductor was running when it stopped: rolled back.
+        recovery.settle(context, self.conf, self.volume_api, self.notifier,
+                        self.host, at_start=True)
+
+    @property
+    def periodic_interval(self):
+        """Stalled work is settled every ``[recovery] settle_interval``
+        seconds (0: never)."""
+        return self.conf.recovery.settle_interval or None
+
+    def periodic_tasks(self, context):
+        recovery.settle(context, self.conf, self.volume_api, self.notifier,
+                        self.host)
 
     @property
     def volume_api(self):

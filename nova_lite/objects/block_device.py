@@ -79,12 +79,14 @@ _BY_INSTANCES = sa.select(_BDMS).where(
 ).order_by(_BDMS.c.id)
 
 
-def _task_clause(expected_task, expected_owner, expected_updated_at):
+def _task_clause(expected_task, expected_owner, expected_step,
+                 expected_updated_at):
     """The compare of a task move: the mapping still carries the task,
-    owner and (when given) last move the caller read."""
+    owner, step and (when given) last move the caller read."""
     clauses = [_BDMS.c.id == sa.bindparam('bdm_id')]
     for column, value in ((_BDMS.c.task, expected_task),
                           (_BDMS.c.task_owner, expected_owner),
+                          (_BDMS.c.task_step, expected_step),
                           (_BDMS.c.task_updated_at, expected_updated_at)):
         if value is _ANY:
             continue
@@ -96,11 +98,12 @@ def _task_clause(expected_task, expected_owner, expected_updated_at):
 
 @db_api.context_manager.writer.connection
 def _move_task(context, bdm_id, values, expected_task, expected_owner,
-               expected_updated_at):
+               expected_step, expected_updated_at):
     """Compare-and-swap of the task columns; the number of rows moved."""
     return context.connection.execute(
         sa.update(_BDMS).where(_task_clause(
-            expected_task, expected_owner, expected_updated_at)),
+            expected_task, expected_owner, expected_step,
+            expected_updated_at)),
         dict(values, bdm_id=bdm_id)).rowcount
 
 
@@ -327,13 +330,14 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         return jsonutils.loads(self.task_data)
 
     def _cas_task(self, values, expected_task, expected_owner,
-                  expected_updated_at=_ANY):
+                  expected_step=_ANY, expected_updated_at=_ANY):
         values = dict(values, task_updated_at=timeutils.utcnow())
         if 'task_data' in values and values['task_data'] is not None and \
                 not isinstance(values['task_data'], str):
             values['task_data'] = jsonutils.dumps(values['task_data'])
         moved = _move_task(self._context, self.id, values, expected_task,
-                           expected_owner, expected_updated_at)
+                           expected_owner, expected_step,
+                           expected_updated_at)
         if not moved:
             raise exception.TaskOwnerChanged(
                 task=expected_task or values.get('task'),
@@ -341,6 +345,15 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         for name, value in values.items():
             setattr(self, name, value)
         self.obj_reset_changes(list(values))
+
+    def set_task(self, task, owner, step=None, data=None):
+        """The task a mapping not created yet is created with (one
+        insert); ``start_task`` starts one on an existing mapping."""
+        self.task = task
+        self.task_owner = owner
+        self.task_step = step
+        self.task_data = None if data is None else jsonutils.dumps(data)
+        self.task_updated_at = timeutils.utcnow()
 
     def start_task(self, task, owner, step=None, data=None):
         """Record that ``owner`` ('<binary>:<host>') starts ``task`` on
@@ -359,30 +372,41 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                     instance_uuid=self.instance_uuid, task=current.task)
             raise
 
-    def move_task(self, step, owner=_ANY, data=_ANY):
+    def move_task(self, step, owner=_ANY, data=_ANY, **changes):
         """Record the next durable ``step`` of this mapping's task (and
-        hand it to another ``owner``, and/or replace ``data``), if this
-        object's owner still owns it; ``TaskOwnerChanged`` otherwise."""
-        values = {'task_step': step}
+        hand it to another ``owner``, replace ``data``, and write the
+        step's own ``changes`` of other fields, e.g. ``connection_info``,
+        in the same statement), if it is still at the step this object
+        read, under the same owner; ``TaskOwnerChanged`` otherwise (so of
+        two deliveries of one message, only one moves it on)."""
+        unknown = set(changes) - set(_MODEL_FIELDS) | (
+            set(changes) & set(_FIELDS_SINCE_1_1))
+        if unknown:
+            raise ValueError('not a field to change with a step: %s' %
+                             ', '.join(sorted(unknown)))
+        values = dict(changes, task_step=step)
         if owner is not _ANY:
             values['task_owner'] = owner
         if data is not _ANY:
             values['task_data'] = data
-        self._cas_task(values, self.task, self.task_owner)
+        self._cas_task(values, self.task, self.task_owner, self.task_step)
 
     def take_over_task(self, owner):
         """Take the task over from its (dead or stalled) owner: moves only
-        if nobody moved it since this object read it, so of two services
-        settling the same work one wins and the other gets
-        ``TaskOwnerChanged``."""
+        if nobody moved it since this object read it from the database
+        (its last move compared to the microsecond: not for an object that
+        crossed RPC, whose times lost theirs), so of two services settling
+        the same work one wins and the other gets ``TaskOwnerChanged``."""
         self._cas_task({'task_owner': owner}, self.task, self.task_owner,
-                       self.task_updated_at)
+                       self.task_step, self.task_updated_at)
 
     def end_task(self):
-        """The task is over (finished or rolled back): clear it, if this
-        object's owner still owns it; ``TaskOwnerChanged`` otherwise."""
+        """The task is over (finished or rolled back): clear it, if it is
+        still at the step and owner this object read;
+        ``TaskOwnerChanged`` otherwise."""
         self._cas_task({'task': None, 'task_owner': None, 'task_step': None,
-                        'task_data': None}, self.task, self.task_owner)
+                        'task_data': None}, self.task, self.task_owner,
+                       self.task_step)
 
     @classmethod
     def get_with_tasks(cls, context, owners=None, updated_before=None):

@@ -388,3 +388,39 @@ def record_failure(context, instance_uuid, event_name, exc, host=None):
                   context.request_id, instance_uuid, event_name)
         return False
     return True
+
+
+@db_api.context_manager.writer.connection
+def _finish_open_events(context, instance_uuid, request_id, values):
+    """Finish every event of the request's action still open; the number
+    finished."""
+    action_id = _action_id(context, instance_uuid, request_id)
+    touch = (_TOUCH_ACTION_ERROR if values['result'] == RESULT_ERROR
+             else _TOUCH_ACTION)
+    context.connection.execute(touch, {'action_id': action_id,
+                                       'at': values['finish_time']})
+    return context.connection.execute(
+        sa.update(_EVENTS).where(_EVENTS.c.action_id == action_id,
+                                 _EVENTS.c.finish_time.is_(None))
+        .values(**values)).rowcount
+
+
+def settle_events(context, instance_uuid, event_name, exc=None, host=None):
+    """After a crash: end the request's (``context.request_id``) events
+    that its dead process left open, with ``Error`` and ``exc``'s message
+    when the work was rolled back (``exc``), else with ``Success``. If none
+    was open and the work was rolled back, an ``event_name`` event records
+    the error, so the user always sees why the volume is not attached.
+    Nothing happens when the request recorded no action."""
+    values = {'finish_time': base.utcnow(), 'result': RESULT_SUCCESS,
+              'details': None, 'traceback': None}
+    if exc is not None:
+        message, _code = instance_fault.message_and_code(exc)
+        values.update(result=RESULT_ERROR, details=message)
+    try:
+        finished = _finish_open_events(context, instance_uuid,
+                                       context.request_id, values)
+    except exception.InstanceActionNotFound:
+        return
+    if not finished and exc is not None:
+        record_failure(context, instance_uuid, event_name, exc, host=host)

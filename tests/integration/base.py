@@ -55,6 +55,8 @@ def _first_cause(error):
 
 class IntegrationTestCase(testtools.TestCase):
     BACKEND = None  # 'mysql' (MariaDB) or 'postgresql'
+    # {section: {option: value}} for the class's deployment.
+    EXTRA_CONF = None
 
     def setUp(self):
         super().setUp()
@@ -69,7 +71,7 @@ class IntegrationTestCase(testtools.TestCase):
     def _class_deployment(cls):
         entry = _DEPLOYMENTS.get(cls)
         if entry is None:
-            entry = deploy.Deployment(cls.BACKEND)
+            entry = deploy.Deployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF)
             try:
                 entry.setUp()
             except fixtures.MultipleExceptions as e:

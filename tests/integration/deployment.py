@@ -675,6 +675,42 @@ class Deployment(fixtures.Fixture):
         if name == self.API:
             self.wait_for_api()
 
+    def restart_armed(self, name, point, mark):
+        """Restart process ``name`` with crash point ``point`` armed
+        (``nova_lite.crashpoint``): the first process to reach it creates
+        the file ``mark`` and dies with SIGKILL. Returns once the process
+        (the API, or every service) answers again."""
+        proc = self.processes[name]
+        proc.stop()
+        proc.env = dict(self._env(), NOVA_LITE_CRASH_AT=point,
+                        NOVA_LITE_CRASH_MARK=mark)
+        self.start(name)
+        self.wait_for_services()
+
+    def wait_crashed(self, name, mark, timeout=START_TIMEOUT):
+        """Wait until the armed point was reached (the mark file exists)
+        and, for a service, until its process died of SIGKILL (under
+        uWSGI the master respawns the killed worker)."""
+        wait_for(lambda: os.path.exists(mark), timeout,
+                 message='crash point not reached within %ss' % timeout)
+        if name == self.API:
+            return
+        proc = self.processes[name]
+        wait_for(lambda: not proc.running, timeout,
+                 message='%s did not die within %ss' % (name, timeout))
+        assert proc.proc.returncode == -signal.SIGKILL, (
+            '%s exited with %s' % (name, proc.proc.returncode))
+
+    def restart_disarmed(self, name):
+        """Start ``name`` again without a crash point (as an operator
+        would after the crash) and wait until every service is up."""
+        proc = self.processes[name]
+        if proc.running:
+            proc.stop()
+        proc.env = self._env()
+        self.start(name)
+        self.wait_for_services()
+
     def _stop_all(self):
         # All at once: each idle service takes seconds to notice SIGTERM.
         running = [p for p in self.processes.values() if p.running]

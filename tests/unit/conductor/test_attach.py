@@ -38,6 +38,7 @@ class FakeComputeRPC(object):
         if bdm is None:
             bdm = objects.BlockDeviceMapping.new_volume(
                 ctxt, instance.uuid, volume_id, tag=kwargs.get('tag'))
+            bdm.id = 2
         bdm.device_name = device or '/dev/vdb'
         return bdm
 
@@ -60,8 +61,22 @@ class AttachWorkflowTest(base.TestCase):
         self.destroyed = []
         self.useFixture(fixtures.MockPatchObject(
             objects.BlockDeviceMapping, 'save'))
+        # Task moves write the database (tests/functional/db covers them):
+        # here they only change the object.
+        self.task_moves = []
+
+        self.on_move = None
+
+        def move(_context, _bdm_id, values, *_expected):
+            self.task_moves.append(values.get('task_step'))
+            if self.on_move:
+                self.on_move(values.get('task_step'))
+            return 1
+        self.useFixture(fixtures.MockPatch(
+            'nova_lite.objects.block_device._move_task', side_effect=move))
         self.created = self.useFixture(fixtures.MockPatchObject(
-            objects.BlockDeviceMapping, 'create')).mock
+            objects.BlockDeviceMapping, 'create', autospec=True,
+            side_effect=lambda bdm: setattr(bdm, 'id', 3))).mock
         self.useFixture(fixtures.MockPatchObject(
             objects.BlockDeviceMapping, 'destroy', autospec=True,
             side_effect=lambda bdm: self.destroyed.append(bdm)))
@@ -79,9 +94,14 @@ class AttachWorkflowTest(base.TestCase):
             instance_action, 'transaction')).mock
 
     def api_bdm(self, volume_id, **kwargs):
-        """The mapping the API creates: no device name, no attachment."""
-        return objects.BlockDeviceMapping.new_volume(
+        """The mapping the API creates: no device name, no attachment,
+        owned by the API."""
+        bdm = objects.BlockDeviceMapping.new_volume(
             self.ctxt, self.instance.uuid, volume_id, **kwargs)
+        bdm.id = 1
+        bdm.set_task('attaching', 'nova-lite-api:api1', 'accepted',
+                     {'request_id': self.ctxt.request_id})
+        return bdm
 
     def run_attach(self, volume_id, bdm=None, **kwargs):
         if bdm is None:
@@ -123,8 +143,7 @@ class AttachWorkflowTest(base.TestCase):
         txn = self.transaction.return_value
         txn.__enter__.side_effect = lambda: order.append('begin')
         txn.__exit__.side_effect = lambda *a: order.append('commit')
-        objects.BlockDeviceMapping.save.side_effect = (
-            lambda: order.append('save'))
+        self.on_move = lambda step: order.append(('move', step))
         self.event_finish.side_effect = (
             lambda *a, **kw: order.append(('finish', kw['exc'])))
         cast = self.compute.attach_volume
@@ -132,8 +151,14 @@ class AttachWorkflowTest(base.TestCase):
                                                  cast(*a))
         self.run_attach(self.volumes.create_volume())
         self.transaction.assert_called_once_with(self.ctxt)
-        self.assertEqual(['begin', 'save', ('finish', None), 'commit',
-                          'cast'], order)
+        # The conductor took the attach and recorded the attachment; the
+        # hand-over to the host (with the mapping's attachment id) and the
+        # event's end are one transaction, before the cast.
+        self.assertEqual([('move', 'reserving'), ('move', 'reserved'),
+                          'begin', ('move', 'cast'), ('finish', None),
+                          'commit', 'cast'], order)
+        self.assertEqual('nova-lite-compute:%s' % self.instance.host,
+                         self.bdm.task_owner)
 
     def test_shelved_offloaded_needs_no_host(self):
         self.instance.vm_state = 'shelved_offloaded'

@@ -1,0 +1,143 @@
+"""Settling, on a compute host, the volume operations it owned when it
+stopped or that stopped moving (doc/source/contributor/crash-safety.rst).
+
+The host owns an attach from the conductor's hand-over (step ``cast``)
+and a detach from the moment it takes it from the API. Only the host can
+settle them: it knows whether the guest has the disk. The manager calls
+``settle`` at start (after its guests are restored from their mappings)
+for everything it owns, and every ``[recovery] settle_interval`` seconds
+for what it owns that has not moved for ``stalled_after`` seconds and is
+not in hand (a message lost in a broker failover, for instance).
+
+* **attach**: finished when the guest has the disk and block storage has
+  the connection (the mapping has its ``connection_info``): the
+  attachment is completed (volume ``in-use``) and the task ended; rolled
+  back otherwise: the guest device (if any) and the attachment are
+  removed, the host disconnects unless another attachment on the host
+  uses the connection, the mapping is destroyed (volume ``available``),
+  and the user sees why (the action's open events end with the error, an
+  instance fault, an ``instance.volume_attach.error`` notification).
+* **detach**: finished (it is what the user asked for; every step is
+  idempotent): guest device, attachment and mapping removed.
+
+Each item is taken over first (compare-and-swap on its last move), so an
+item another service settled meanwhile is skipped.
+"""
+
+from oslo_log import log as logging
+
+from nova_lite.compute import notifications
+from nova_lite.compute import tasks
+from nova_lite.compute import volume_ops
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.objects import instance_action
+from nova_lite.objects import service as service_obj
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
+
+FINISHED = 'finished'
+ROLLED_BACK = 'rolled back'
+
+ATTACH_EVENT = 'compute_attach_volume'
+DETACH_EVENT = 'compute_detach_volume'
+
+
+def settle(context, driver, volume_api, notifier, host, in_hand=(),
+           stalled_before=None):
+    """Settle the tasks ``host`` owns (all of them, or those that last
+    moved before ``stalled_before``), except those ``in_hand``. Returns
+    ``[(mapping, outcome)]``."""
+    owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, host)
+    settled = []
+    for bdm in objects.BlockDeviceMapping.get_with_tasks(
+            context, owners=[owner], updated_before=stalled_before):
+        if bdm.uuid in in_hand:
+            continue
+        try:
+            bdm.take_over_task(owner)
+        except exception.TaskOwnerChanged:
+            continue
+        try:
+            outcome = _settle_one(context, driver, volume_api, notifier,
+                                  host, bdm)
+        except Exception:
+            LOG.exception('Could not settle the %s of volume %s of %s',
+                          bdm.task, bdm.volume_id, bdm.instance_uuid)
+            continue
+        if outcome:
+            LOG.warning('Settled the interrupted %s of volume %s of %s: %s',
+                        bdm.task, bdm.volume_id, bdm.instance_uuid, outcome)
+            settled.append((bdm, outcome))
+    return settled
+
+
+def _settle_one(context, driver, volume_api, notifier, host, bdm):
+    ctxt = tasks.request_context(context, bdm)
+    try:
+        instance = objects.Instance.get_by_uuid(ctxt, bdm.instance_uuid,
+                                                read_deleted=True)
+    except exception.InstanceNotFound:
+        bdm.destroy()
+        return ROLLED_BACK
+    if bdm.task == tasks.ATTACHING:
+        return _settle_attach(ctxt, driver, volume_api, notifier, host,
+                              instance, bdm)
+    if bdm.task == tasks.DETACHING:
+        return _settle_detach(ctxt, driver, volume_api, host, instance,
+                              bdm)
+    LOG.warning('No settling rule for task %s of volume %s of %s',
+                bdm.task, bdm.volume_id, bdm.instance_uuid)
+    return None
+
+
+def _attachment_id(bdm):
+    return bdm.attachment_id or bdm.get_task_data().get('attachment_id')
+
+
+def _settle_attach(ctxt, driver, volume_api, notifier, host, instance, bdm):
+    svc = volume_client.service_context(ctxt)
+    info = bdm.get_connection_info()
+    has_disk = bool(bdm.device_name) and driver.has_volume(
+        instance, bdm.device_name)
+    attachment_id = _attachment_id(bdm)
+    if has_disk and info and attachment_id:
+        try:
+            volume_api.attachment_complete(svc, attachment_id)
+        except (exception.VolumeAttachmentNotFound,
+                exception.VolumeNotFound):
+            LOG.warning('Attachment %s of volume %s is gone; rolling back',
+                        attachment_id, bdm.volume_id)
+        else:
+            bdm.end_task()
+            instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT,
+                                          host=host)
+            return FINISHED
+    exc = exception.OperationInterrupted(
+        task='attach', volume_id=bdm.volume_id,
+        reason='the compute service on %s stopped' % host)
+    if has_disk:
+        driver.detach_volume(ctxt, info, instance, bdm.device_name)
+    volume_ops.release_connection(ctxt, driver, volume_api, bdm.volume_id,
+                                  attachment_id, info)
+    bdm.destroy()
+    instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT, exc=exc,
+                                  host=host)
+    objects.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
+    notifier.notify_volume(ctxt, instance, notifications.VOLUME_ATTACH,
+                           notifications.ERROR, bdm.volume_id, exc=exc,
+                           bdm=bdm)
+    return ROLLED_BACK
+
+
+def _settle_detach(ctxt, driver, volume_api, host, instance, bdm):
+    info = bdm.get_connection_info()
+    if bdm.device_name and driver.has_volume(instance, bdm.device_name):
+        driver.detach_volume(ctxt, info, instance, bdm.device_name)
+    volume_ops.release_connection(ctxt, driver, volume_api, bdm.volume_id,
+                                  bdm.attachment_id, info)
+    bdm.destroy()
+    instance_action.settle_events(ctxt, instance.uuid, DETACH_EVENT,
+                                  host=host)
+    return FINISHED

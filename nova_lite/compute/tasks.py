@@ -1,0 +1,52 @@
+"""Volume operations in flight on a block device mapping: their names, the
+durable steps they record, who owns them, and what settling one needs.
+
+A mapping's ``task`` says which operation holds it, ``task_owner`` which
+service ('<binary>:<host>') may move it on, ``task_step`` the last
+durable step reached. Every move is a compare-and-swap
+(``BlockDeviceMapping.move_task`` and friends), so a service that lost a
+race, or a message delivered twice, finds the task moved and does
+nothing. doc/source/contributor/crash-safety.rst has the steps of each
+operation and who settles it after a crash.
+"""
+
+from oslo_context import context as oslo_context
+
+API_BINARY = 'nova-lite-api'
+
+# Tasks (block_device_mappings.task).
+ATTACHING = 'attaching'
+DETACHING = 'detaching'
+
+# Steps (task_step), in the order an attach or a detach records them.
+ACCEPTED = 'accepted'              # API: mapping + action written
+RESERVING = 'reserving'            # conductor took it; device name next
+RESERVED = 'reserved'              # conductor: block storage reserved it
+CAST = 'cast'                      # handed over to the compute host
+CONNECTING = 'connecting'          # host took the attach; connecting
+CONNECTED = 'connected'            # host: connection made, info saved
+GUEST_DETACHING = 'guest_detaching'  # host took the detach
+GUEST_DETACHED = 'guest_detached'  # host: the guest no longer has it
+
+
+def task_data(context, **values):
+    """What settling a task needs to know later: the request it belongs
+    to (its instance action), plus ``values``."""
+    return dict(values, request_id=context.request_id)
+
+
+def binary_of(owner):
+    """The binary part of an owner name ('' when there is none)."""
+    return (owner or '').split(':', 1)[0]
+
+
+def request_context(context, bdm):
+    """A copy of ``context`` that records instance action events in the
+    request that started ``bdm``'s task (its ``request_id``)."""
+    ctxt = context.elevated()
+    request_id = bdm.get_task_data().get('request_id')
+    if request_id:
+        ctxt.request_id = request_id
+    else:
+        ctxt.request_id = oslo_context.generate_request_id()
+    return ctxt
