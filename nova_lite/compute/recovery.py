@@ -50,27 +50,12 @@ def settle(context, driver, volume_api, notifier, host, in_hand=(),
     moved before ``stalled_before``), except those ``in_hand``. Returns
     ``[(mapping, outcome)]``."""
     owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, host)
-    settled = []
-    for bdm in objects.BlockDeviceMapping.get_with_tasks(
-            context, owners=[owner], updated_before=stalled_before):
-        if bdm.uuid in in_hand:
-            continue
-        try:
-            bdm.take_over_task(owner)
-        except exception.TaskOwnerChanged:
-            continue
-        try:
-            outcome = _settle_one(context, driver, volume_api, notifier,
-                                  host, bdm)
-        except Exception:
-            LOG.exception('Could not settle the %s of volume %s of %s',
-                          bdm.task, bdm.volume_id, bdm.instance_uuid)
-            continue
-        if outcome:
-            LOG.warning('Settled the interrupted %s of volume %s of %s: %s',
-                        bdm.task, bdm.volume_id, bdm.instance_uuid, outcome)
-            settled.append((bdm, outcome))
-    return settled
+    bdms = [b for b in objects.BlockDeviceMapping.get_with_tasks(
+        context, owners=[owner], updated_before=stalled_before)
+        if b.uuid not in in_hand]
+    return tasks.settle_each(
+        bdms, owner, lambda bdm, _previous: _settle_one(
+            context, driver, volume_api, notifier, host, bdm))
 
 
 def _settle_one(context, driver, volume_api, notifier, host, bdm):

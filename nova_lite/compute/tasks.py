@@ -11,6 +11,11 @@ operation and who settles it after a crash.
 """
 
 from oslo_context import context as oslo_context
+from oslo_log import log as logging
+
+from nova_lite import exception
+
+LOG = logging.getLogger(__name__)
 
 API_BINARY = 'nova-lite-api'
 
@@ -50,3 +55,30 @@ def request_context(context, bdm):
     else:
         ctxt.request_id = oslo_context.generate_request_id()
     return ctxt
+
+
+def settle_each(bdms, owner, settle):
+    """Settle each mapping's task: take it over for ``owner`` first (a
+    compare-and-swap on its last move: one that someone else moved or
+    settled meanwhile is skipped), then ``settle(bdm, previous_owner)``,
+    which returns what it did (or None). A failure is logged and the next
+    one goes on. Returns ``[(bdm, outcome)]``."""
+    settled = []
+    for bdm in bdms:
+        previous_owner = bdm.task_owner
+        try:
+            bdm.take_over_task(owner)
+        except exception.TaskOwnerChanged:
+            continue
+        try:
+            outcome = settle(bdm, previous_owner)
+        except Exception:
+            LOG.exception('Could not settle the %s of volume %s of %s',
+                          bdm.task, bdm.volume_id, bdm.instance_uuid)
+            continue
+        if outcome:
+            LOG.warning('Settled the interrupted %s of volume %s of %s '
+                        '(owner %s): %s', bdm.task, bdm.volume_id,
+                        bdm.instance_uuid, previous_owner, outcome)
+            settled.append((bdm, outcome))
+    return settled

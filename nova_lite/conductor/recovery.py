@@ -67,27 +67,11 @@ def settle(context, conf, volume_api, notifier, host, at_start=False):
     stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
         datetime.timedelta(seconds=conf.recovery.stalled_after)
     down = service_obj.down_owners(context, conf)
-    settled = []
-    for bdm in objects.BlockDeviceMapping.get_with_tasks(context):
-        if not _due(bdm, me, down, stalled_before, at_start):
-            continue
-        previous_owner = bdm.task_owner
-        try:
-            bdm.take_over_task(me)
-        except exception.TaskOwnerChanged:
-            continue
-        try:
-            outcome = _roll_back(context, volume_api, notifier, host, bdm,
-                                 previous_owner)
-        except Exception:
-            LOG.exception('Could not settle the %s of volume %s of %s',
-                          bdm.task, bdm.volume_id, bdm.instance_uuid)
-            continue
-        if outcome:
-            LOG.warning('Settled the interrupted %s of volume %s of %s: %s',
-                        bdm.task, bdm.volume_id, bdm.instance_uuid, outcome)
-            settled.append((bdm, outcome))
-    return settled
+    bdms = [b for b in objects.BlockDeviceMapping.get_with_tasks(context)
+            if _due(b, me, down, stalled_before, at_start)]
+    return tasks.settle_each(
+        bdms, me, lambda bdm, previous_owner: _roll_back(
+            context, volume_api, notifier, host, bdm, previous_owner))
 
 
 _OPERATION = {tasks.ATTACHING: 'attach', tasks.DETACHING: 'detach'}
