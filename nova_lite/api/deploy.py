@@ -8,13 +8,15 @@ Outer to inner, and why in this order:
    ``x-openstack-request-id``, and the id is in the context for the logs.
 3. ``RequestLog``: logs what the client finally got, errors included.
 4. ``FaultWrapper``: the last chance; nothing below may leak a traceback.
-5. ``RequestBodySizeLimiter``: refuse oversized bodies before parsing them.
-6. URL map: ``/`` and the bare ``/v2.1`` and ``/v3`` version documents need
+5. ``_DecodedRequest``: a path or query string that is not UTF-8 is 400
+   here, once, before anything reads it (authentication included).
+6. ``RequestBodySizeLimiter``: refuse oversized bodies before parsing them.
+7. URL map: ``/`` and the bare ``/v2.1`` and ``/v3`` version documents need
    no token; everything below them goes through auth (keystonemiddleware or
    noauth2), the context middleware, then the sub-API's router, which owns
    microversions, routing, validation and the exception mapping.
 
-oslo.middleware's three (1, 2 and 5) run as plain WSGI adapters of their
+oslo.middleware's three (1, 2 and 6) run as plain WSGI adapters of their
 classes (``_ProxyHeaders``, ``_RequestId``, ``_BodySizeLimiter``): the same
 checks and headers, without a ``wsgify`` that copies every response into a
 new WebOb Response.
@@ -22,6 +24,8 @@ new WebOb Response.
 ``loadapp(conf)`` is the one factory used by uWSGI (``nova_lite.wsgi.api``),
 ``nova-lite-all``/``nova-lite-api`` and the test fixtures.
 """
+
+import urllib.parse
 
 from oslo_context import context
 from oslo_log import log as logging
@@ -172,6 +176,29 @@ class _ConfInEnviron(object):
         return self.application(environ, start_response)
 
 
+class _DecodedRequest(object):
+    """The one decoding step of every request, before authentication: the
+    path and the query string must be UTF-8 once percent-decoded (WebOb
+    decodes them so for every handler). Anything else is 400 in the fault
+    format, instead of a decoding error wherever it is first read."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        try:
+            # PEP 3333: PATH_INFO holds the decoded bytes as latin-1.
+            environ.get('PATH_INFO', '').encode('latin-1').decode('utf-8')
+            urllib.parse.parse_qsl(environ.get('QUERY_STRING', ''),
+                                   keep_blank_values=True,
+                                   encoding='utf-8', errors='strict')
+        except (UnicodeError, ValueError):
+            return fault.fault_response(
+                400, 'The request path or query string is not valid '
+                'UTF-8.')(environ, start_response)
+        return self.application(environ, start_response)
+
+
 def _authenticated(application, conf, enforcer):
     application = auth.ContextMiddleware(application, enforcer)
     if conf.api.auth_strategy == 'keystone':
@@ -196,6 +223,7 @@ def loadapp(conf):
                      identity.identity_app(conf)),
     })
     app = _BodySizeLimiter(app, conf)
+    app = _DecodedRequest(app)
     app = fault.FaultWrapper(app)
     app = requestlog.RequestLog(app)
     app = _RequestId(app)

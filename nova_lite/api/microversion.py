@@ -19,7 +19,9 @@ from nova_lite.i18n import _
 
 ENVIRON_KEY = 'nova_lite.microversion'
 
-_VERSION_RE = re.compile(r'^([1-9]\d*)\.([1-9]\d*|0)$')
+# At most 9 digits each: no microversion has more, and int() of a digit
+# string thousands long is an error of its own.
+_VERSION_RE = re.compile(r'^([1-9]\d{0,8})\.([1-9]\d{0,8}|0)$')
 
 
 class APIVersion(tuple):

@@ -157,9 +157,35 @@ def validate(band, data):
         raise exception.ValidationError(message=_error_message(best))
 
 
+def _check_strings(value):
+    """400 for a string no database can store: a lone surrogate
+    (``"\\ud800"``) is valid JSON but not valid Unicode text. The walk is
+    iterative: a body's depth is the client's choice."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode('utf-8')
+            except UnicodeEncodeError:
+                raise exception.InvalidInput(reason=_(
+                    'Malformed request body: a string is not valid '
+                    'Unicode text (a lone surrogate).'))
+
+
 def extract_json(body):
     try:
-        return jsonutils.loads(body)
+        data = jsonutils.loads(body)
     except ValueError:
         raise exception.InvalidInput(
             reason=_('Malformed request body: it is not JSON.'))
+    except RecursionError:
+        raise exception.InvalidInput(
+            reason=_('Malformed request body: it is nested too deeply.'))
+    _check_strings(data)
+    return data
