@@ -60,3 +60,32 @@ class HostileInputTest(base.VolumeTestCase):
             'OpenStack-API-Version': 'volume 3.' + '9' * 5000})
         self.assertEqual(400, status, body)
         self.assertEqual({FAULT}, set(body))
+
+    def test_integer_parameters_with_thousands_of_digits(self):
+        digits = '9' * 5000
+        for path in ('/v3/volumes?limit=%s' % digits,
+                     '/v3/volumes?offset=%s' % digits,
+                     '/v2.1/flavors?minRam=%s' % digits,
+                     '/v2.1/flavors/detail?minDisk=%s' % digits,
+                     '/v2.1/servers?limit=%s' % digits):
+            status, body = self.raw('GET', path)
+            self.assertEqual(400, status, (path, body))
+            self.assertEqual({FAULT}, set(body))
+        status, body = self.raw(
+            'POST', '/v2.1/servers', headers={
+                'OpenStack-API-Version': 'compute 2.37'},
+            body=('{"server": {"name": "s", "flavorRef": "1", '
+                  '"imageRef": "155d900f-4e14-4e4c-a73d-069cbf4541e6", '
+                  '"networks": "none", "max_count": "%s"}}' % digits
+                  ).encode())
+        self.assertEqual(400, status, body)
+        self.assertEqual([], self.api.get('/v2.1/servers').body['servers'])
+
+    def test_offset_beyond_what_a_database_takes(self):
+        status, body = self.raw('GET', '/v3/volumes?offset=%d' % 2 ** 63)
+        self.assertEqual(400, status, body)
+        self.assertEqual({FAULT}, set(body))
+        status, body = self.raw('GET',
+                                '/v3/volumes?offset=%d' % (10 ** 18 - 1))
+        self.assertEqual(200, status, body)
+        self.assertEqual([], body['volumes'])

@@ -8,9 +8,12 @@ DATETIME = {'type': 'string'}
 NULLABLE_DATETIME = {'type': ['string', 'null']}
 
 # Query strings are validated as a dict of lists (a parameter may repeat).
+# An integer parameter has at most 18 ASCII digits: below 2**63, so that
+# every database takes it as an offset and int() never sees a digit string
+# thousands long (``\d`` would also match other scripts' digits).
 NON_NEGATIVE_INT_PARAM = {
     'type': 'array',
-    'items': {'type': 'string', 'pattern': r'^\d+$'},
+    'items': {'type': 'string', 'pattern': r'^[0-9]{1,18}$'},
 }
 STRING_PARAM = {'type': 'array', 'items': {'type': 'string'}}
 

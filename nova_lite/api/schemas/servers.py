@@ -244,8 +244,9 @@ LIST_QUERY_V2102 = common.query(_LIST_QUERY_PROPERTIES, strict=True)
 SHOW_QUERY_V2102 = common.query({}, strict=True)
 
 # -- create ------------------------------------------------------------------
+# As Nova's: an integer, or a string of digits (at most 18 of them).
 _POSITIVE_INT = {'type': ['integer', 'string'], 'pattern': '^[0-9]*$',
-                 'minimum': 1, 'minLength': 1}
+                 'minimum': 1, 'minLength': 1, 'maxLength': 18}
 _NETWORK = {
     'type': 'object',
     'properties': {
