@@ -78,8 +78,8 @@ Keystone, the ``block-storage`` endpoint of the token's catalog. Requests
 made as the service (detaching a server's volume, the OSSA-2023-003 rule)
 also carry a service token: with ``[api] auth_strategy = keystone`` it is
 obtained with the auth plugin configured in this group (``auth_type`` and its
-options, e.g. ``password``); with ``noauth2`` the ``X-Service-Roles: service``
-header is sent instead.
+options, e.g. ``password``); with ``noauth2`` noauth2's service token
+``service:service`` is sent instead.
 """)
 
 CINDER_OPTS = [

@@ -26,9 +26,13 @@ prove they come from a service:
   (keystoneauth's ``ServiceTokenAuthWrapper``) and keystonemiddleware on
   the block-storage side turns it into the ``service`` service role;
 * ``noauth2`` (development): there are no real tokens; the user's token
-  (``user:project``) is sent with ``X-Service-Roles: service``, which
-  noauth2 trusts as it trusts everything. A context without a token (a
-  periodic task's) is sent as ``user:project`` from the context.
+  (``user:project``) is sent with the service token ``service:service``
+  in ``X-Service-Token`` (noauth2's service user, which has the
+  ``service`` role), as keystoneauth would send a real one. A client
+  cannot claim the role with an ``X-Service-Roles`` header: noauth2
+  removes identity headers as keystonemiddleware does. A context without
+  a token (a periodic task's) is sent as ``user:project`` from the
+  context.
 """
 
 import copy
@@ -46,6 +50,8 @@ from nova_lite.volume import client
 from nova_lite.volume import views
 
 GROUP = 'cinder'
+# noauth2's service token (its user 'service' has the service role).
+NOAUTH_SERVICE_TOKEN = 'service:service'
 SERVICE_TYPE = 'block-storage'
 
 
@@ -112,7 +118,8 @@ class CinderClient(client.VolumeClient):
                 auth = service_token.ServiceTokenAuthWrapper(
                     user_auth=auth, service_auth=self._service_auth)
             else:
-                headers['X-Service-Roles'] = 'service'
+                # noauth2: the service user's token, in noauth2's form.
+                headers['X-Service-Token'] = NOAUTH_SERVICE_TOKEN
         return cinder_client.Client(
             version, session=self._session, auth=auth,
             endpoint_override=endpoint, additional_headers=headers,

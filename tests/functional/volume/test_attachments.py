@@ -416,14 +416,28 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
         self.assertEqual(200, service.delete(path).status)
         self.assertEqual('available', self.status(volume['id']))
 
-    def test_service_roles_header_counts_as_service(self):
+    def test_only_a_service_token_counts_as_service(self):
         volume = self.create_volume()
         attachment = self.reserve(volume['id'])
         self.connect(attachment['id'])
         self._server_holding(attachment)
-        resp = self.vol.delete('/v3/attachments/%s' % attachment['id'],
-                               headers={'X-Service-Roles': 'service'})
+        path = '/v3/attachments/%s' % attachment['id']
+        before = self.status(volume['id'])
+        # Identity headers a user sends are not trusted (a forgery of
+        # what keystonemiddleware sets), nor a user's own service token.
+        for headers in ({'X-Service-Roles': 'service'},
+                        {'X-Roles': 'service,admin'},
+                        {'X-Service-Roles': 'service',
+                         'X-Service-Identity-Status': 'Confirmed'},
+                        {'X-Service-Token': 'demo:demo'}):
+            resp = self.vol.delete(path, headers=headers)
+            self.assertEqual(409, resp.status, (headers, resp.text))
+            self.assertEqual(before, self.status(volume['id']))
+        # The service user's token, as the compute side sends it.
+        resp = self.vol.delete(path,
+                               headers={'X-Service-Token': 'service:service'})
         self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual('available', self.status(volume['id']))
 
     def test_users_may_delete_what_no_server_holds(self):
         volume = self.create_volume()
