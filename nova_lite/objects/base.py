@@ -9,6 +9,7 @@ remotable methods change.
 """
 
 from oslo_utils import timeutils
+from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
@@ -96,6 +97,18 @@ def _primitive_plan(cls):
 class NovaLiteObject(ovo_base.VersionedObject):
     OBJ_SERIAL_NAMESPACE = 'nova_lite_object'
     OBJ_PROJECT_NAMESPACE = 'nova_lite'
+
+    # {version: fields added in that version}: a peer of an older version
+    # gets the object without them (``obj_make_compatible``).
+    FIELDS_SINCE = {}
+
+    def obj_make_compatible(self, primitive, target_version):
+        super().obj_make_compatible(primitive, target_version)
+        target = versionutils.convert_version_to_tuple(target_version)
+        for version, names in self.FIELDS_SINCE.items():
+            if target < versionutils.convert_version_to_tuple(version):
+                for name in names:
+                    primitive.pop(name, None)
 
     # Every RPC call and cast carries objects (a server, a mapping) both
     # ways, and oslo.versionedobjects converts each field through its

@@ -188,6 +188,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     # 1.0: initial
     # 1.1: task, task_owner, task_step, task_data, task_updated_at
     VERSION = '1.1'
+    FIELDS_SINCE = {'1.1': _FIELDS_SINCE_1_1}
 
     fields = dict(base.NovaLiteTimestampObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -218,12 +219,6 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         'task_data': fields.SensitiveStringField(nullable=True),
         'task_updated_at': fields.DateTimeField(nullable=True),
     })
-
-    def obj_make_compatible(self, primitive, target_version):
-        super().obj_make_compatible(primitive, target_version)
-        if target_version == '1.0':
-            for name in _FIELDS_SINCE_1_1:
-                primitive.pop(name, None)
 
     @property
     def is_volume(self):

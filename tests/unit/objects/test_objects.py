@@ -41,3 +41,16 @@ class ObjectVersionTest(testtools.TestCase):
         self.assertEqual(('/dev/vdb', 't', True),
                          (copy.device_name, copy.tag,
                           copy.delete_on_termination))
+
+    def test_older_peers_get_no_task_fields(self):
+        objects.register_all()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            None, '1e7d6d6f-3c44-4f5b-b7f1-5d1f8e0b0001',
+            '1e7d6d6f-3c44-4f5b-b7f1-5d1f8e0b0002')
+        bdm.set_task('attaching', 'nova-lite-api:a', 'accepted')
+        data = 'nova_lite_object.data'
+        old = bdm.obj_to_primitive(target_version='1.0')[data]
+        new = bdm.obj_to_primitive()[data]
+        self.assertNotIn('task', old)
+        self.assertNotIn('task_owner', old)
+        self.assertEqual('nova-lite-api:a', new['task_owner'])
