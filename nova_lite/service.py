@@ -34,13 +34,17 @@ class Service(object):
     def start(self):
         ctxt = nl_context.get_admin_context()
         objects.register_all()
-        self.service_ref = objects.Service.register(
-            ctxt, self.host, self.binary, self.topic)
+        # The unfinished work of this host first, then messages; the
+        # service shows up (its heartbeat) only once its RPC server
+        # consumes: a service seen up before its queues exist would have
+        # the casts sent to it meanwhile dropped by the broker.
         self.manager.init_host(ctxt)
         target = messaging.Target(topic=self.topic, server=self.host)
         endpoints = [self.manager, baserpc.BaseRPCAPI(self.binary)]
         self._rpc_server = rpc.get_server(self.conf, target, endpoints)
         self._rpc_server.start()
+        self.service_ref = objects.Service.register(
+            ctxt, self.host, self.binary, self.topic)
         self._spawn(self._heartbeat_loop, self.conf.report_interval,
                     'heartbeat')
         if self.manager.periodic_interval:
