@@ -2,6 +2,7 @@
 
 import os
 
+from keystonemiddleware import auth_token
 from oslo_log import log as logging
 
 from nova_lite import conf as nl_conf
@@ -21,8 +22,12 @@ def default_config_files():
 
 
 def prepare(conf):
-    """Register every option nova_lite reads on ``conf`` (idempotent)."""
+    """Register every option nova_lite reads on ``conf`` (idempotent),
+    keystonemiddleware's ``[keystone_authtoken]`` included (it registers
+    them again, the same, when the keystone strategy builds it)."""
     nl_conf.register_opts(conf)
+    for group, opts in auth_token.list_opts():
+        conf.register_opts(opts, group=group)
     if id(conf) not in _LOGGING_READY:
         logging.register_options(conf)
         _LOGGING_READY.add(id(conf))

@@ -10,16 +10,18 @@ Outer to inner, and why in this order:
 4. ``FaultWrapper``: the last chance; nothing below may leak a traceback.
 5. ``_DecodedRequest``: a path or query string that is not UTF-8 is 400
    here, once, before anything reads it (authentication included).
-6. ``RequestBodySizeLimiter``: refuse oversized bodies before parsing them.
+6. ``RequestBodySizeLimiter``: refuse oversized bodies before parsing them;
+   ``_OversizeFault`` around it gives its 413 the API's fault format.
 7. URL map: ``/`` and the bare ``/v2.1`` and ``/v3`` version documents need
    no token; everything below them goes through auth (keystonemiddleware or
    noauth2), the context middleware, then the sub-API's router, which owns
-   microversions, routing, validation and the exception mapping.
+   microversions, routing, validation and the exception mapping. The
+   block-storage API is also mounted at ``/volume/v3`` (as devstack
+   registers Cinder), where ``/volume/`` answers Cinder's version list
+   with Cinder's 300, while ``/`` stays Nova's (200).
 
-oslo.middleware's three (1, 2 and 6) run as plain WSGI adapters of their
-classes (``_ProxyHeaders``, ``_RequestId``, ``_BodySizeLimiter``): the same
-checks and headers, without a ``wsgify`` that copies every response into a
-new WebOb Response.
+oslo.middleware's three (1, 2 and 6) are its classes as they are, built
+with the service's configuration.
 
 ``loadapp(conf)`` is the one factory used by uWSGI (``nova_lite.wsgi.api``),
 ``nova-lite-all``/``nova-lite-api`` and the test fixtures.
@@ -27,14 +29,11 @@ new WebOb Response.
 
 import urllib.parse
 
-from oslo_context import context
 from oslo_log import log as logging
-from oslo_middleware import base as base_middleware
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 from oslo_middleware import sizelimit
 import webob
-import webob.exc
 
 from nova_lite.api import auth
 from nova_lite.api import fault
@@ -68,102 +67,53 @@ class URLMap(object):
         return api_app(environ, start_response)
 
 
-class _ProxyHeaders(http_proxy_to_wsgi.HTTPProxyToWSGI):
-    """oslo.middleware's ``HTTPProxyToWSGI`` as a plain WSGI middleware.
+class _OversizeFault(object):
+    """oslo.middleware's ``RequestBodySizeLimiter`` with its 413 in the
+    API's fault format.
 
-    It only rewrites the environ before the request goes on and never
-    answers or changes a response; its base class's ``__call__`` (a
-    ``wsgify`` that wraps the inner response in a new Response and runs
-    ``inspect.getfullargspec`` on ``process_response`` for every request)
-    is replaced by a call to its ``process_request``. Should a later
-    oslo.middleware give it a ``process_response`` of its own, or let
-    ``process_request`` answer, the base class's ``__call__`` is used.
+    The limiter answers a body over ``[oslo_middleware]
+    max_request_body_size`` itself, with WebOb's error page: a declared
+    one before the application runs, an undeclared (chunked) one when
+    the application's read of it passes the limit and raises. Such an
+    answer (a 413 the application did not start) is replaced by the
+    ``overLimit`` fault; everything else, a 413 of the application's own
+    included, passes unchanged.
     """
 
-    _PLAIN = (http_proxy_to_wsgi.HTTPProxyToWSGI.process_response is
-              base_middleware.ConfigurableMiddleware.process_response)
+    # In the environ once the application below the limiter has started
+    # its response.
+    _STARTED = 'nova_lite.oversize_fault.started'
 
-    def __call__(self, environ, start_response):
-        if not self._PLAIN:
-            return super().__call__(environ, start_response)
-        response = self.process_request(
-            base_middleware.NoContentTypeRequest(environ))
-        if response is not None:
-            return response(environ, start_response)
-        return self.application(environ, start_response)
+    def __init__(self, application, conf):
+        self.application = application
+        self.conf = conf
+        # The limiter registers [oslo_middleware] max_request_body_size.
+        self.limiter = sizelimit.RequestBodySizeLimiter(self._inner, conf)
 
-
-class _RequestId(request_id.RequestId):
-    """oslo.middleware's ``RequestId`` as a plain WSGI middleware.
-
-    The same work as its base class's ``__call__`` (a ``wsgify`` that
-    copies the inner response into a new Response): the client's global
-    request id checked by ``set_global_req_id``, a new
-    ``req-<uuid>`` in the environ, and that id in the response headers
-    (``x-openstack-request-id`` and any ``compat_headers``) unless the
-    application set them, added as the response starts.
-    """
-
-    def __call__(self, environ, start_response):
-        self.set_global_req_id(base_middleware.NoContentTypeRequest(environ))
-        req_id = context.generate_request_id()
-        environ[request_id.ENV_REQUEST_ID] = req_id
-        names = [request_id.HTTP_RESP_HEADER_REQUEST_ID]
-        names.extend(self.compat_headers)
-
-        def start_with_id(status, headers, exc_info=None):
-            present = {name.lower() for name, _value in headers}
-            headers.extend((name, req_id) for name in names
-                           if name.lower() not in present)
+    def _inner(self, environ, start_response):
+        def started(status, headers, exc_info=None):
+            environ[self._STARTED] = True
             return start_response(status, headers, exc_info)
-        return self.application(environ, start_with_id)
-
-
-class _BodySizeLimiter(sizelimit.RequestBodySizeLimiter):
-    """oslo.middleware's ``RequestBodySizeLimiter`` as a plain WSGI
-    middleware: a declared body over ``[oslo_middleware]
-    max_request_body_size`` is refused with a 413, an undeclared one
-    (chunked) is read through its ``LimitingReader`` (which raises the
-    413 once the limit is passed); otherwise the request goes on
-    untouched, without a ``wsgify`` around it. The 413 is raised to
-    ``FaultWrapper``, just outside, so that it is a fault in the API's own
-    format like every other error.
-
-    A request with neither ``Content-Length`` nor ``Transfer-Encoding``
-    has no body (RFC 9112, 6.3): most requests (every GET) are such, and
-    the base class would still wrap their empty input; here they go on
-    as they are.
-    """
+        return self.application(environ, started)
 
     def __call__(self, environ, start_response):
-        max_size = self._conf_get('max_request_body_size')
-        length = _content_length(environ)
-        if length is None and 'HTTP_TRANSFER_ENCODING' not in environ:
-            return self.application(environ, start_response)
-        req = base_middleware.NoContentTypeRequest(environ)
-        if length is not None and length > max_size:
-            LOG.info('Request is too large: %(length)s bytes, larger than '
-                     'max_request_body_size (%(max)s).',
-                     {'length': length, 'max': max_size})
-            raise webob.exc.HTTPRequestEntityTooLarge(
-                explanation='Request is too large. Larger than '
-                            'max_request_body_size (%s).' % max_size)
-        if length is None:
-            req.body_file = sizelimit.LimitingReader(req.body_file,
-                                                     max_size)
-        return self.application(environ, start_response)
+        refused = []
 
-
-def _content_length(environ):
-    """``Content-Length`` as WebOb reads it: an int, or None when it is
-    missing or not a number."""
-    value = environ.get('CONTENT_LENGTH')
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+        def start(status, headers, exc_info=None):
+            if status.startswith('413') and not environ.get(self._STARTED):
+                refused.append(status)
+                return lambda data: None
+            return start_response(status, headers, exc_info)
+        result = self.limiter(environ, start)
+        if not refused:
+            return result
+        getattr(result, 'close', lambda: None)()
+        max_size = self.conf.oslo_middleware.max_request_body_size
+        LOG.info('Request body larger than max_request_body_size (%s) '
+                 'refused.', max_size)
+        return fault.fault_response(
+            413, 'Request is too large. Larger than max_request_body_size '
+            '(%s).' % max_size)(environ, start_response)
 
 
 class _ConfInEnviron(object):
@@ -213,19 +163,23 @@ def loadapp(conf):
                                   microversion.COMPUTE)
     volume = router.VersionedAPI(conf, routes.VOLUME_ROUTES,
                                  microversion.VOLUME)
+    volume = (root.volume_root(conf), _authenticated(volume, conf, enforcer))
+    # The block-storage API under /volume too, with Cinder's own root (300)
+    # at /volume/: one port serves both APIs, and / is Nova's (200).
+    volume_choices = root.volume_choices(conf, '/volume')
     app = URLMap(root.RootApp(conf), {
         'v2.1': (root.compute_root(conf),
                  _authenticated(compute, conf, enforcer)),
-        'v3': (root.volume_root(conf),
-               _authenticated(volume, conf, enforcer)),
+        'v3': volume,
+        'volume': (volume_choices, URLMap(volume_choices, {'v3': volume})),
         # Identity version discovery only (see handlers/identity.py).
         'identity': (identity.identity_app(conf),
                      identity.identity_app(conf)),
     })
-    app = _BodySizeLimiter(app, conf)
+    app = _OversizeFault(app, conf)
     app = _DecodedRequest(app)
     app = fault.FaultWrapper(app)
     app = requestlog.RequestLog(app)
-    app = _RequestId(app)
-    app = _ProxyHeaders(app, conf)
+    app = request_id.RequestId(app, conf)
+    app = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
     return _ConfInEnviron(app, conf)

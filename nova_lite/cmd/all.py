@@ -15,7 +15,7 @@ from oslo_log import log as logging
 from nova_lite.conf import base as conf_base
 from nova_lite import config
 from nova_lite import embedded
-from nova_lite.wsgi import server as wsgi_server
+from nova_lite.wsgi import embedded_server
 
 LOG = logging.getLogger(__name__)
 
@@ -60,10 +60,9 @@ def main(argv=None):
     conf = cfg.ConfigOpts()
     config.parse_args(conf, sys.argv[1:] if argv is None else argv)
     system = embedded.EmbeddedSystem(conf).start()
-    server = wsgi_server.make_server(conf.wsgi.bind_host,
-                                     conf.wsgi.bind_port, system.app)
-    host, port = server.server_address[:2]
-    base = 'http://%s:%s' % (host, port)
+    server = embedded_server.Server(system.app, conf.wsgi.bind_host,
+                                    conf.wsgi.bind_port, conf.wsgi.threads)
+    base = 'http://%s:%s' % (server.host, server.port)
     clouds = write_clouds_yaml(conf, base)
     LOG.info('nova-lite-all serving on %s', base)
     LOG.info('compute API: %s/v2.1  block storage API: %s/v3', base, base)
@@ -72,7 +71,7 @@ def main(argv=None):
              'OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=nova-lite); template: '
              'etc/nova-lite/clouds.yaml.sample', clouds, clouds)
     try:
-        signum = wsgi_server.serve_until_signalled(server)
+        signum = server.serve_until_signalled()
         LOG.info('Signal %s received, stopping', signum)
     finally:
         system.stop()

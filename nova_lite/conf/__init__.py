@@ -14,6 +14,7 @@ from nova_lite.conf import base
 from nova_lite.conf import compute
 from nova_lite.conf import conductor
 from nova_lite.conf import database
+from nova_lite.conf import quota
 from nova_lite.conf import recovery
 from nova_lite.conf import rpc
 from nova_lite.conf import volume
@@ -21,11 +22,11 @@ from nova_lite.conf import wsgi
 
 CONF = cfg.ConfigOpts()
 
-_MODULES = (base, api, wsgi, database, rpc, conductor, compute, volume,
-            recovery)
+MODULES = (base, api, wsgi, database, rpc, conductor, compute, volume,
+           recovery, quota)
 
 
 def register_opts(conf):
     """Register every nova_lite option group on ``conf``."""
-    for module in _MODULES:
+    for module in MODULES:
         module.register_opts(conf)

@@ -7,7 +7,7 @@ from nova_lite import conf as nl_conf
 
 def list_opts():
     merged = collections.OrderedDict()
-    for module in nl_conf._MODULES:
+    for module in nl_conf.MODULES:
         for group, opts in module.list_opts().items():
             merged.setdefault(group, []).extend(opts)
     return [(g, o) for g, o in merged.items()]
@@ -16,16 +16,16 @@ def list_opts():
 def set_defaults():
     """Hook of ``oslo.config.opts.defaults``, called by the config generator
     only: show nova_lite's defaults for options that other libraries own
-    (``[database] connection``, ``transport_url``) in the sample file.
-    Services set these per ConfigOpts in ``nova_lite.conf``."""
+    (``[database] connection``, ``control_exchange``) in the sample file.
+    Services set these per ConfigOpts in ``nova_lite.conf``. (nova_lite's
+    ``transport_url`` default, ``inproc://``, has no public setter in
+    oslo.messaging: the sample shows oslo.messaging's.)"""
     from oslo_config import cfg
     from oslo_db import options as db_options
-    from oslo_messaging import transport
+    import oslo_messaging
 
     from nova_lite.conf import database
     from nova_lite.conf import rpc
     cfg.set_defaults(db_options.database_opts,
                      connection=database.DEFAULT_CONNECTION)
-    cfg.set_defaults(transport._transport_opts,
-                     transport_url=rpc.DEFAULT_TRANSPORT_URL,
-                     control_exchange=rpc.CONTROL_EXCHANGE)
+    oslo_messaging.set_transport_defaults(rpc.CONTROL_EXCHANGE)

@@ -1,4 +1,4 @@
-"""[wsgi] options of the development API server."""
+"""[wsgi] options of the embedded API server (waitress)."""
 
 from oslo_config import cfg
 
@@ -6,9 +6,10 @@ wsgi_group = cfg.OptGroup(
     'wsgi',
     title='WSGI server options',
     help="""
-Where ``nova-lite-all`` and ``nova-lite-api`` listen. In production the API
-runs under uWSGI (``etc/nova-lite/nova-lite-api-uwsgi.ini``), which has its
-own ``http-socket``/``socket`` settings and ignores these.
+Where and with how many threads ``nova-lite-all`` and ``nova-lite-api``
+serve the API (with waitress). In production the API runs under uWSGI
+(``etc/nova-lite/nova-lite-api-uwsgi.ini``), which has its own
+``http-socket``/``socket`` and ``threads`` settings and ignores these.
 """)
 
 ALL_OPTS = [
@@ -20,6 +21,16 @@ ALL_OPTS = [
         'bind_port',
         default=8774,
         help='TCP port the API listens on.'),
+    cfg.IntOpt(
+        'threads',
+        default=8,
+        min=1,
+        help="""
+Most requests the API serves at the same time: the number of threads that run
+the application. Connections are not tied to a thread (waitress reads and
+writes them on one loop thread, and accepts at most 100); a request that
+arrives while every thread is busy waits for one.
+"""),
 ]
 
 

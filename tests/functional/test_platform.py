@@ -50,6 +50,25 @@ class DiscoveryTest(base.TestCase):
         self.assertEqual(('v3.0', '3.0', '3.71'), (
             version['id'], version['min_version'], version['version']))
 
+    def test_volume_mount_has_cinders_root(self):
+        # /volume/ is Cinder's root: its version list with 300, where / is
+        # Nova's with 200 (tempest's volume VersionsTest reads it there).
+        for path in ('/volume', '/volume/', '/volume/anything'):
+            resp = self.api.get(path, token='')
+            self.assertEqual(300, resp.status, path)
+            jsonschema.validate(resp.body, root_schema.VERSIONS_RESPONSE)
+            self.assertEqual(
+                'http://localhost/volume/v3/',
+                resp.body['versions'][0]['links'][1]['href'])
+        resp = self.api.get('/volume/v3/', token='')
+        self.assertEqual(200, resp.status)
+        self.assertEqual('v3.0', resp.body['versions'][0]['id'])
+        self.assertEqual(401, self.api.get('/volume/v3/demo/volumes',
+                                           token='').status)
+        listed = self.api.get('/volume/v3/demo/volumes')
+        self.assertEqual(200, listed.status, listed.text)
+        self.assertEqual({'volumes': []}, listed.body)
+
     def test_other_unversioned_path_is_300(self):
         resp = self.api.get('/servers', token='')
         self.assertEqual(300, resp.status)
@@ -204,6 +223,11 @@ class AuthAndFaultTest(base.TestCase):
         # A member may not name another project in the URL.
         resp = self.api.get('/v2.1/other/os-services')
         self.assertEqual(400, resp.status)
+        # A trailing slash names no route, with or without the project
+        # (tempest's show_volume('') must be a 404, not the list).
+        for path in ('/v3/demo/volumes/', '/v3/volumes/',
+                     '/v2.1/demo/servers/'):
+            self.assertEqual(404, self.api.get(path).status, path)
 
     def test_unexpected_error_is_logged_500_without_traceback(self):
         from nova_lite.api.handlers import services as handler
