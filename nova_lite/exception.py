@@ -66,8 +66,17 @@ class InvalidVolume(Invalid):
     msg_fmt = _('Invalid volume: %(reason)s')
 
 
+class InvalidVolumeAttachMode(Invalid):
+    msg_fmt = _("Invalid attaching mode '%(mode)s' for volume "
+                "%(volume_id)s.")
+
+
 class InvalidDevicePath(Invalid):
     msg_fmt = _("The supplied device path (%(path)s) is invalid.")
+
+
+class InvalidVolumeMetadata(Invalid):
+    msg_fmt = _('Invalid metadata: %(reason)s')
 
 
 class InvalidVolumeType(Invalid):
@@ -179,6 +188,38 @@ class TooManyDiskDevices(Forbidden):
                 'to attach to a single instance has been exceeded.')
 
 
+class TooManyInstances(Forbidden):
+    """Nova's over-quota answer for a server create (403)."""
+    msg_fmt = _('Quota exceeded for %(overs)s: Requested %(req)s, but '
+                'already used %(used)s of %(allowed)s %(overs)s')
+
+
+class QuotaBelowUsage(Invalid):
+    msg_fmt = _('Quota limit %(limit)s for %(resource)s must be greater '
+                'than or equal to already used and reserved %(minimum)s.')
+
+
+class VolumeSizeExceedsLimit(Invalid):
+    msg_fmt = _('Requested volume size %(size)dG is larger than maximum '
+                'allowed limit %(limit)dG.')
+
+
+class OverQuota(NovaLiteException):
+    """Cinder's over-quota answers (413)."""
+    code = 413
+
+
+class VolumeLimitExceeded(OverQuota):
+    msg_fmt = _("Maximum number of volumes allowed (%(allowed)d) exceeded "
+                "for quota '%(name)s'.")
+
+
+class VolumeSizeExceedsAvailableQuota(OverQuota):
+    msg_fmt = _('Requested volume or snapshot exceeds allowed %(name)s '
+                'quota. Requested %(requested)sG, quota is %(quota)sG and '
+                '%(consumed)sG has been consumed.')
+
+
 # -- 404 ------------------------------------------------------------------
 
 class NotFound(NovaLiteException):
@@ -202,9 +243,19 @@ class VolumeAttachmentNotFound(NotFound):
     msg_fmt = _('Volume attachment %(attachment_id)s could not be found.')
 
 
+class VolumeTypeAccessNotFound(NotFound):
+    msg_fmt = _('Volume type access not found for %(volume_type_id)s / '
+                '%(project_id)s combination.')
+
+
 class VolumeTypeExtraSpecsNotFound(NotFound):
     msg_fmt = _('Volume Type %(volume_type_id)s has no extra specs with '
                 'key %(extra_specs_key)s.')
+
+
+class VolumeMetadataNotFound(NotFound):
+    msg_fmt = _('Volume %(volume_id)s has no metadata with key '
+                '%(metadata_key)s.')
 
 
 class SnapshotNotFound(NotFound):
@@ -226,6 +277,10 @@ class FlavorNotFound(NotFound):
 
 class ServiceNotFound(NotFound):
     msg_fmt = _('Service %(service_id)s could not be found.')
+
+
+class HostNotFound(NotFound):
+    msg_fmt = _('Host %(host)s could not be found.')
 
 
 class ComputeHostNotFound(NotFound):
@@ -313,6 +368,11 @@ class TaskOwnerChanged(Conflict):
                 "service.")
 
 
+class InstanceTaskOwnerChanged(Conflict):
+    msg_fmt = _("The %(task)s of server %(instance_uuid)s was taken over "
+                "or settled by another service.")
+
+
 class ComputeServiceUnavailable(Conflict):
     msg_fmt = _('Compute service of %(host)s is unavailable at this time.')
 
@@ -329,9 +389,22 @@ class VolumeTypeExists(Conflict):
     msg_fmt = _('Volume Type %(id)s already exists.')
 
 
+class VolumeTypeAccessExists(Conflict):
+    msg_fmt = _('Volume type access for %(volume_type_id)s / '
+                '%(project_id)s combination already exists.')
+
+
 class ConflictNovaUsingAttachment(Conflict):
     msg_fmt = _('Detach volume from instance %(instance_id)s using the '
                 'Compute API')
+
+
+# -- 412 ------------------------------------------------------------------
+
+class MetadataChanged(NovaLiteException):
+    msg_fmt = _('The metadata of volume %(volume_id)s changed since the '
+                'ETag given in If-Match was read.')
+    code = 412
 
 
 # -- 5xx ------------------------------------------------------------------

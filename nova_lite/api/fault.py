@@ -6,6 +6,7 @@ only the exception class, never a traceback. The body has the shape Nova and
 Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
 """
 
+from oslo_db import exception as db_exc
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 import webob.exc
@@ -22,6 +23,7 @@ FAULT_NAMES = {
     404: 'itemNotFound',
     405: 'badMethod',
     409: 'conflictingRequest',
+    412: 'preconditionFailed',
     413: 'overLimit',
     415: 'badMediaType',
     429: 'overLimit',
@@ -33,6 +35,9 @@ DEFAULT_FAULT_NAME = 'computeFault'
 UNEXPECTED_MESSAGE = _(
     'Unexpected API Error. Please report this to your cloud operator with '
     'the request id and the nova_lite API log.\n%s')
+
+DATABASE_UNAVAILABLE = _(
+    'The service cannot reach its database; try again later.')
 
 _DEFAULT_MESSAGES = {
     404: _('The resource could not be found.'),
@@ -71,6 +76,12 @@ def exception_to_response(exc):
         if code == 405 and 'Allow' in exc.headers:
             headers['Allow'] = exc.headers['Allow']
         return fault_response(code, message, headers)
+    if isinstance(exc, db_exc.DBConnectionError):
+        # The database is unreachable (oslo.db gave up reconnecting): the
+        # request may be retried once it is back.
+        LOG.error('The database is unreachable: %s', exc)
+        return fault_response(503, DATABASE_UNAVAILABLE,
+                              {'Retry-After': '5'})
     LOG.exception('Unexpected exception in API method')
     return fault_response(
         500, UNEXPECTED_MESSAGE % str(type(exc)))

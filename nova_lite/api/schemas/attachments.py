@@ -11,7 +11,8 @@ CREATE = {
             'properties': {
                 'instance_uuid': {'type': ['string', 'null'],
                                   'format': 'uuid'},
-                'connector': {'type': ['object', 'null']},
+                'connector': {'anyOf': [common.CONNECTOR,
+                                        {'type': 'null'}]},
                 'volume_uuid': common.UUID,
             },
             'required': ['volume_uuid'],
@@ -30,7 +31,7 @@ UPDATE = {
         'attachment': {
             'type': 'object',
             'properties': {
-                'connector': {'type': 'object', 'minProperties': 1},
+                'connector': dict(common.CONNECTOR, minProperties=1),
             },
             'required': ['connector'],
             'additionalProperties': False,

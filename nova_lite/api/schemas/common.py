@@ -17,6 +17,52 @@ NON_NEGATIVE_INT_PARAM = {
 }
 STRING_PARAM = {'type': 'array', 'items': {'type': 'string'}}
 
+# A host connector, as os-brick's ``get_connector_properties`` builds it and
+# Nova adds ``mountpoint`` and ``mode`` to. The fields block storage reads
+# have their types and os-brick's lengths (a host name is at most 255
+# characters, an iSCSI or NVMe qualified name at most 223 bytes, a world
+# wide name 16 hex digits). Transport-specific keys of other connectors
+# pass on, as scalars or lists of short strings, to the backend driver.
+_SHORT = {'type': ['string', 'null'], 'maxLength': 255}
+_WWN = {'type': ['array', 'null'], 'maxItems': 64,
+        'items': {'type': 'string', 'pattern': '^[0-9a-fA-F:]{1,64}$'}}
+_BOOL = {'type': ['boolean', 'null']}
+CONNECTOR = {
+    'type': 'object',
+    # A field may be null: python-openstackclient sends every field it
+    # knows, null where the user gave none.
+    'properties': {
+        'host': {'type': ['string', 'null'], 'minLength': 1,
+                 'maxLength': 255},
+        'ip': _SHORT,
+        'initiator': {'type': ['string', 'null'], 'maxLength': 223},
+        'nqn': {'type': ['string', 'null'], 'maxLength': 223},
+        'nvme_hostid': {'type': ['string', 'null'], 'maxLength': 64},
+        'uuid': {'type': ['string', 'null'], 'maxLength': 64},
+        'system uuid': {'type': ['string', 'null'], 'maxLength': 64},
+        'wwpns': _WWN,
+        'wwnns': _WWN,
+        'platform': _SHORT,
+        'os_type': _SHORT,
+        'multipath': _BOOL,
+        'enforce_multipath': _BOOL,
+        'do_local_attach': _BOOL,
+        'nvme_native_multipath': _BOOL,
+        'mountpoint': _SHORT,
+        'mode': {'type': ['string', 'null'], 'enum': ['rw', 'ro', None]},
+    },
+    'propertyNames': {'maxLength': 64},
+    'maxProperties': 64,
+    'additionalProperties': {
+        'anyOf': [
+            {'type': ['boolean', 'integer', 'null']},
+            {'type': 'string', 'maxLength': 255},
+            {'type': 'array', 'maxItems': 64,
+             'items': {'type': 'string', 'maxLength': 255}},
+        ],
+    },
+}
+
 
 def query(properties, strict=True):
     """A query-string schema over the given parameters."""

@@ -1,0 +1,67 @@
+"""What must hold after any sequence of requests, once async work is done.
+
+* No server task and no mapping task is left running (``task_state``,
+  ``block_device_mappings.task``): everything the requests started has
+  finished or been rolled back.
+* Every volume mapping of a live server that names an attachment names
+  one that exists (no dangling mapping).
+* A volume that is ``available`` has no live attachment holding a host
+  connection, and no live attachment belongs to a deleted volume (no
+  orphaned connection).
+"""
+
+import sqlalchemy as sa
+
+from nova_lite.compute import states
+from nova_lite.db import api as db_api
+from nova_lite.db import models
+from nova_lite.volume import status as st
+from tests.fixtures import system
+
+
+def _running_tasks(conn):
+    tasks = conn.execute(sa.select(models.Instance.uuid,
+                                   models.Instance.task_state).where(
+        models.Instance.vm_state != states.DELETED,
+        models.Instance.task_state.is_not(None))).all()
+    tasks += conn.execute(sa.select(models.BlockDeviceMapping.uuid,
+                                    models.BlockDeviceMapping.task).where(
+        models.BlockDeviceMapping.task.is_not(None))).all()
+    return tasks
+
+
+def assert_settled(test, timeout=30):
+    engine = db_api.get_engine()
+
+    def settled():
+        with engine.connect() as conn:
+            return not _running_tasks(conn)
+    with engine.connect() as conn:
+        before = _running_tasks(conn)
+    system.wait_for(settled, timeout=timeout,
+                    message='tasks still running: %s' % (before,))
+    bdm = models.BlockDeviceMapping
+    att = models.VolumeAttachment
+    vol = models.Volume
+    with engine.connect() as conn:
+        dangling = conn.execute(
+            sa.select(bdm.instance_uuid, bdm.volume_id, bdm.attachment_id)
+            .join(models.Instance,
+                  models.Instance.uuid == bdm.instance_uuid)
+            .outerjoin(att, sa.and_(att.id == bdm.attachment_id,
+                                    att.deleted.is_(False)))
+            .where(models.Instance.vm_state != states.DELETED,
+                   bdm.destination_type == 'volume',
+                   bdm.attachment_id.is_not(None),
+                   att.id.is_(None))).all()
+        test.assertEqual([], dangling, 'mappings naming no attachment')
+        orphans = conn.execute(
+            sa.select(vol.id, vol.status, att.id, att.attach_status)
+            .join(att, att.volume_id == vol.id)
+            .where(att.deleted.is_(False),
+                   att.attach_status.in_(st.LIVE_ATTACHMENT),
+                   sa.or_(vol.deleted.is_(True),
+                          sa.and_(vol.status == st.AVAILABLE,
+                                  att.connection_info.is_not(None))))
+        ).all()
+        test.assertEqual([], orphans, 'connections of unattached volumes')
