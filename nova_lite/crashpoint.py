@@ -51,6 +51,14 @@ API_DETACH_AFTER_BEGIN = declare(
     'api.detach.after_begin_detaching', 'api',
     'the detach task is started (owned by the API), the volume is '
     'detaching and the action recorded; the host was not told yet')
+API_LOCAL_DETACH_AFTER_DECIDE = declare(
+    'api.local_detach.after_decide', 'api',
+    'no host can detach (offloaded server or host down): the API moved '
+    'the detach to local_detaching; the attachment is not deleted yet')
+API_LOCAL_DELETE_AFTER_DECIDE = declare(
+    'api.local_delete.after_decide', 'api',
+    'a server with no host or a dead one: the API moved it to deleting '
+    '(its task); no volume is released yet')
 
 # -- the conductor (conductor/attach.py) -------------------------------------
 CONDUCTOR_ATTACH_AFTER_TAKE = declare(

@@ -3,12 +3,22 @@
 * ``nova-lite-manage db sync [--revision REV]``: create or upgrade the
   schema (alembic) to the newest (or given) revision.
 * ``nova-lite-manage db version``: print the schema revision.
+* ``nova-lite-manage volume_attachment show SERVER VOLUME [--json]``: the
+  server's mapping of the volume (device, attachment, the operation in
+  flight and who owns it) beside block storage's attachment.
+* ``nova-lite-manage volume_attachment reconcile [--json]``: run the
+  settling of interrupted volume operations once (what the conductor's
+  periodic task does) and print what it did, then list the operations
+  still in compute hosts' hands (only their host settles those).
+
+doc/source/admin/recovery.rst says when to use them.
 """
 
 import sys
 
 from oslo_config import cfg
 
+from nova_lite.cmd import volume_attachment
 from nova_lite import config
 from nova_lite.db import api as db_api
 from nova_lite.db import migration
@@ -35,6 +45,7 @@ def _add_command_parsers(subparsers):
     sync.set_defaults(func=_db_sync)
     ver = db_sub.add_parser('version', help='Print the schema revision.')
     ver.set_defaults(func=_db_version)
+    volume_attachment.add_parsers(subparsers)
 
 
 COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',

@@ -32,6 +32,7 @@ CONNECTING = 'connecting'          # host took the attach; connecting
 CONNECTED = 'connected'            # host: connection made, info saved
 GUEST_DETACHING = 'guest_detaching'  # host took the detach
 GUEST_DETACHED = 'guest_detached'  # host: the guest no longer has it
+LOCAL_DETACHING = 'local_detaching'  # API: no host; finish without one
 
 
 def task_data(context, **values):

@@ -44,8 +44,8 @@ class ConductorManager(manager.Manager):
         return self.conf.recovery.settle_interval or None
 
     def periodic_tasks(self, context):
-        recovery.settle(context, self.conf, self.volume_api, self.notifier,
-                        self.host)
+        return recovery.settle(context, self.conf, self.volume_api,
+                               self.notifier, self.host)
 
     @property
     def volume_api(self):

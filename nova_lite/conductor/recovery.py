@@ -14,8 +14,21 @@ yet, so giving the volume back is safe and the user may simply retry):
   seconds: an attach no conductor took (its message was lost, or the API
   process died before sending it), a detach no host took.
 
+What it finishes instead (``compute.release``): a local detach (no host
+could detach: offloaded server or host down) that its API process had
+decided (``local_detaching``), by deleting the attachment and the mapping;
+and a server deleted without a host (``deleting``, owned by an API process
+or a conductor) whose task stalled, by releasing its volumes and marking
+it deleted.
+
 Work a compute host owns is its host's to settle (``compute.recovery``):
 only the host knows whether the guest has the disk.
+
+Block storage's own operations that a dead process left behind (a volume
+``extending`` that stopped moving for ``stalled_after`` seconds) are
+settled here too, by ``nova_lite.volume.api``'s ``settle_stalled``: the
+conductor is the one service that always runs a periodic task. It settles
+the volumes of the backends its configuration enables.
 
 Each item is taken over first (compare-and-swap on its last move), so
 two conductors running this at once never settle one item twice, and an
@@ -27,17 +40,21 @@ import datetime
 from oslo_log import log as logging
 
 from nova_lite.compute import notifications
+from nova_lite.compute import release
+from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite.volume import api as block_storage
 from nova_lite.volume import client as volume_client
 
 LOG = logging.getLogger(__name__)
 
 ROLLED_BACK = 'rolled back'
+FINISHED = 'finished'
 
 ATTACH_EVENT = 'conductor_attach_volume'
 DETACH_EVENT = 'compute_detach_volume'
@@ -69,12 +86,67 @@ def settle(context, conf, volume_api, notifier, host, at_start=False):
     down = service_obj.down_owners(context, conf)
     bdms = [b for b in objects.BlockDeviceMapping.get_with_tasks(context)
             if _due(b, me, down, stalled_before, at_start)]
-    return tasks.settle_each(
-        bdms, me, lambda bdm, previous_owner: _roll_back(
+    settled = tasks.settle_each(
+        bdms, me, lambda bdm, previous_owner: _settle(
             context, volume_api, notifier, host, bdm, previous_owner))
+    return (settled +
+            _finish_local_deletes(context, volume_api, me, stalled_before) +
+            _settle_volumes(context, conf, stalled_before))
+
+
+class VolumeOperation(dict):
+    """A block-storage operation settled: ``volume``, ``operation``."""
+
+
+def _settle_volumes(context, conf, stalled_before):
+    try:
+        settled = block_storage.API(conf).settle_stalled(
+            context.elevated(), stalled_before)
+    except Exception:
+        LOG.exception('Could not settle stalled volume operations')
+        return []
+    return [(VolumeOperation(volume=volume_id, operation=operation), outcome)
+            for volume_id, operation, outcome in settled]
+
+
+def _finish_local_deletes(context, volume_api, me, stalled_before):
+    """Servers an API process (or a conductor, retrying) began to delete
+    without a host and that stopped moving: taken over, then deleted."""
+    finished = []
+    for instance in objects.Instance.get_stalled_tasks(
+            context, states.DELETING,
+            [tasks.API_BINARY, service_obj.CONDUCTOR_BINARY],
+            stalled_before):
+        previous_owner = instance.task_owner
+        try:
+            instance.take_over_task(me)
+        except exception.InstanceTaskOwnerChanged:
+            continue
+        try:
+            deleted = release.delete_locally(context.elevated(), volume_api,
+                                             instance)
+        except Exception:
+            LOG.exception('Could not finish the delete of server %s',
+                          instance.uuid)
+            continue
+        if deleted:
+            LOG.warning('Finished the interrupted delete of server %s '
+                        '(owner %s)', instance.uuid, previous_owner)
+            finished.append((instance, FINISHED))
+    return finished
 
 
 _OPERATION = {tasks.ATTACHING: 'attach', tasks.DETACHING: 'detach'}
+
+
+def _settle(context, volume_api, notifier, host, bdm, previous_owner):
+    if bdm.task == tasks.DETACHING and \
+            bdm.task_step == tasks.LOCAL_DETACHING:
+        release.finish_local_detach(tasks.request_context(context, bdm),
+                                    volume_api, bdm)
+        return FINISHED
+    return _roll_back(context, volume_api, notifier, host, bdm,
+                      previous_owner)
 
 
 def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):

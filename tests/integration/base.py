@@ -71,7 +71,7 @@ class IntegrationTestCase(testtools.TestCase):
     def _class_deployment(cls):
         entry = _DEPLOYMENTS.get(cls)
         if entry is None:
-            entry = deploy.Deployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF)
+            entry = cls.make_deployment()
             try:
                 entry.setUp()
             except fixtures.MultipleExceptions as e:
@@ -91,6 +91,11 @@ class IntegrationTestCase(testtools.TestCase):
                 'the %s deployment failed to start in an earlier test: %s'
                 % (cls.BACKEND, entry))
         return entry
+
+    @classmethod
+    def make_deployment(cls):
+        """The class's deployment (not started yet)."""
+        return deploy.Deployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF)
 
     @classmethod
     def tearDownClass(cls):

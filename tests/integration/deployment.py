@@ -331,6 +331,16 @@ class RabbitVhost(fixtures.Fixture):
 # Processes
 
 
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class ServiceProcess(object):
     """One long-running process of the deployment, restartable, logging
     (stdout and stderr, every run appended) to ``log_path``."""
@@ -383,6 +393,12 @@ class ServiceProcess(object):
                 # the uWSGI workers too.
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(STOP_TIMEOUT)
+            # The leader is reaped; its workers may still be exiting and
+            # holding the listening socket (a restart on the same port
+            # then fails with "Address already in use").
+            wait_for(lambda: not _group_alive(self.proc.pid), STOP_TIMEOUT,
+                     message='process group %s outlived SIGKILL' %
+                     self.proc.pid)
             return False
 
     def log_text(self, limit=200000):
@@ -445,12 +461,24 @@ class Deployment(fixtures.Fixture):
     CONDUCTOR_HOST = 'conductor1'
 
     def __init__(self, backend, compute_hosts=('compute1', 'compute2'),
-                 api_processes=2, api_threads=2, extra_conf=None):
+                 api_processes=2, api_threads=2, extra_conf=None,
+                 database=None, broker=None, keystone=None):
         """``extra_conf``: {section: {option: value}} added to the
         generated nova-lite.conf (e.g. the fake drivers' delays for a
-        benchmark)."""
+        benchmark). ``database``: a fixture with a ``url`` (a private
+        server, ``tests.integration.faults``) instead of a database on the
+        machine's server; ``broker``: the same for RabbitMQ (with
+        ``transport_url`` and ``control_exchange``); ``keystone``: a
+        ``tests.fixtures.keystone.KeystoneServer`` (not started: the
+        deployment starts and stops it) to authenticate with
+        (``auth_strategy = keystone``, block storage reached through its
+        catalog with a service token) instead of noauth2."""
         super().__init__()
+        self.keystone = keystone
+        self.admin_token = ADMIN_TOKEN
         self.backend = backend
+        self.database = database
+        self.broker = broker
         self.extra_conf = extra_conf or {}
         self.compute_hosts = tuple(compute_hosts)
         self.api_processes = api_processes
@@ -465,7 +493,9 @@ class Deployment(fixtures.Fixture):
         if self.uwsgi is None:
             unavailable('uWSGI is not installed: pip install '
                         'nova_lite[deploy] (or uWSGI)')
-        self.rabbit = self.useFixture(RabbitVhost(
+        if self.keystone is not None:
+            self.useFixture(self.keystone)
+        self.rabbit = self.useFixture(self.broker or RabbitVhost(
             hosts=(self.CONDUCTOR_HOST,) + self.compute_hosts))
         self.connection_url = self._database()
         self.path = self.useFixture(fixtures.TempDir()).path
@@ -475,6 +505,9 @@ class Deployment(fixtures.Fixture):
         self._db_sync()
         self.addCleanup(self._stop_all)
         self._start_api()
+        if self.keystone is not None:
+            self.keystone.add_nova_lite(self.base_url)
+            self.admin_token = self.keystone.token()
         self.processes[self.CONDUCTOR] = self._service(
             self.CONDUCTOR, 'nova-lite-conductor', self.CONDUCTOR_HOST)
         for host in self.compute_hosts:
@@ -487,6 +520,8 @@ class Deployment(fixtures.Fixture):
         self.wait_for_services()
 
     def _database(self):
+        if self.database is not None:
+            return self.useFixture(self.database).url
         try:
             url, drop = db_fixture.opportunistic_url(self.backend)
         except (unittest.SkipTest, db_fixture.BackendUnavailable) as e:
@@ -509,8 +544,16 @@ class Deployment(fixtures.Fixture):
             'api': {'auth_strategy': 'noauth2',
                     'response_validation': 'error'},
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
+            # A deployment serves every test of its class in one project:
+            # more servers and volumes than the default quotas take.
+            'quota': {'instances': -1, 'cores': -1, 'ram': -1,
+                      'volumes': -1, 'gigabytes': -1},
         })
-        for section, options in self.extra_conf.items():
+        sections = [self.extra_conf]
+        if self.keystone is not None:
+            sections.insert(0, self.keystone.nova_lite_conf())
+        for section, options in [item for conf in sections
+                                 for item in conf.items()]:
             if not parser.has_section(section) and section != 'DEFAULT':
                 parser.add_section(section)
             for name, value in options.items():
@@ -523,17 +566,20 @@ class Deployment(fixtures.Fixture):
     def _db_sync(self):
         self.manage('db', 'sync')
 
-    def manage(self, *args):
-        """Run ``nova-lite-manage --config-file <conf> args``; its output.
-        Fails the test with the output if it exits non-zero."""
+    def manage(self, *args, **kwargs):
+        """Run ``nova-lite-manage --config-file <conf> args``; its standard
+        output. Fails the test with both outputs if it exits with another
+        code than ``exit_code`` (0)."""
+        exit_code = kwargs.pop('exit_code', 0)
         argv = self._command('nova-lite-manage', 'nova_lite.cmd.manage') + [
             '--config-file', self.conf_file] + list(args)
         result = subprocess.run(
-            argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True, timeout=COMMAND_TIMEOUT, cwd=ROOT, env=self._env())
-        if result.returncode != 0:
-            raise AssertionError('%s failed (%s):\n%s' % (
-                ' '.join(argv), result.returncode, result.stdout[-10000:]))
+        if result.returncode != exit_code:
+            raise AssertionError('%s failed (%s):\n%s\n%s' % (
+                ' '.join(argv), result.returncode, result.stdout[-10000:],
+                result.stderr[-10000:]))
         return result.stdout
 
     @staticmethod
@@ -722,6 +768,9 @@ class Deployment(fixtures.Fixture):
     def ensure_running(self):
         """Start whatever is not running (a test stopped it and failed
         before starting it again) and wait until every service is up."""
+        for server in (self.database, self.broker):
+            if server is not None:
+                server.ensure_running()
         for name, proc in self.processes.items():
             if not proc.running:
                 self.start(name)
@@ -732,7 +781,7 @@ class Deployment(fixtures.Fixture):
 
     @property
     def admin_api(self):
-        return HTTPClient(self.base_url, token=ADMIN_TOKEN)
+        return HTTPClient(self.base_url, token=self.admin_token)
 
     def services(self):
         """{(binary, host): service view} from GET /v2.1/os-services."""
@@ -820,6 +869,9 @@ class Deployment(fixtures.Fixture):
         with contextlib.suppress(AttributeError, OSError), open(
                 self.conf_file) as f:
             texts['nova-lite.conf'] = f.read()
+        if self.keystone is not None and hasattr(self.keystone, 'path'):
+            with contextlib.suppress(OSError):
+                texts['keystone.log'] = self.keystone.log_text()
         return texts
 
     def _snapshot_logs(self):

@@ -21,6 +21,7 @@ crash point, outcome, seconds from the restart to settled) to that file:
 doc/source/admin/recovery-matrix.inc is made from it.
 """
 
+import json
 import os
 import tempfile
 import time
@@ -52,6 +53,9 @@ CASES = {
     crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH: (FINISHED, 'attach'),
     crashpoint.COMPUTE_DETACH_AFTER_TAKE: (FINISHED, 'detach'),
     crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH: (FINISHED, 'detach'),
+    # The server's host is down: the API detaches or deletes without it.
+    crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
+    crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
 }
 
 
@@ -94,6 +98,12 @@ class _CrashRecoveryTests(object):
                 'events']
 
     def _settled(self, server_id, volume_id, outcome, workflow):
+        if workflow == 'local_delete':
+            gone = self.admin_api.get('/v2.1/servers/%s' % server_id)
+            return gone.status == 404 and \
+                self.show_volume(volume_id)['status'] == 'available'
+        if workflow == 'local_detach':
+            return self._available(server_id, volume_id)
         if workflow == 'attach':
             done = self._attached if outcome == FINISHED else \
                 self._available
@@ -111,6 +121,8 @@ class _CrashRecoveryTests(object):
 
     def _crash(self, point):
         outcome, workflow = CASES[point]
+        if workflow.startswith('local_'):
+            return self._crash_without_host(point)
         server_id, host = self._server()
         volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
@@ -135,15 +147,7 @@ class _CrashRecoveryTests(object):
             self.assertEqual(202, resp.status, resp)
         self.deployment.wait_crashed(name, mark)
         self.deployment.restart_disarmed(name)
-        restarted = time.monotonic()
-        self.wait_for(
-            lambda: self._settled(server_id, volume_id, outcome, workflow),
-            timeout=SETTLE_TIMEOUT,
-            message=lambda: '%s: not %s within %ss: volume %s, events %s'
-            % (point, outcome, SETTLE_TIMEOUT, self.show_volume(volume_id),
-               self._events(server_id, '%s_volume' % workflow)))
-        seconds = time.monotonic() - restarted
-        self._record(point, outcome, seconds)
+        self._wait_settled(point, server_id, volume_id)
         # The volume is usable again: attach and detach it.
         if self._available(server_id, volume_id):
             self.assertEqual(202, self.attach_volume(
@@ -153,6 +157,50 @@ class _CrashRecoveryTests(object):
             server_id, volume_id, api=api).status)
         self.wait_for_volume_status(volume_id, 'available')
         self.wait_for_attachment(server_id, volume_id, present=False)
+
+    def _crash_without_host(self, point):
+        """The server's host is down; the API, detaching the volume (or
+        deleting the server) without it, dies after deciding to."""
+        workflow = CASES[point][1]
+        server_id, host = self._server()
+        volume_id = self.create_volume()
+        async_api = self.api.as_(compute_version='2.101')
+        self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                 api=async_api).status)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        api = self.deployment.API
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.restart_armed(api, point, mark)
+        self.addCleanup(self.deployment.restart_disarmed, api)
+        self.deployment.stop(host)
+        self.addCleanup(self.deployment.ensure_running)
+        self.wait_for_service_state('nova-lite-compute', host, 'down')
+        if workflow == 'local_detach':
+            self.assertRaises(requests.ConnectionError, self.detach_volume,
+                              server_id, volume_id)
+        else:
+            self.assertRaises(requests.ConnectionError,
+                              self.api.delete, '/v2.1/servers/%s' % server_id)
+        self.deployment.wait_crashed(api, mark)
+        self.deployment.start(host)
+        self.deployment.restart_disarmed(api)
+        self._wait_settled(point, server_id, volume_id)
+        # The volume is usable again, on a server of another host.
+        other = self.create_server()
+        self.wait_for_server_status(other, 'ACTIVE')
+        self.assertEqual(202, self.attach_volume(other, volume_id,
+                                                 api=async_api).status)
+        self.wait_for_volume_status(volume_id, 'in-use')
+
+    def _wait_settled(self, point, server_id, volume_id):
+        outcome, workflow = CASES[point]
+        restarted = time.monotonic()
+        self.wait_for(
+            lambda: self._settled(server_id, volume_id, outcome, workflow),
+            timeout=SETTLE_TIMEOUT,
+            message=lambda: '%s: not %s within %ss: volume %s' % (
+                point, outcome, SETTLE_TIMEOUT, self.show_volume(volume_id)))
+        self._record(point, outcome, time.monotonic() - restarted)
 
     def _record(self, point, outcome, seconds):
         path = os.environ.get(MATRIX_ENV)
@@ -186,3 +234,51 @@ class TestCrashRecoveryMariaDB(_CrashRecoveryTests, base.IntegrationTestCase):
 class TestCrashRecoveryPostgreSQL(_CrashRecoveryTests,
                                   base.IntegrationTestCase):
     BACKEND = 'postgresql'
+
+
+class TestManageVolumeAttachment(base.IntegrationTestCase):
+    """``nova-lite-manage volume_attachment show|reconcile`` against the
+    running deployment."""
+    BACKEND = 'mysql'
+    EXTRA_CONF = _CrashRecoveryTests.EXTRA_CONF
+
+    def test_show_and_reconcile(self):
+        server_id = self.create_server()
+        host = self.wait_for_server_status(
+            server_id, 'ACTIVE')['OS-EXT-SRV-ATTR:host']
+        volume_id = self.create_volume()
+        api = self.api.as_(compute_version='2.101')
+        self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                 api=api).status)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        shown = json.loads(self.deployment.manage(
+            'volume_attachment', 'show', server_id, volume_id, '--json'))
+        self.assertEqual('/dev/vdb', shown['mapping']['device_name'])
+        self.assertIsNone(shown['mapping']['task'])
+        self.assertEqual((shown['mapping']['attachment_id'], 'attached'),
+                         (shown['attachment']['id'],
+                          shown['attachment']['status']))
+        self.assertIn('Nothing to settle.', self.deployment.manage(
+            'volume_attachment', 'reconcile'))
+        # A detach the host took and died in: it waits for that host.
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.restart_armed(
+            host, crashpoint.COMPUTE_DETACH_AFTER_TAKE, mark)
+        self.addCleanup(self.deployment.restart_disarmed, host)
+        self.assertEqual(202, self.detach_volume(server_id, volume_id,
+                                                 api=api).status)
+        self.deployment.wait_crashed(host, mark)
+        report = json.loads(self.deployment.manage(
+            'volume_attachment', 'reconcile', '--json', exit_code=2))
+        [waiting] = report['waiting_for_host']
+        self.assertEqual(
+            (server_id, volume_id, 'detaching', 'guest_detaching',
+             'nova-lite-compute:%s' % host),
+            (waiting['server'], waiting['volume'], waiting['operation'],
+             waiting['step'], waiting['owner']))
+        self.deployment.restart_disarmed(host)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertIn('Nothing to settle.', self.deployment.manage(
+            'volume_attachment', 'reconcile'))
+        self.assertIn('not attached', self.deployment.manage(
+            'volume_attachment', 'show', server_id, volume_id, exit_code=1))

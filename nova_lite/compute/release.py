@@ -1,0 +1,121 @@
+"""Giving volumes back without a compute host: the release steps the API
+and the conductor share (the host's own, which also disconnect the host,
+are in ``volume_ops``).
+
+A local detach is what the API does when no host can detach the volume
+(the server is shelved-offloaded, or its host is down: Nova's local
+cleanup). It is a task on the mapping, like a detach a host runs:
+
+1. the API starts it (``DETACHING``, step ``ACCEPTED``, owned by the
+   API process): a detach of the same volume meanwhile answers 409;
+2. the API moves it to ``LOCAL_DETACHING`` (compare-and-swap): from here
+   on it is finished, never rolled back;
+3. the attachment is deleted (block storage recomputes the volume's
+   status), the volume too when the mapping says ``delete_on_termination``;
+4. the mapping is destroyed.
+
+If the API process dies after 2, the conductor finds the task stalled and
+runs 3 and 4 again (``finish_local_detach``): each is harmless when done
+already. If it dies before 2, the conductor rolls the detach back as for
+any detach no host took.
+
+A local delete (a server with no host, or a dead one) is a task on the
+server: the API moves it to ``deleting`` owned by the API process (one
+compare-and-swap with the host check), releases every volume, then marks
+the server deleted (``delete_locally``). A server left ``deleting`` by an
+API process that stopped, or whose release failed, is deleted the same way
+by the conductor once the task stalled.
+"""
+
+from oslo_log import log as logging
+
+from nova_lite.compute import states
+from nova_lite.compute import tasks
+from nova_lite import crashpoint
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.objects import base as obj_base
+from nova_lite.volume import client as volume_client
+
+LOG = logging.getLogger(__name__)
+
+
+def delete_attachment(context, volume_api, attachment_id):
+    """Delete the attachment as the compute service (the OSSA-2023-003
+    guard lets the service delete what a server holds); one already gone
+    is fine."""
+    try:
+        return volume_api.attachment_delete(
+            volume_client.service_context(context), attachment_id)
+    except exception.VolumeAttachmentNotFound:
+        return None
+
+
+def delete_volume(context, volume_api, volume_id):
+    """Delete a ``delete_on_termination`` volume; one already gone is
+    fine."""
+    try:
+        volume_api.delete(volume_client.service_context(context), volume_id)
+    except exception.VolumeNotFound:
+        pass
+
+
+def release_mapping(context, volume_api, bdm):
+    """Steps 3 and 4 of the module docstring for one mapping. Raises what
+    block storage raises (the mapping then stays, for a retry)."""
+    if bdm.attachment_id:
+        delete_attachment(context, volume_api, bdm.attachment_id)
+    if bdm.delete_on_termination and bdm.volume_id:
+        delete_volume(context, volume_api, bdm.volume_id)
+    bdm.destroy()
+
+
+def detach_locally(context, volume_api, bdm):
+    """Steps 2 to 4 for ``bdm``, whose local detach task the caller
+    started (step 1). ``TaskOwnerChanged`` if someone else moved it."""
+    bdm.move_task(tasks.LOCAL_DETACHING)
+    crashpoint.hit(crashpoint.API_LOCAL_DETACH_AFTER_DECIDE)
+    release_mapping(context, volume_api, bdm)
+
+
+def finish_local_detach(context, volume_api, bdm):
+    """The conductor's part: steps 3 and 4 of a local detach whose API
+    process stopped after step 2."""
+    release_mapping(context, volume_api, bdm)
+
+
+def release_for_delete(context, volume_api, bdms):
+    """The volumes of a server deleted without a host: each mapping's
+    attachment is deleted (and its volume when ``delete_on_termination``)
+    and the mapping destroyed. A failure is logged and the next one goes
+    on, as in Nova; a mapping that failed stays, for the settling to try
+    again. Returns the number that failed."""
+    failed = 0
+    for bdm in bdms:
+        if not (bdm.is_volume and bdm.volume_id):
+            bdm.destroy()
+            continue
+        try:
+            release_mapping(context, volume_api, bdm)
+        except Exception:
+            failed += 1
+            LOG.exception('Could not release volume %s of deleted server %s',
+                          bdm.volume_id, bdm.instance_uuid)
+    return failed
+
+
+def delete_locally(context, volume_api, instance):
+    """Release the volumes of ``instance`` (``deleting``, its task owned
+    by the caller) and mark it deleted. False, leaving it ``deleting`` for
+    the settling to try again, when a volume could not be released."""
+    bdms = objects.BlockDeviceMapping.get_all_by_instance(context,
+                                                          instance.uuid)
+    if release_for_delete(context, volume_api, bdms):
+        return False
+    instance.vm_state = states.DELETED
+    instance.task_state = None
+    instance.task_owner = None
+    instance.task_updated_at = None
+    instance.terminated_at = obj_base.utcnow()
+    instance.save(expected_task_state=[states.DELETING])
+    return True

@@ -1,0 +1,121 @@
+"""Work an API process left behind, settled by the conductor's periodic
+task on the embedded system (real block storage, file backend): a local
+detach it had decided is finished, one it had not is rolled back, and a
+server it was deleting without a host is deleted. The process deaths
+themselves are in tests/integration/test_crash_recovery.py; here the rows
+are put in the state a death leaves."""
+
+import datetime
+
+from nova_lite.compute import tasks
+from nova_lite import context
+from nova_lite.db import models
+from nova_lite import exception
+from nova_lite import objects
+from nova_lite.objects import base as obj_base
+from tests.functional.compute import test_volume_attachments as base
+
+GONE_API = 'nova-lite-api:gone'
+
+
+class SettlingTest(base.AttachmentTestCase):
+    def conductor(self):
+        for svc in self.sys.system.services:
+            if svc.binary == 'nova-lite-conductor':
+                return svc.manager
+        raise AssertionError('no conductor')
+
+    def settle(self):
+        return self.conductor().periodic_tasks(self.admin_context())
+
+    def admin_context(self):
+        return context.get_admin_context()
+
+    def long_ago(self):
+        return obj_base.utcnow().replace(tzinfo=None) - datetime.timedelta(
+            seconds=self.conf.recovery.stalled_after + 60)
+
+    def left_by_api(self, volume_id, step, **data):
+        """The mapping of ``volume_id`` as an API process that died at
+        ``step`` of a detach leaves it."""
+        base.set_rows(
+            models.BlockDeviceMapping,
+            models.BlockDeviceMapping.volume_id == volume_id,
+            task=tasks.DETACHING, task_owner=GONE_API, task_step=step,
+            task_data='{"local": true}', task_updated_at=self.long_ago())
+
+    def mapping(self, volume_id):
+        return objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.admin_context(), volume_id, self.server_id)
+
+    def test_decided_local_detach_is_finished(self):
+        volume_id = self.attached_volume()
+        self.left_by_api(volume_id, tasks.LOCAL_DETACHING)
+        self.settle()
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('available', []),
+                         (volume['status'], volume['attachments']))
+        self.assertEqual([], self.attachments(self.server_id))
+        # Usable again: another server attaches it.
+        other = self.create_server(name='other')
+        self.attach(other, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+
+    def test_undecided_local_detach_is_rolled_back(self):
+        volume_id = self.attached_volume()
+        self.left_by_api(volume_id, tasks.ACCEPTED)
+        self.settle()
+        bdm = self.mapping(volume_id)
+        self.assertEqual((None, None), (bdm.task, bdm.task_owner))
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        self.assertEqual([volume_id], [a['volumeId'] for a in
+                                       self.attachments(self.server_id)])
+        # The detach can be asked again.
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+
+    def test_fresh_work_is_left_alone(self):
+        volume_id = self.attached_volume()
+        base.set_rows(
+            models.BlockDeviceMapping,
+            models.BlockDeviceMapping.volume_id == volume_id,
+            task=tasks.DETACHING, task_owner=GONE_API,
+            task_step=tasks.LOCAL_DETACHING,
+            task_updated_at=obj_base.utcnow().replace(tzinfo=None))
+        self.settle()
+        self.assertEqual(tasks.LOCAL_DETACHING,
+                         self.mapping(volume_id).task_step)
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+
+    def test_hostless_delete_left_by_an_api_process_is_finished(self):
+        keep = self.attached_volume()
+        drop = self.attached_volume(api=self.at('2.79'),
+                                    delete_on_termination=True)
+        base.set_rows(models.Instance,
+                      models.Instance.uuid == self.server_id,
+                      host=None, task_state='deleting', task_owner=GONE_API,
+                      task_updated_at=self.long_ago())
+        settled = self.settle()
+        self.assertEqual([(self.server_id, 'finished')],
+                         [(i.uuid, outcome) for i, outcome in settled])
+        self.assertEqual(404, self.api.get(
+            '/v2.1/servers/%s' % self.server_id).status)
+        self.assertEqual('available', self.show_volume(keep)['status'])
+        self.assertEqual(404, self.volume_api().get(
+            '/v3/volumes/%s' % drop).status)
+        self.assertEqual([], objects.BlockDeviceMapping.get_all_by_instance(
+            self.admin_context(), self.server_id))
+        # A second run finds nothing to do.
+        self.assertEqual([], self.settle())
+
+    def test_two_conductors_never_settle_one_item_twice(self):
+        volume_id = self.attached_volume()
+        self.left_by_api(volume_id, tasks.LOCAL_DETACHING)
+        ctxt = self.admin_context()
+        [first] = objects.BlockDeviceMapping.get_with_tasks(ctxt)
+        [second] = objects.BlockDeviceMapping.get_with_tasks(ctxt)
+        first.take_over_task('nova-lite-conductor:c1')
+        self.assertRaises(exception.TaskOwnerChanged,
+                          second.take_over_task, 'nova-lite-conductor:c2')
+        self.assertEqual('nova-lite-conductor:c1',
+                         self.mapping(volume_id).task_owner)
