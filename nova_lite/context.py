@@ -60,9 +60,6 @@ class RequestContext(context.RequestContext):
         ctx.enforcer = self.enforcer
         return ctx
 
-    def is_service(self):
-        return 'service' in [r.lower() for r in self.roles]
-
     def can(self, action, target=None, fatal=True):
         """Check policy ``action`` for this context.
 
@@ -86,3 +83,13 @@ def get_admin_context(read_deleted='no'):
 def require_context(ctxt):
     if not ctxt.is_admin and not (ctxt.user_id and ctxt.project_id):
         raise exception.Forbidden()
+
+
+def is_service_request(ctxt):
+    """A request made by another service: the ``service`` role in the
+    token (noauth2's user ``service``, ``client.service_context``) or in
+    the service token (keystone's ``X-Service-Roles``)."""
+    roles = [r.lower() for r in ctxt.roles or []]
+    service_roles = [r.lower() for r in
+                     getattr(ctxt, 'service_roles', None) or []]
+    return 'service' in roles or 'service' in service_roles

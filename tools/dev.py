@@ -9,12 +9,30 @@ development mode; ``test`` adds the test requirements. The test tiers:
 
 * unit: no network, no database server;
 * functional: the real WSGI app, conductor and compute in-process, SQLite;
-* integration: real uWSGI, RabbitMQ, MariaDB and PostgreSQL processes. It
-  runs when those services answer on 127.0.0.1 (5672, 3306, 5432). With
-  ``CI=true`` it must run: a missing service fails the run. Elsewhere the
-  tier is skipped with a message saying what it needs.
+* fuzz: hostile requests generated from every route's schemas, on the same
+  in-process system: no 5xx, faults well formed, state sound after
+  (``NOVA_LITE_FUZZ_EXAMPLES`` requests per test, 2000 by default);
+* integration: real uWSGI, RabbitMQ, MariaDB and PostgreSQL processes, and
+  a real Keystone (its own virtualenv, ``.venv-keystone``). It runs when
+  those services answer on 127.0.0.1 (5672, 3306, 5432). With ``CI=true``
+  it must run: a missing service fails the run. Elsewhere the tier is
+  skipped with a message saying what it needs;
+* tempest: upstream tempest (``.venv-tempest``) against the production
+  layout behind Keystone (``tests/tempest/runner.py``), on the same
+  condition as the integration tier.
+
+``.venv-keystone`` and ``.venv-tempest`` are built with their own
+constraints (``tests/tempest/*-constraints.txt``): Keystone's and tempest's
+dependencies are not nova_lite's.
 
 The last line is the total: ``tests: N passed, N failed, N skipped``.
+
+Installs are reproducible: pip takes ``constraints.txt`` (every version
+the suite passed with) as constraints. ``NOVA_LITE_LATEST=1`` installs the
+newest releases the requirements allow instead (into ``.venv-latest``, so
+the pinned ``.venv`` stays as it is), to find out what a new release
+breaks; ``python3 tools/dev.py constraints`` rewrites ``constraints.txt``
+from the current ``.venv``.
 """
 
 import hashlib
@@ -26,13 +44,21 @@ import sys
 import venv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, '.venv')
+LATEST = os.environ.get('NOVA_LITE_LATEST', '') == '1'
+VENV = os.path.join(ROOT, '.venv-latest' if LATEST else '.venv')
+CONSTRAINTS = 'constraints.txt'
 BIN = os.path.join(VENV, 'bin')
 PY = os.path.join(BIN, 'python')
 
-RUN_REQS = ['requirements.txt', 'setup.cfg']
+RUN_REQS = ['requirements.txt', 'setup.cfg', CONSTRAINTS]
 TEST_REQS = RUN_REQS + ['test-requirements.txt']
 TEST_EXTRAS = 'deploy,mysql,postgresql,bench'
+
+# Side virtualenvs: (directory, what to install, its constraints file).
+KEYSTONE_VENV = ('.venv-keystone', 'keystone==30.0.0 PyMySQL',
+                 'tests/tempest/keystone-constraints.txt')
+TEMPEST_VENV = ('.venv-tempest', 'tempest==47.0.0',
+                'tests/tempest/tempest-constraints.txt')
 
 INTEGRATION_SERVICES = {
     'RabbitMQ': ('127.0.0.1', 5672),
@@ -57,7 +83,8 @@ def _pip(*args):
 def ensure_venv(with_tests):
     """Create .venv and (re)install when the requirements changed."""
     files = TEST_REQS if with_tests else RUN_REQS
-    stamp_name = 'test' if with_tests else 'run'
+    stamp_name = ('test' if with_tests else 'run') + (
+        '-latest' if LATEST else '')
     stamp = os.path.join(VENV, '.nova-lite-%s-stamp' % stamp_name)
     digest = _digest(files, stamp_name)
     if not os.path.exists(PY):
@@ -68,11 +95,32 @@ def ensure_venv(with_tests):
         return
     print('Installing nova_lite and its %s requirements into .venv' % (
         'test' if with_tests else 'runtime'), flush=True)
+    pins = ['--upgrade'] if LATEST else ['-c', CONSTRAINTS]
     if with_tests:
-        _pip('install', '-e', '.[%s]' % TEST_EXTRAS,
+        _pip('install', *pins, '-e', '.[%s]' % TEST_EXTRAS,
              '-r', 'test-requirements.txt')
     else:
-        _pip('install', '-e', '.')
+        _pip('install', *pins, '-e', '.')
+    with open(stamp, 'w') as f:
+        f.write(digest)
+
+
+def ensure_side_venv(spec):
+    """Create a side virtualenv (Keystone's, tempest's) and install its
+    one package with its constraints when they changed."""
+    directory, requirement, constraints = spec
+    path = os.path.join(ROOT, directory)
+    python = os.path.join(path, 'bin', 'python')
+    stamp = os.path.join(path, '.nova-lite-stamp')
+    digest = _digest([constraints], requirement)
+    if os.path.exists(stamp) and open(stamp).read() == digest:
+        return
+    print('Installing %s into %s' % (requirement, directory), flush=True)
+    if not os.path.exists(python):
+        venv.EnvBuilder(with_pip=True).create(path)
+    subprocess.check_call(
+        [python, '-m', 'pip', '--disable-pip-version-check', '-q',
+         'install', '-c', constraints] + requirement.split(), cwd=ROOT)
     with open(stamp, 'w') as f:
         f.write(digest)
 
@@ -86,12 +134,18 @@ def cmd_run(argv):
 _COUNT_RE = re.compile(r'^ - (Passed|Failed|Skipped): (\d+)')
 
 
+# Tests that share one costly fixture run in one worker: the Keystone
+# tests share a Keystone and a deployment (one per worker otherwise).
+GROUP_REGEX = r'(tests\.integration\.test_keystone\.KeystoneTest)\.'
+
+
 def run_tier(name, path, env):
     """Run one stestr tier, streaming its output; return its counts."""
     print('\n=== %s tests (%s) ===' % (name, path), flush=True)
     counts = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
     proc = subprocess.Popen(
-        [PY, '-m', 'stestr', '--test-path', path, 'run', '--color'],
+        [PY, '-m', 'stestr', '--test-path', path, 'run', '--color',
+         '--group-regex', GROUP_REGEX],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, bufsize=1)
     for line in proc.stdout:
@@ -102,6 +156,30 @@ def run_tier(name, path, env):
     rc = proc.wait()
     if rc != 0 and counts['Failed'] == 0:
         counts['Failed'] = 1   # the runner itself failed (import error...)
+    return counts
+
+
+_TEMPEST_RE = re.compile(r'^tempest: (\d+) passed, (\d+) skipped, '
+                         r'(\d+) failed')
+
+
+def run_tempest(env):
+    """Run tests/tempest/runner.py, streaming its output; its counts."""
+    print('\n=== tempest (tests/tempest) ===', flush=True)
+    counts = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
+    proc = subprocess.Popen(
+        [PY, '-m', 'tests.tempest.runner'], cwd=ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        bufsize=1)
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        match = _TEMPEST_RE.match(line)
+        if match:
+            counts = {'Passed': int(match.group(1)),
+                      'Skipped': int(match.group(2)),
+                      'Failed': int(match.group(3))}
+    if proc.wait() != 0 and counts['Failed'] == 0:
+        counts['Failed'] = 1
     return counts
 
 
@@ -118,7 +196,8 @@ def cmd_test(argv):
     ci = os.environ.get('CI', '').lower() == 'true'
     env = dict(os.environ)
     env.setdefault('PYTHONUNBUFFERED', '1')
-    tiers = [('unit', './tests/unit'), ('functional', './tests/functional')]
+    tiers = [('unit', './tests/unit'), ('functional', './tests/functional'),
+             ('fuzz', './tests/fuzz')]
     missing = [n for n, addr in INTEGRATION_SERVICES.items()
                if not _reachable(*addr)]
     if ci:
@@ -126,19 +205,29 @@ def cmd_test(argv):
         env['NOVA_LITE_REQUIRE_INTEGRATION'] = '1'
     if not missing or ci:
         tiers.append(('integration', './tests/integration'))
+        tiers.append(('tempest', None))
         if missing:
             print('CI=true and %s not reachable on 127.0.0.1: the '
                   'integration tier will fail.' % ', '.join(missing))
     else:
-        print('Skipping the integration tier: it needs %s on 127.0.0.1 '
+        print('Skipping the integration and tempest tiers: they need %s '
+              'on 127.0.0.1 '
               '(RabbitMQ 5672 guest/guest, MariaDB 3306 root, PostgreSQL '
               '5432 postgres trust). Set CI=true to make it mandatory.' %
               ', '.join(missing))
     if argv:
         tiers = [t for t in tiers if t[0] in argv]
+    names = [t[0] for t in tiers]
+    if 'integration' in names or 'tempest' in names:
+        ensure_side_venv(KEYSTONE_VENV)
+    if 'tempest' in names:
+        ensure_side_venv(TEMPEST_VENV)
     total = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
     for name, path in tiers:
-        counts = run_tier(name, path, env)
+        if path is None:
+            counts = run_tempest(env)
+        else:
+            counts = run_tier(name, path, env)
         for key in total:
             total[key] += counts[key]
     print('\ntests: %d passed, %d failed, %d skipped' % (
@@ -146,13 +235,29 @@ def cmd_test(argv):
     return 1 if total['Failed'] else 0
 
 
+def cmd_constraints(argv):
+    """Write constraints.txt from the test virtualenv's versions."""
+    ensure_venv(with_tests=True)
+    frozen = subprocess.check_output(
+        [PY, '-m', 'pip', '--disable-pip-version-check', 'freeze',
+         '--exclude-editable'], cwd=ROOT, text=True)
+    path = os.path.join(ROOT, CONSTRAINTS)
+    with open(path) as f:
+        header = [line for line in f if line.startswith('#')]
+    with open(path, 'w') as f:
+        f.writelines(header)
+        f.write(frozen)
+    print('Wrote %s' % path)
+    return 0
+
+
 def main():
-    if len(sys.argv) < 2 or sys.argv[1] not in ('run', 'test'):
+    commands = {'run': cmd_run, 'test': cmd_test,
+                'constraints': cmd_constraints}
+    if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2
-    if sys.argv[1] == 'run':
-        return cmd_run(sys.argv[2:])
-    return cmd_test(sys.argv[2:])
+    return commands[sys.argv[1]](sys.argv[2:])
 
 
 if __name__ == '__main__':

@@ -2,10 +2,10 @@
 python-cinderclient on a keystoneauth1 session, as Nova calls Cinder.
 
 It works against nova_lite's own ``/v3`` and against a real Cinder, at the
-microversions Nova uses: volume show at 3.48, attachments at 3.44 (3.54
-when a ``mode`` is given). Errors come back as the same
-``nova_lite.exception`` classes, with the server's message, that the
-``local`` client raises.
+microversions Nova uses: volume show at 3.48 (list and create too),
+attachments at 3.44 (3.54 when a ``mode`` is given). Errors come back as
+the same ``nova_lite.exception`` classes, with the server's message, that
+the ``local`` client raises.
 
 Authentication
 --------------
@@ -44,8 +44,8 @@ from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import service_token
 from keystoneauth1 import token_endpoint
 
+from nova_lite import context as nl_context
 from nova_lite import exception
-from nova_lite.volume import api as volume_api
 from nova_lite.volume import client
 from nova_lite.volume import views
 
@@ -57,7 +57,8 @@ SERVICE_TYPE = 'block-storage'
 
 def _translate(exc, not_found):
     """A cinderclient/keystoneauth error as the nova_lite exception the
-    local client would raise."""
+    local client would raise (``not_found`` for a 404; None: a
+    ``NotFound`` with the server's message)."""
     if isinstance(exc, ks_exc.ClientException) and not isinstance(
             exc, ks_exc.HttpError):
         return exception.ServiceUnavailable(
@@ -65,7 +66,8 @@ def _translate(exc, not_found):
     code = getattr(exc, 'code', None)
     message = getattr(exc, 'message', None) or str(exc)
     if code == 404:
-        return not_found
+        return (exception.NotFound(message=message) if not_found is None
+                else not_found)
     if code == 400:
         return exception.InvalidVolume(message=message)
     if code == 401:
@@ -76,6 +78,8 @@ def _translate(exc, not_found):
         if 'using the Compute API' in message:
             return exception.ConflictNovaUsingAttachment(message=message)
         return exception.ResourceConflict(message=message)
+    if code == 413:
+        return exception.OverQuota(message=message)
     return exception.VolumeBackendAPIException(message=message)
 
 
@@ -88,7 +92,7 @@ class CinderClient(client.VolumeClient):
             conf, GROUP)
 
     # -- plumbing -------------------------------------------------------
-    def _endpoint(self):
+    def _endpoint(self, ctxt):
         if self.conf.volume.endpoint_override:
             return self.conf.volume.endpoint_override
         if self._service_auth is None:
@@ -96,10 +100,21 @@ class CinderClient(client.VolumeClient):
                 message='[volume] client = cinder needs [volume] '
                         'endpoint_override or a [cinder] auth plugin to '
                         'find the block-storage endpoint')
-        return self._session.get_endpoint(
+        url = self._session.get_endpoint(
             auth=self._service_auth, service_type=SERVICE_TYPE,
             interface=self.conf.cinder.interface,
             region_name=self.conf.cinder.region_name)
+        # The catalog's block-storage URL ends with the project of the
+        # token it came from (/v3/$(project_id)s): the service user's.
+        # A request made with the user's token must name the user's
+        # project there, as Nova's does with the user's own catalog.
+        service_project = self._service_auth.get_project_id(self._session)
+        path = url.rstrip('/').split('/')
+        if (ctxt.project_id and service_project and
+                path[-1] == service_project):
+            path[-1] = ctxt.project_id
+            url = '/'.join(path)
+        return url
 
     @staticmethod
     def _token(ctxt):
@@ -110,10 +125,10 @@ class CinderClient(client.VolumeClient):
                           ctxt.project_id or 'admin')
 
     def _client(self, ctxt, version):
-        endpoint = self._endpoint()
+        endpoint = self._endpoint(ctxt)
         auth = token_endpoint.Token(endpoint, self._token(ctxt))
         headers = {}
-        if volume_api.is_service_request(ctxt):
+        if nl_context.is_service_request(ctxt):
             if self._service_auth is not None:
                 auth = service_token.ServiceTokenAuthWrapper(
                     user_auth=auth, service_auth=self._service_auth)
@@ -140,6 +155,27 @@ class CinderClient(client.VolumeClient):
         cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
         volume = self._call(exception.VolumeNotFound(volume_id=volume_id),
                             cs.volumes.get, volume_id)
+        return views.client_volume(volume.to_dict())
+
+    def get_all(self, ctxt, limit=None, offset=None):
+        cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
+        search_opts = {'offset': offset} if offset else None
+        volumes = self._call(None, lambda: cs.volumes.list(
+            detailed=True, search_opts=search_opts, limit=limit))
+        return [views.client_volume(v.to_dict()) for v in volumes]
+
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
+        cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
+        if snapshot_id:
+            # As Nova: the snapshot first (nova_lite's /v3 has none).
+            self._call(exception.SnapshotNotFound(snapshot_id=snapshot_id),
+                       cs.volume_snapshots.get, snapshot_id)
+        volume = self._call(None, lambda: cs.volumes.create(
+            size, name=name, description=description,
+            volume_type=volume_type, availability_zone=availability_zone,
+            snapshot_id=snapshot_id, metadata=metadata or None))
         return views.client_volume(volume.to_dict())
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
