@@ -49,8 +49,8 @@ rules = [
         operations=[{'method': 'DELETE', 'path': _TYPE}]),
     policy.DocumentedRuleDefault(
         name=GET, check_str=_EVERYONE,
-        description='Show a volume type (private types: administrators '
-                    'only).',
+        description='Show a volume type (a private type: administrators '
+                    'and the projects that have access to it).',
         operations=[{'method': 'GET', 'path': _TYPE}]),
     policy.DocumentedRuleDefault(
         name=GET_ALL, check_str=_EVERYONE,

@@ -11,12 +11,20 @@ UPDATE = 'volume:update'
 DELETE = 'volume:delete'
 MULTIATTACH = 'volume:multiattach'
 RETYPE = 'volume:retype'
+EXTEND = 'volume:extend'
+FORCE_DELETE = 'volume_extension:volume_admin_actions:force_delete'
 FORCE_DETACH = 'volume_extension:volume_admin_actions:force_detach'
+RESET_STATUS = 'volume_extension:volume_admin_actions:reset_status'
 HOST_ATTRIBUTE = 'volume_extension:volume_host_attribute'
 MIG_STATUS_ATTRIBUTE = 'volume_extension:volume_mig_status_attribute'
 TENANT_ATTRIBUTE = 'volume_extension:volume_tenant_attribute'
 BEGIN_DETACHING = 'volume_extension:volume_actions:begin_detaching'
 ROLL_DETACHING = 'volume_extension:volume_actions:roll_detaching'
+RESERVE = 'volume_extension:volume_actions:reserve'
+UNRESERVE = 'volume_extension:volume_actions:unreserve'
+ATTACH = 'volume_extension:volume_actions:attach'
+DETACH = 'volume_extension:volume_actions:detach'
+UPDATE_READONLY_FLAG = 'volume:update_readonly_flag'
 
 _VOLUME = '/volumes/{volume_id}'
 _ACTION = '/volumes/{volume_id}/action'
@@ -60,12 +68,29 @@ rules = [
         description='Change the type of a volume.',
         operations=[{'method': 'POST', 'path': _ACTION + ' (os-retype)'}]),
     policy.DocumentedRuleDefault(
+        name=EXTEND, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Extend an available volume (os-extend).',
+        operations=[{'method': 'POST', 'path': _ACTION + ' (os-extend)'}]),
+    policy.DocumentedRuleDefault(
         name=FORCE_DETACH, check_str=base.RULE_ADMIN_API,
         description='Force-detach one attachment of a volume whatever its '
                     'state, leaving the volume\'s other attachments '
                     'attached.',
         operations=[{'method': 'POST',
                      'path': _ACTION + ' (os-force_detach)'}]),
+    policy.DocumentedRuleDefault(
+        name=FORCE_DELETE, check_str=base.RULE_ADMIN_API,
+        description='Delete a volume whatever its status, unless it is '
+                    'attached or migrating (os-force_delete).',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-force_delete)'}]),
+    policy.DocumentedRuleDefault(
+        name=RESET_STATUS, check_str=base.RULE_ADMIN_API,
+        description='Reset the status, attach status or migration status '
+                    'of a volume (attach status detached also detaches '
+                    'every attachment of the volume).',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-reset_status)'}]),
     policy.DocumentedRuleDefault(
         name=HOST_ATTRIBUTE, check_str=base.RULE_ADMIN_API,
         description='See the backend of a volume '
@@ -92,6 +117,35 @@ rules = [
         description='Roll a detaching volume back to in-use.',
         operations=[{'method': 'POST',
                      'path': _ACTION + ' (os-roll_detaching)'}]),
+    policy.DocumentedRuleDefault(
+        name=RESERVE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Mark an available volume as attaching (legacy '
+                    'attach, before 3.27).',
+        operations=[{'method': 'POST', 'path': _ACTION + ' (os-reserve)'}]),
+    policy.DocumentedRuleDefault(
+        name=UNRESERVE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Give back a volume marked as attaching (legacy '
+                    'attach, before 3.27).',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-unreserve)'}]),
+    policy.DocumentedRuleDefault(
+        name=ATTACH, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Record a volume as attached to an instance or a host '
+                    '(legacy attach, before 3.27).',
+        operations=[{'method': 'POST', 'path': _ACTION + ' (os-attach)'}]),
+    policy.DocumentedRuleDefault(
+        name=DETACH, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Remove an attachment of a volume (legacy detach, '
+                    'before 3.27). An attachment a server holds is '
+                    'detached through the compute API, whatever this '
+                    'rule says.',
+        operations=[{'method': 'POST', 'path': _ACTION + ' (os-detach)'}]),
+    policy.DocumentedRuleDefault(
+        name=UPDATE_READONLY_FLAG, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Set or clear the read-only flag of an available '
+                    'volume.',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-update_readonly_flag)'}]),
 ]
 
 

@@ -19,7 +19,11 @@ one. When a backend call fails:
   learns the attachment's id;
 * disconnecting (attachment delete): nothing changes and the caller is told
   why;
-* creating a volume: the volume is ``error``; deleting: ``error_deleting``.
+* creating a volume: the volume is ``error``; deleting: ``error_deleting``;
+  extending: ``error_extending``, with its former size.
+
+A volume left ``extending`` or ``deleting`` by a process that died is
+settled by ``settle_stalled`` (run by the conductor's periodic settling).
 """
 
 from oslo_log import log as logging
@@ -27,6 +31,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import excutils
 from oslo_utils import timeutils
 
+from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
@@ -35,6 +40,9 @@ from nova_lite.policies import volumes as volume_policies
 from nova_lite.volume import db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
+from nova_lite.volume import metadata_api
+from nova_lite.volume import quotas
+from nova_lite.volume import services as volume_services
 from nova_lite.volume import status as st
 from nova_lite.volume import type_api
 from nova_lite.volume import views
@@ -43,7 +51,6 @@ LOG = logging.getLogger(__name__)
 
 DELETABLE = st.VOLUME_MOVES['delete'][0]
 
-is_service_request = views.is_service_request
 is_multiattach_type = type_api.is_multiattach_type
 _target = type_api.target
 
@@ -59,10 +66,11 @@ def _volume_dict(volume):
     }
 
 
-class API(type_api.TypeOperations):
+class API(type_api.TypeOperations, metadata_api.MetadataOperations):
     """Volumes and attachments (this module), volume types, their extra
     specs and encryption, and the backends' capabilities
-    (``type_api.TypeOperations``)."""
+    (``type_api.TypeOperations``), and volume metadata
+    (``metadata_api.MetadataOperations``)."""
 
     def __init__(self, conf):
         self.conf = conf
@@ -74,14 +82,17 @@ class API(type_api.TypeOperations):
         return None if ctxt.is_admin else ctxt.project_id
 
     # -- volumes --------------------------------------------------------
-    def get(self, ctxt, volume_id):
-        volume = db.volume_get(ctxt, volume_id, self._project(ctxt))
+    def get(self, ctxt, volume_id, with_metadata=False):
+        """The volume; ``with_metadata``: with its metadata (what its
+        detail view shows: whoever may see the volume sees it)."""
+        volume = db.volume_get(ctxt, volume_id, self._project(ctxt),
+                               with_metadata=with_metadata)
         ctxt.can(volume_policies.GET, target=_target(volume.project_id))
         return volume
 
     def get_all(self, ctxt, filters=None, all_tenants=False, marker=None,
                 limit=None, offset=None, sort_key='created_at',
-                sort_dir='desc'):
+                sort_dir='desc', with_metadata=False):
         filters = dict(filters or {})
         project_id = filters.pop('project_id', None)
         ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
@@ -90,7 +101,17 @@ class API(type_api.TypeOperations):
         return db.volume_get_all(ctxt, project_id=project_id,
                                  filters=filters, marker=marker, limit=limit,
                                  offset=offset, sort_key=sort_key,
-                                 sort_dir=sort_dir)
+                                 sort_dir=sort_dir,
+                                 with_metadata=with_metadata)
+
+    def summary(self, ctxt, all_tenants=False):
+        """Cinder's volume summary (3.12): how many volumes of the
+        caller's project (of every project: an administrator's
+        ``all_tenants``) and their total size."""
+        ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
+        project_id = None if (ctxt.is_admin and all_tenants) else \
+            ctxt.project_id
+        return db.volume_summary(ctxt, project_id)
 
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, availability_zone=None, image_ref=None,
@@ -106,9 +127,6 @@ class API(type_api.TypeOperations):
             raise exception.InvalidInput(
                 reason=_('creating a volume from another volume is not '
                          'supported by nova_lite.'))
-        if metadata:
-            raise exception.InvalidInput(
-                reason=_('volume metadata is not supported by nova_lite.'))
         if not isinstance(size, int) or size <= 0:
             raise exception.InvalidInput(
                 reason=_("Volume size '%s' must be an integer and greater "
@@ -121,7 +139,7 @@ class API(type_api.TypeOperations):
         vtype, specs = None, {}
         if volume_type:
             vtype = db.type_get_by_name_or_id(
-                ctxt, volume_type, include_private=ctxt.is_admin)
+                ctxt, volume_type, visible_to=type_api.visible_to(ctxt))
             specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
         if multiattach:
@@ -132,7 +150,9 @@ class API(type_api.TypeOperations):
                 raise exception.InvalidVolume(reason=_(
                     'Multiattach cannot be used with encrypted volumes.'))
             raise exception.EncryptedVolumesNotSupported()
-        backend = drivers.choose_backend(self.conf, specs, multiattach)
+        backend = drivers.choose_backend(
+            self.conf, specs, multiattach,
+            exclude=volume_services.unschedulable_backends(ctxt, self.conf))
         if backend is None and multiattach:
             # The multi-attach spec's fast feedback: the cached
             # capabilities say no backend can, so no volume is made.
@@ -142,6 +162,8 @@ class API(type_api.TypeOperations):
                     vtype.name, _(' under the requested '
                                   'volume_backend_name')
                     if specs.get('volume_backend_name') else ''))
+        quota_check = quotas.creation_check(
+            ctxt, self.conf, size, vtype.name if vtype is not None else None)
         volume = db.volume_create(ctxt, {
             'project_id': ctxt.project_id,
             'user_id': ctxt.user_id,
@@ -153,14 +175,14 @@ class API(type_api.TypeOperations):
             'volume_type_id': vtype.id if vtype is not None else None,
             'host': backend,
             'availability_zone': zone,
-        })
+        }, quota_check=quota_check, metadata=metadata)
         if backend is None:
             LOG.error('No enabled backend can host volume %s (type %s)',
                       volume.id, volume_type)
             db.volume_move(ctxt, volume.id, 'create_failed')
         else:
             self._create_on_backend(ctxt, volume)
-        return db.volume_get(ctxt, volume.id)
+        return db.volume_get(ctxt, volume.id, with_metadata=True)
 
     def _create_on_backend(self, ctxt, volume):
         try:
@@ -173,11 +195,18 @@ class API(type_api.TypeOperations):
             return
         db.volume_move(ctxt, volume.id, 'create_done', values=updates)
 
-    def update(self, ctxt, volume_id, values):
+    def update(self, ctxt, volume_id, values, metadata=None):
+        """Change the volume's name, description or bootable flag and,
+        with ``metadata``, replace its whole metadata (Cinder's volume
+        update: keys not given are removed). Refused in maintenance, as
+        Cinder refuses it. Returns the volume, with its metadata."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.UPDATE, target=_target(volume.project_id))
-        db.volume_update(ctxt, volume_id, values)
-        return db.volume_get(ctxt, volume_id)
+        if not db.volume_update(ctxt, volume_id, values, metadata=metadata,
+                                frozen=st.UPDATE_FROZEN):
+            raise exception.InvalidVolume(reason=_(
+                'The volume cannot be updated during maintenance.'))
+        return db.volume_get(ctxt, volume_id, with_metadata=True)
 
     def delete(self, ctxt, volume_id):
         volume = self.get(ctxt, volume_id)
@@ -188,16 +217,158 @@ class API(type_api.TypeOperations):
                 'attached, belong to a group, have snapshots, awaiting a '
                 'transfer, or be disassociated from snapshots after volume '
                 'transfer.') % st.or_str(DELETABLE))
+        self._finish_delete(ctxt, volume)
+
+    def force_delete(self, ctxt, volume_id):
+        """Cinder's admin ``os-force_delete``: delete the volume whatever
+        its status (a volume stuck ``creating``, ``attaching``,
+        ``deleting``...), unless an attachment is ``attached`` or it is
+        migrating (400, as Cinder). Its other attachments (reserved,
+        connecting, failed) go with it, and the backend's delete drops
+        their connections."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.FORCE_DELETE,
+                 target=_target(volume.project_id))
+        ctxt.can(volume_policies.DELETE, target=_target(volume.project_id))
+        if not db.volume_force_delete_start(ctxt, volume_id):
+            raise exception.InvalidVolume(reason=_(
+                'Volume must not be migrating, attached, belong to a group, '
+                'have snapshots, awaiting a transfer, or be disassociated '
+                'from snapshots after volume transfer.'))
+        LOG.warning('Volume %s (status %s) force-deleted by %s', volume_id,
+                    volume.status, ctxt.user_id)
+        self._finish_delete(ctxt, volume)
+
+    def _finish_delete(self, ctxt, volume):
+        """The backend's delete, then the row's, of a ``deleting`` volume;
+        a backend failure leaves it ``error_deleting`` (500)."""
         if volume.host and volume.host in drivers.get_backends(self.conf):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
                     _volume_dict(volume))
             except Exception as e:
-                db.volume_move(ctxt, volume_id, 'delete_failed')
+                db.volume_move(ctxt, volume.id, 'delete_failed')
                 raise exception.VolumeBackendAPIException(
                     data=_('deleting volume %(id)s failed: %(err)s') % {
-                        'id': volume_id, 'err': e})
-        db.volume_destroy(ctxt, volume_id)
+                        'id': volume.id, 'err': e})
+        db.volume_destroy(ctxt, volume.id)
+
+    def extend(self, ctxt, volume_id, new_size):
+        """Grow an ``available`` volume to ``new_size`` GiB (Cinder's
+        ``os-extend``): ``extending`` with the new size (the quota counts
+        it from then on), the backend grows it, ``available``. A backend
+        failure leaves it ``error_extending`` with its former size, as
+        Cinder's volume manager does; the caller has its 202 either way.
+        Extending an ``in-use`` volume (Cinder's 3.42) is not supported:
+        400, as Cinder below 3.42."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.EXTEND, target=_target(volume.project_id))
+        if new_size <= volume.size:
+            raise exception.InvalidInput(reason=_(
+                'New size for extend must be greater than current size. '
+                '(current: %(size)s, extended: %(new_size)s).') % {
+                    'size': volume.size, 'new_size': new_size})
+        expected = st.VOLUME_MOVES['extend'][0]
+        if volume.status not in expected or volume.migration_status:
+            raise self._not_extendable(volume)
+        vtype = volume.volume_type
+        quota_check = quotas.extend_check(
+            ctxt, self.conf, volume.project_id, new_size,
+            new_size - volume.size,
+            vtype.name if vtype is not None else None)
+        if not db.volume_extend_start(ctxt, volume_id, volume.size, new_size,
+                                      quota_check=quota_check):
+            raise self._not_extendable(db.volume_get(ctxt, volume_id))
+        try:
+            drivers.get_driver(self.conf, volume.host).extend_volume(
+                _volume_dict(volume), new_size)
+        except Exception:
+            LOG.exception('Extending volume %s to %sG on backend %s failed',
+                          volume_id, new_size, volume.host)
+            db.volume_move(ctxt, volume_id, 'extend_failed',
+                           values={'size': volume.size})
+            return
+        if not db.volume_move(ctxt, volume_id, 'extend_done'):
+            # Settled meanwhile (this process was slower than [recovery]
+            # stalled_after) or reset by an administrator: theirs stands.
+            LOG.warning('Volume %s was grown to %sG but is no longer '
+                        'extending: left as it is', volume_id, new_size)
+            return
+        LOG.info('Volume %s extended from %sG to %sG', volume_id,
+                 volume.size, new_size)
+
+    @staticmethod
+    def _not_extendable(volume):
+        return exception.InvalidVolume(reason=_(
+            "Volume %(id)s status must be '%(expected)s' and it must not be "
+            "migrating to extend, currently %(status)s.") % {
+                'id': volume.id,
+                'expected': st.or_str(st.VOLUME_MOVES['extend'][0]),
+                'status': volume.status})
+
+    # -- settling -------------------------------------------------------
+    def settle_stalled(self, ctxt, stalled_before):
+        """Settle the volumes a process left ``extending`` or ``deleting``
+        (no move since ``stalled_before``, naive UTC): an extend ends
+        ``available`` with the size the backend holds (the new one if it
+        grew, the former one if not: the user may extend again), or
+        ``error_extending`` when the backend cannot tell; a delete (plain
+        or forced) is finished: the backend's delete may be asked again.
+        A volume whose backend is not enabled in this process is left to
+        one where it is. Returns ``[(volume id, operation, outcome)]``."""
+        settled = []
+        for volume in db.volumes_stalled(ctxt, st.EXTENDING, stalled_before):
+            outcome = self._settle_extend(ctxt, volume)
+            if outcome:
+                settled.append((volume.id, 'extend', outcome))
+        for volume in db.volumes_stalled(ctxt, st.DELETING, stalled_before):
+            outcome = self._settle_delete(ctxt, volume)
+            if outcome:
+                settled.append((volume.id, 'delete', outcome))
+        return settled
+
+    def _settle_extend(self, ctxt, volume):
+        if volume.host not in drivers.get_backends(self.conf):
+            return None
+        try:
+            size = drivers.get_driver(self.conf, volume.host).volume_size(
+                _volume_dict(volume))
+        except Exception:
+            LOG.exception('Could not read the size of volume %s', volume.id)
+            size = None
+        if size:
+            moved = db.volume_settle(ctxt, volume, 'extend_settled',
+                                     values={'size': size})
+            outcome = st.AVAILABLE
+        else:
+            # Left with the size asked for: the quota keeps counting it
+            # until an administrator looks (os-reset_status).
+            moved = db.volume_settle(ctxt, volume, 'extend_unsettled')
+            outcome = st.ERROR_EXTENDING
+        if not moved:
+            return None
+        LOG.warning('Settled the interrupted extend of volume %s: %s, '
+                    '%sG', volume.id, outcome, size or volume.size)
+        return outcome
+
+    def _settle_delete(self, ctxt, volume):
+        if volume.host and volume.host not in drivers.get_backends(
+                self.conf):
+            return None
+        if volume.host:
+            try:
+                drivers.get_driver(self.conf, volume.host).delete_volume(
+                    _volume_dict(volume))
+            except Exception:
+                LOG.exception('Finishing the delete of volume %s failed',
+                              volume.id)
+                db.volume_settle(ctxt, volume, 'delete_failed')
+                return st.ERROR_DELETING
+        if not db.volume_destroy(ctxt, volume.id):
+            return None
+        LOG.warning('Finished the interrupted delete of volume %s',
+                    volume.id)
+        return st.DELETED
 
     def begin_detaching(self, ctxt, volume_id):
         # The read and the checks in the move's transaction (one, not two).
@@ -218,6 +389,94 @@ class API(type_api.TypeOperations):
         # As in Cinder: nothing to roll back is not an error.
         db.volume_move(ctxt, volume_id, 'roll_detaching')
 
+    # -- Cinder's legacy (pre-3.27) attach actions ----------------------
+    def reserve_volume(self, ctxt, volume_id):
+        """``os-reserve``: available (a multiattach volume also in-use) ->
+        attaching, one compare-and-swap."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.RESERVE, target=_target(volume.project_id))
+        if not db.volume_legacy_reserve(ctxt, volume_id):
+            current = db.volume_get(ctxt, volume_id)
+            raise exception.InvalidVolume(reason=_(
+                'Volume status must be %(expected)s to reserve, but the '
+                'status is %(current)s.') % {
+                    'expected': st.or_str(st.legacy_reserve_from(
+                        current.multiattach)),
+                    'current': current.status})
+
+    def unreserve_volume(self, ctxt, volume_id):
+        """``os-unreserve``: attaching -> in-use if the volume has an
+        attached attachment, else available (one transaction); a volume
+        that is not attaching is left alone, as in Cinder."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.UNRESERVE,
+                 target=_target(volume.project_id))
+        if db.volume_unreserve(ctxt, volume_id) is None:
+            LOG.debug('Volume %s is not attaching: nothing to unreserve',
+                      volume_id)
+
+    def attach(self, ctxt, volume_id, instance_uuid, host_name, mountpoint,
+               mode):
+        """``os-attach``: record that the caller attached the volume to an
+        instance or a host (it connected the host itself): one transaction
+        (``db.volume_legacy_attach``) makes an ``attached`` attachment and
+        the volume ``in-use``. Returns the attachment."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.ATTACH, target=_target(volume.project_id))
+        if volume.status == st.MAINTENANCE:
+            raise exception.InvalidVolume(reason=_(
+                'The volume cannot be attached in maintenance mode.'))
+        return db.volume_legacy_attach(ctxt, volume_id, instance_uuid,
+                                       host_name, mountpoint, mode)
+
+    def detach(self, ctxt, volume_id, attachment_id=None):
+        """``os-detach``: delete the given attachment of the volume (the
+        only one when none is given) and recompute the volume's status,
+        as an attachment delete does (a connected attachment's host
+        connection is closed first). The OSSA-2023-003 rule applies: an
+        attachment a server's block device mapping holds is detached by
+        the compute service, not by its user (409)."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.DETACH, target=_target(volume.project_id))
+        if volume.status == st.MAINTENANCE:
+            raise exception.InvalidVolume(reason=_(
+                'The volume cannot be detached in maintenance mode.'))
+        if attachment_id:
+            try:
+                attachment = db.attachment_get(ctxt, attachment_id)
+            except exception.VolumeAttachmentNotFound:
+                # As Cinder: nothing to detach, the volume is settled.
+                db.volume_recompute(ctxt, volume_id)
+                return
+            if attachment.volume_id != volume_id:
+                raise exception.InvalidInput(
+                    reason=_('Mismatched volume and attachment'))
+        elif len(volume.attachments) > 1:
+            raise exception.InvalidVolume(reason=_(
+                'Detach volume failed: More than one attachment, but no '
+                'attachment_id provided.'))
+        elif not volume.attachments:
+            db.volume_recompute(ctxt, volume_id)
+            return
+        else:
+            attachment = db.attachment_get(ctxt, volume.attachments[0].id)
+        self._check_deletion_allowed(ctxt, attachment)
+        self._detach(ctxt, attachment, with_remaining=False)
+
+    def update_readonly_flag(self, ctxt, volume_id, readonly):
+        """``os-update_readonly_flag``: the ``readonly`` admin metadata
+        ('True'/'False'), written only while the volume is available (one
+        transaction under its row lock)."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.UPDATE_READONLY_FLAG,
+                 target=_target(volume.project_id))
+        current = db.volume_update_readonly(ctxt, volume_id, readonly)
+        if current is not None:
+            raise exception.InvalidVolume(reason=_(
+                'Volume %(vol_id)s status must be available to update '
+                'readonly flag, but current status is: %(vol_status)s.') % {
+                    'vol_id': volume_id, 'vol_status': current})
+
     def retype(self, ctxt, volume_id, new_type, migration_policy=None):
         """Give a volume another type (Cinder's ``os-retype``).
 
@@ -228,8 +487,8 @@ class API(type_api.TypeOperations):
         and multiattach never goes with encryption."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RETYPE, target=_target(volume.project_id))
-        vtype = db.type_get_by_name_or_id(ctxt, new_type,
-                                          include_private=ctxt.is_admin)
+        vtype = db.type_get_by_name_or_id(
+            ctxt, new_type, visible_to=type_api.visible_to(ctxt))
         specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
         if bool(volume.multiattach) != multiattach:
@@ -260,8 +519,10 @@ class API(type_api.TypeOperations):
         statuses = (st.RETYPE_MULTIATTACH_FROM
                     if bool(volume.multiattach) != multiattach
                     else st.RETYPE_FROM)
+        quota_check = quotas.retype_check(ctxt, self.conf, volume.project_id,
+                                          volume.size, vtype.name)
         if not db.volume_retype(ctxt, volume_id, vtype.id, multiattach,
-                                statuses):
+                                statuses, quota_check=quota_check):
             raise exception.InvalidVolume(reason=_(
                 'Retype needs volume to be in available or in-use state, '
                 'not be part of an active migration or a consistency group, '
@@ -304,6 +565,42 @@ class API(type_api.TypeOperations):
         self._check_deletion_allowed(ctxt, attachment)
         self._detach(ctxt, attachment, connector if isinstance(
             connector, dict) and connector else None)
+
+    def reset_status(self, ctxt, volume_id, status=None, attach_status=None,
+                     migration_status=None):
+        """Cinder's admin ``os-reset_status``: write the volume's status
+        (and migration status) as given, whatever the moves allow; the way
+        out of a state nothing else settles. ``attach_status='detached'``
+        first detaches every attachment of the volume as ``os-force_detach``
+        does (backend connections closed), so no attachment or connection
+        outlives the reset; 'attached' is refused for a volume with no
+        attachment. The compute side's mapping of a detached attachment
+        goes at its host's next settling (or with ``nova-lite-manage
+        volume_attachment reconcile``)."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.RESET_STATUS,
+                 target=_target(volume.project_id))
+        if attach_status == st.ATTACHED and not volume.attachments:
+            raise exception.InvalidInput(reason=_(
+                'Volume %s has no attachment: its attach_status cannot be '
+                'attached.') % volume_id)
+        if attach_status == st.DETACHED:
+            for row in db.attachments_of_volume(ctxt, volume_id):
+                try:
+                    attachment = db.attachment_get(ctxt, row.id)
+                except exception.VolumeAttachmentNotFound:
+                    continue
+                self._detach(ctxt, attachment, with_remaining=False)
+        values = {}
+        if status:
+            values['status'] = status
+        if migration_status:
+            values['migration_status'] = (None if migration_status == 'none'
+                                          else migration_status)
+        if values:
+            db.volume_update(ctxt, volume_id, values)
+        LOG.warning('Volume %s reset by %s: %s', volume_id, ctxt.user_id,
+                    dict(values, attach_status=attach_status))
 
     # -- attachments ----------------------------------------------------
     def attachment_get(self, ctxt, attachment_id):
@@ -436,11 +733,28 @@ class API(type_api.TypeOperations):
             with excutils.save_and_reraise_exception():
                 # Undo the connection just made, unless another attachment
                 # on that host uses it.
-                if not db.connection_users(ctxt, volume.id,
-                                           connector.get('host'),
-                                           exclude_id=attachment.id):
+                if not self._connection_shared(ctxt, volume, attachment.id,
+                                               connector.get('host')):
                     self._terminate(volume, connector, quiet=True)
         return connected
+
+    @staticmethod
+    def _connection_shared(ctxt, volume, attachment_id, host):
+        """Whether another attachment uses ``host``'s connection of
+        ``volume``. Asked when recording a connection failed: if the
+        database cannot answer either, the attachments read with the
+        volume before connecting answer (the connection is not left
+        behind because the database is down)."""
+        try:
+            return bool(db.connection_users(ctxt, volume.id, host,
+                                            exclude_id=attachment_id))
+        except Exception:
+            LOG.exception('Could not read the users of the connection of '
+                          'volume %s to host %s', volume.id, host)
+            return any(a.id != attachment_id and a.attached_host == host and
+                       a.connection_info and
+                       a.attach_status in st.LIVE_ATTACHMENT
+                       for a in volume.attachments)
 
     def _terminate(self, volume, connector, quiet=False):
         try:
@@ -468,7 +782,7 @@ class API(type_api.TypeOperations):
 
     def _check_deletion_allowed(self, ctxt, attachment):
         """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
-        if is_service_request(ctxt):
+        if nl_context.is_service_request(ctxt):
             return
         if not attachment.instance_uuid or not attachment.connection_info:
             return

@@ -15,11 +15,30 @@ Contract (every method takes the request context first):
 
 ``get(ctxt, volume_id)``
     Volume dict: ``id``, ``status``, ``attach_status``, ``size``,
-    ``multiattach`` (bool), ``bootable`` (bool), ``availability_zone``,
-    ``migration_status``, ``volume_type`` (name or None), ``encrypted``,
-    ``attachments`` (Cinder's volume-view list of attached attachments:
-    ``attachment_id``, ``server_id``, ``host_name``, ``device``,
-    ``attached_at``). ``VolumeNotFound`` (404) if unknown.
+    ``name``, ``description``, ``created_at`` (Cinder's text,
+    ``2026-11-21T20:36:50.000000``), ``snapshot_id``, ``metadata`` (a
+    dict), ``multiattach`` (bool), ``bootable`` (bool),
+    ``availability_zone``, ``migration_status``, ``volume_type`` (name or
+    None), ``encrypted``, ``attachments`` (Cinder's volume-view list of
+    attached attachments: ``attachment_id``, ``server_id``, ``host_name``,
+    ``device``, ``attached_at``). ``VolumeNotFound`` (404) if unknown.
+``get_all(ctxt, limit=None, offset=None)``
+    The caller's project's volumes (an administrator's too: no
+    ``all_tenants``, as Nova asks), as ``get`` dicts, newest first (Cinder's
+    default order), the first ``offset`` skipped, at most ``limit``.
+    Callers pass a ``limit`` (the compute API caps it at ``[api]
+    max_limit``): without one, how many come back is the block storage's
+    choice.
+``create(ctxt, size, name=None, description=None, volume_type=None,
+metadata=None, availability_zone=None, snapshot_id=None)``
+    Create a volume as the caller; returns its ``get`` dict (nova_lite's
+    block storage answers once the backend has made it: ``available``, or
+    ``error``). ``SnapshotNotFound`` (404) for a snapshot that is not
+    there (asked first, as Nova does), ``NotFound`` (404) for an unknown
+    volume type, ``InvalidVolume``/``InvalidInput`` (400) for what block
+    storage refuses (a size below 1, an unknown zone, metadata where it
+    keeps none), ``OverQuota`` (Cinder's 413) over the project's quota.
+    ``metadata`` is sent only when it has keys.
 ``attachment_create(ctxt, volume_id, instance_uuid, connector=None,
 mode=None)``
     Reserve (no connector: volume ``reserved``) or reserve and connect.
@@ -54,7 +73,9 @@ mode=None)``
 ``begin_detaching(ctxt, volume_id)`` / ``roll_detaching(ctxt, volume_id)``
     Cinder's legacy detach markers Nova uses: ``in-use`` <-> ``detaching``.
 ``delete(ctxt, volume_id)``
-    Delete a volume (``delete_on_termination``).
+    Delete a volume (``delete_on_termination``, and the compute API's
+    ``os-volumes`` proxy). ``InvalidVolume`` (400) unless it may be
+    deleted (e.g. ``in-use``).
 
 Multiattach: shared host connections
 ------------------------------------
@@ -110,6 +131,7 @@ Details of the implementations (``local_client``, ``cinder_client``):
   ``ResourceConflict`` (409: volume in error or deleting, duplicate
   connection to one host), ``ConflictNovaUsingAttachment`` (409: user
   request deleting a server's attachment), ``Forbidden`` (403, policy),
+  ``OverQuota`` (413: a create over the project's quota),
   ``VolumeBackendAPIException`` (500: the backend failed; the message
   says why). After a failed ``attachment_update`` the attachment is
   ``error_attaching``: delete it. ``mode`` needs a block-storage API at
@@ -125,6 +147,16 @@ class VolumeClient(abc.ABC):
 
     @abc.abstractmethod
     def get(self, ctxt, volume_id):
+        pass
+
+    @abc.abstractmethod
+    def get_all(self, ctxt, limit=None, offset=None):
+        pass
+
+    @abc.abstractmethod
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
         pass
 
     @abc.abstractmethod

@@ -34,17 +34,22 @@ from sqlalchemy import orm
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
+from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import status as st
 
 Volume = models.Volume
 VolumeType = models.VolumeType
 ExtraSpec = models.VolumeTypeExtraSpec
 Encryption = models.VolumeTypeEncryption
+TypeProject = models.VolumeTypeProject
 Attachment = models.VolumeAttachment
 AttachmentSpec = models.AttachmentSpec
+Metadata = models.VolumeMetadata
+AdminMetadata = models.VolumeAdminMetadata
 
 _VOLUME_LOAD = (
     orm.selectinload(Volume.attachments),
+    orm.selectinload(Volume.admin_metadata),
     orm.joinedload(Volume.volume_type).selectinload(VolumeType.extra_specs),
 )
 _ATTACHMENT_LOAD = (
@@ -57,6 +62,8 @@ _V = Volume.__table__
 _VT = VolumeType.__table__
 _A = Attachment.__table__
 _S = AttachmentSpec.__table__
+_M = Metadata.__table__
+_AM = AdminMetadata.__table__
 
 _VOLUME_COLUMNS = tuple(c.name for c in _V.c)
 _TYPE_COLUMNS = tuple(c.name for c in _VT.c)
@@ -65,10 +72,17 @@ _ATTACHMENT_COLUMNS = tuple(c.name for c in _A.c)
 # Read-only records of volume_get and attachment_get (named tuples: built
 # from a result row's slices at C speed, attributes as the ORM rows had).
 #: A volume row, with its ``volume_type`` (a ``VolumeTypeRow`` or None;
-#: without extra specs: ``type_get`` has them) and its live
-#: ``attachments`` (``AttachmentRow``s, by id).
+#: without extra specs: ``type_get`` has them), its live ``attachments``
+#: (``AttachmentRow``s, by id), the ``admin_metadata`` users see
+#: (``AdminMetadataRow``s: ``status.VISIBLE_ADMIN_METADATA``) and, when
+#: read ``with_metadata``, its ``volume_metadata`` (``MetadataRow``s, by
+#: key; None otherwise).
 VolumeRecord = collections.namedtuple(
-    'VolumeRecord', _VOLUME_COLUMNS + ('volume_type', 'attachments'))
+    'VolumeRecord', _VOLUME_COLUMNS + ('volume_type', 'attachments',
+                                       'admin_metadata', 'volume_metadata'))
+MetadataRow = collections.namedtuple('MetadataRow', ('key', 'value'))
+AdminMetadataRow = collections.namedtuple('AdminMetadataRow',
+                                          ('key', 'value'))
 VolumeRow = collections.namedtuple('VolumeRow', _VOLUME_COLUMNS)
 VolumeTypeRow = collections.namedtuple('VolumeTypeRow', _TYPE_COLUMNS)
 AttachmentRow = collections.namedtuple('AttachmentRow', _ATTACHMENT_COLUMNS)
@@ -98,8 +112,19 @@ def _not_in(column, values):
         [sa.literal(value, column.type) for value in values])
 
 
+def _admin_metadata_value(key):
+    """The volume's admin metadata ``key`` as a correlated scalar
+    subquery: one column of the volume's row, not one row more per
+    key."""
+    return sa.select(_AM.c.value).where(
+        _AM.c.volume_id == _V.c.id, _AM.c.key == key
+    ).correlate(_V).scalar_subquery().label('admin_' + key)
+
+
 def _volume_get_statement(in_project):
-    query = sa.select(*_V.c, *_VT.c, *_A.c).select_from(
+    query = sa.select(*_V.c, *_VT.c, *(
+        _admin_metadata_value(key) for key in st.VISIBLE_ADMIN_METADATA),
+        *_A.c).select_from(
         _V.outerjoin(_VT, _VT.c.id == _V.c.volume_type_id).outerjoin(
             _A, sa.and_(_A.c.volume_id == _V.c.id, _A.c.deleted.is_(False)))
     ).where(_V.c.deleted.is_(False), _V.c.id == sa.bindparam('volume_id')
@@ -130,6 +155,7 @@ _ATTACHMENT_GET = {False: _attachment_get_statement(False),
 
 _NV = len(_VOLUME_COLUMNS)
 _NT = _NV + len(_TYPE_COLUMNS)
+_NM = _NT + len(st.VISIBLE_ADMIN_METADATA)
 _NA = len(_ATTACHMENT_COLUMNS)
 
 
@@ -139,9 +165,13 @@ def _volume_record(rows):
     first = rows[0]
     vtype = (VolumeTypeRow._make(first[_NV:_NT])
              if first[_NV] is not None else None)
-    attachments = [AttachmentRow._make(row[_NT:]) for row in rows
-                   if row[_NT] is not None]
-    return VolumeRecord._make(first[:_NV] + (vtype, attachments))
+    attachments = [AttachmentRow._make(row[_NM:]) for row in rows
+                   if row[_NM] is not None]
+    admin_metadata = [
+        AdminMetadataRow(key, value) for key, value in zip(
+            st.VISIBLE_ADMIN_METADATA, first[_NT:_NM]) if value is not None]
+    return VolumeRecord._make(first[:_NV] + (vtype, attachments,
+                                             admin_metadata, None))
 
 
 def _attachment_record(rows):
@@ -179,14 +209,29 @@ def _update(model):
 
 
 # -- volume types -----------------------------------------------------------
+#
+# A private type (is_public false) is visible only to administrators and to
+# the projects in its volume_type_projects rows. Reads take ``visible_to``:
+# None (administrators, internal callers) sees every type; a project id
+# sees public types and the private ones that project may use.
+
+def _visible_to(project_id):
+    return sa.or_(VolumeType.is_public.is_(True), sa.exists().where(
+        TypeProject.volume_type_id == VolumeType.id,
+        TypeProject.project_id == project_id))
+
+
+def _type_query(visible_to):
+    query = sa.select(VolumeType).options(
+        orm.selectinload(VolumeType.extra_specs))
+    if visible_to is not None:
+        query = query.where(_visible_to(visible_to))
+    return query
+
 
 @db_api.context_manager.reader
-def type_get(ctxt, type_id, include_private=True):
-    query = sa.select(VolumeType).options(
-        orm.selectinload(VolumeType.extra_specs)).where(
-        VolumeType.id == type_id)
-    if not include_private:
-        query = query.where(VolumeType.is_public.is_(True))
+def type_get(ctxt, type_id, visible_to=None):
+    query = _type_query(visible_to).where(VolumeType.id == type_id)
     vtype = ctxt.session.execute(query).scalar_one_or_none()
     if vtype is None:
         raise exception.VolumeTypeNotFound(volume_type_id=type_id)
@@ -194,12 +239,9 @@ def type_get(ctxt, type_id, include_private=True):
 
 
 @db_api.context_manager.reader
-def type_get_by_name_or_id(ctxt, name_or_id, include_private=True):
-    query = sa.select(VolumeType).options(
-        orm.selectinload(VolumeType.extra_specs)).where(
+def type_get_by_name_or_id(ctxt, name_or_id, visible_to=None):
+    query = _type_query(visible_to).where(
         sa.or_(VolumeType.id == name_or_id, VolumeType.name == name_or_id))
-    if not include_private:
-        query = query.where(VolumeType.is_public.is_(True))
     vtype = ctxt.session.execute(query).scalars().first()
     if vtype is None:
         raise exception.VolumeTypeNotFound(volume_type_id=name_or_id)
@@ -207,11 +249,14 @@ def type_get_by_name_or_id(ctxt, name_or_id, include_private=True):
 
 
 @db_api.context_manager.reader
-def type_get_all(ctxt, is_public=None):
-    query = sa.select(VolumeType).options(
-        orm.selectinload(VolumeType.extra_specs)).order_by(
-        VolumeType.name, VolumeType.id)
-    if is_public is not None:
+def type_get_all(ctxt, is_public=None, visible_to=None):
+    """Types by name. ``is_public``, Cinder's filter: True, the public
+    types and (with ``visible_to``) the private ones that project may use;
+    False, only private types; None, all."""
+    query = _type_query(None).order_by(VolumeType.name, VolumeType.id)
+    if is_public and visible_to is not None:
+        query = query.where(_visible_to(visible_to))
+    elif is_public is not None:
         query = query.where(VolumeType.is_public.is_(is_public))
     return ctxt.session.execute(query).scalars().all()
 
@@ -261,6 +306,8 @@ def type_destroy(ctxt, type_id):
         volume_type_id=None))
     session.execute(sa.delete(ExtraSpec).where(
         ExtraSpec.volume_type_id == type_id))
+    session.execute(sa.delete(TypeProject).where(
+        TypeProject.volume_type_id == type_id))
     session.execute(sa.delete(Encryption).where(
         Encryption.volume_type_id == type_id))
     session.execute(sa.delete(VolumeType).where(VolumeType.id == type_id))
@@ -373,6 +420,62 @@ def type_encryption_delete(ctxt, type_id):
         raise exception.VolumeTypeEncryptionNotFound(type_id=type_id)
 
 
+# -- volume type access -------------------------------------------------------
+#
+# Only private types have an access list; the type row is taken FOR SHARE so
+# that the type cannot go (or become public) while a row is added.
+
+_PUBLIC_TYPE_ACCESS = ('Type access modification is not applicable to '
+                       'public volume type.')
+
+
+def _private_type(session, type_id):
+    vtype = _lock_type(session, type_id, read=True)
+    if vtype.is_public:
+        raise exception.InvalidVolumeType(reason=_PUBLIC_TYPE_ACCESS)
+    return vtype
+
+
+@db_api.context_manager.reader
+def type_access_get_all(ctxt, type_id):
+    """The ids of the projects that may use the private type, in the order
+    they were given access; a public type has no list (404)."""
+    session = ctxt.session
+    vtype = session.get(VolumeType, type_id)
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=type_id)
+    if vtype.is_public:
+        raise exception.VolumeTypeAccessNotFound(
+            message='Access list not available for public volume types.')
+    return session.execute(sa.select(TypeProject.project_id).where(
+        TypeProject.volume_type_id == type_id).order_by(TypeProject.id)
+    ).scalars().all()
+
+
+@db_api.context_manager.writer
+def type_access_add(ctxt, type_id, project_id):
+    session = ctxt.session
+    _private_type(session, type_id)
+    session.add(TypeProject(volume_type_id=type_id, project_id=project_id))
+    try:
+        session.flush()
+    except db_exc.DBDuplicateEntry:
+        raise exception.VolumeTypeAccessExists(volume_type_id=type_id,
+                                               project_id=project_id)
+
+
+@db_api.context_manager.writer
+def type_access_remove(ctxt, type_id, project_id):
+    session = ctxt.session
+    _private_type(session, type_id)
+    result = session.execute(sa.delete(TypeProject).where(
+        TypeProject.volume_type_id == type_id,
+        TypeProject.project_id == project_id))
+    if result.rowcount != 1:
+        raise exception.VolumeTypeAccessNotFound(volume_type_id=type_id,
+                                                 project_id=project_id)
+
+
 # -- volumes ------------------------------------------------------------------
 
 def _volume_query(project_id=None):
@@ -384,9 +487,10 @@ def _volume_query(project_id=None):
 
 
 @db_api.context_manager.reader.connection
-def volume_get(ctxt, volume_id, project_id=None):
+def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     """The live volume ``volume_id`` (only in ``project_id`` if given), as
-    a ``VolumeRecord``."""
+    a ``VolumeRecord``; ``with_metadata``: with its metadata, read in the
+    same transaction (one more statement: the attach path does without)."""
     params = {'volume_id': volume_id}
     if project_id is not None:
         params['project_id'] = project_id
@@ -394,14 +498,25 @@ def volume_get(ctxt, volume_id, project_id=None):
         _VOLUME_GET[project_id is not None], params).all()
     if not rows:
         raise exception.VolumeNotFound(volume_id=volume_id)
-    return _volume_record(rows)
+    record = _volume_record(rows)
+    if with_metadata:
+        record = record._replace(volume_metadata=tuple(
+            MetadataRow(row.key, row.value)
+            for row in _metadata_rows(ctxt.connection, volume_id)))
+    return record
 
 
 @db_api.context_manager.reader
 def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
                    limit=None, offset=None, sort_key='created_at',
-                   sort_dir='desc'):
+                   sort_dir='desc', with_metadata=False):
+    """A page of live volumes (ORM rows with their type and attachments
+    loaded, and their ``volume_metadata`` ``with_metadata``). ``filters``:
+    ``name``, ``status``, ``bootable``, and ``metadata``, ``{key: value}``
+    pairs a volume must all have."""
     query = _volume_query(project_id)
+    if with_metadata:
+        query = query.options(orm.selectinload(Volume.volume_metadata))
     filters = filters or {}
     if 'name' in filters:
         query = query.where(Volume.display_name == filters['name'])
@@ -409,6 +524,9 @@ def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
         query = query.where(Volume.status == filters['status'])
     if 'bootable' in filters:
         query = query.where(Volume.bootable.is_(filters['bootable']))
+    for key, value in sorted((filters.get('metadata') or {}).items()):
+        query = query.where(Volume.volume_metadata.any(
+            sa.and_(Metadata.key == key, Metadata.value == value)))
     column = SORT_KEYS.get(sort_key, Volume.created_at)
     desc = sort_dir == 'desc'
     if marker is not None:
@@ -433,9 +551,14 @@ def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
 
 
 @db_api.context_manager.writer
-def volume_create(ctxt, values):
-    """A new ``creating`` volume. Its type (if any) must exist and be
-    unencrypted at this moment (see the encryption functions above)."""
+def volume_create(ctxt, values, quota_check=None, metadata=None):
+    """A new ``creating`` volume, with its ``metadata`` (``{key: value}``).
+    Its type (if any) must exist and be unencrypted at this moment (see the
+    encryption functions above). ``quota_check(session)``
+    (``nova_lite.volume.quotas``) runs first in the transaction: it locks
+    the project's quota row and counts."""
+    if quota_check is not None:
+        quota_check(ctxt.session)
     if values.get('volume_type_id'):
         _lock_type(ctxt.session, values['volume_type_id'], read=True)
         if _encryption_of(ctxt.session, values['volume_type_id']):
@@ -448,16 +571,57 @@ def volume_create(ctxt, values):
     except db_exc.DBReferenceError:
         raise exception.VolumeTypeNotFound(
             volume_type_id=values.get('volume_type_id'))
+    if metadata:
+        _metadata_insert(ctxt.session.connection(), volume.id, metadata)
     return volume
 
 
-@db_api.context_manager.writer
-def volume_update(ctxt, volume_id, values):
-    """Plain attribute changes (name, description, bootable): not moves."""
-    result = ctxt.session.execute(_update(Volume).where(
-        Volume.id == volume_id, Volume.deleted.is_(False)).values(**values))
-    if result.rowcount != 1:
-        raise exception.VolumeNotFound(volume_id=volume_id)
+@db_api.context_manager.reader
+def volume_summary(ctxt, project_id=None):
+    """``(count, total size in GiB)`` of the live volumes (of
+    ``project_id``, or of every project)."""
+    query = sa.select(sa.func.count(),
+                      sa.func.coalesce(sa.func.sum(Volume.size), 0)).where(
+        Volume.deleted.is_(False))
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    count, size = ctxt.session.execute(query).one()
+    return count, int(size)
+
+
+@db_api.context_manager.reader.connection
+def volume_metadata_summary(ctxt, project_id=None):
+    """Cinder's summary of the metadata of the live volumes (of
+    ``project_id``, or of every project): ``{key: [every value it has]}``,
+    keys and values sorted."""
+    query = sa.select(_M.c.key, _M.c.value).distinct().select_from(
+        _M.join(_V, _V.c.id == _M.c.volume_id)).where(
+        _V.c.deleted.is_(False))
+    if project_id is not None:
+        query = query.where(_V.c.project_id == project_id)
+    summary = collections.defaultdict(list)
+    for key, value in sorted(ctxt.connection.execute(query).all()):
+        summary[key].append(value)
+    return dict(summary)
+
+
+@db_api.context_manager.writer.connection
+def volume_update(ctxt, volume_id, values, metadata=None, frozen=()):
+    """Plain attribute changes (name, description, bootable, an
+    administrator's status reset): not moves. With ``metadata``, the
+    volume's whole metadata is replaced by it in the same transaction.
+    Under the volume's row lock; nothing changes while its status is in
+    ``frozen`` (returns False)."""
+    connection = ctxt.connection
+    volume = _lock_volume(connection, volume_id)
+    if volume.status in frozen:
+        return False
+    if values:
+        connection.execute(sa.update(_V).where(
+            _V.c.id == volume_id, _V.c.deleted.is_(False)).values(**values))
+    if metadata is not None:
+        _metadata_change(connection, volume_id, metadata, replace=True)
+    return True
 
 
 # volume_move's statements by (move, the keys of its values), built on
@@ -504,12 +668,173 @@ def volume_begin_detaching(ctxt, volume_id):
         _BEGIN_DETACHING, {'b_volume_id': volume_id}).rowcount == 1
 
 
+# -- Cinder's legacy attach actions (os-reserve, os-attach, ...) -----------
+
+def _legacy_reserve_statement():
+    target = st.VOLUME_MOVES['legacy_reserve'][1]
+    return sa.update(_V).where(
+        _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
+        sa.or_(sa.and_(_V.c.multiattach.is_(False),
+                       _in(_V.c.status, st.legacy_reserve_from(False))),
+               sa.and_(_V.c.multiattach.is_(True),
+                       _in(_V.c.status, st.legacy_reserve_from(True))))
+    ).values(status=target)
+
+
+_LEGACY_RESERVE = _legacy_reserve_statement()
+
+
+@db_api.context_manager.writer.connection
+def volume_legacy_reserve(ctxt, volume_id):
+    """The legacy_reserve move (``os-reserve``), one compare-and-swap;
+    True if this caller won."""
+    return ctxt.connection.execute(
+        _LEGACY_RESERVE, {'b_volume_id': volume_id}).rowcount == 1
+
+
+@db_api.context_manager.writer.connection
+def volume_unreserve(ctxt, volume_id):
+    """``os-unreserve``: an ``attaching`` volume gets the status its
+    attachments give it (in-use or available), in one transaction under
+    the volume's row lock. Returns the new status, or None if the volume
+    was not ``attaching`` (nothing changed)."""
+    connection = ctxt.connection
+    locked = _lock_volume(connection, volume_id)
+    if locked.status not in st.UNRESERVE_FROM:
+        return None
+    return _recompute(connection, volume_id, locked=locked)
+
+
+_LOCK_VOLUME_FOR_ATTACH = sa.select(
+    _V.c.id, _V.c.status, _V.c.multiattach).where(
+    _V.c.id == sa.bindparam('volume_id'),
+    _V.c.deleted.is_(False)).with_for_update()
+_ADMIN_METADATA = sa.select(_AM.c.id, _AM.c.value).where(
+    _AM.c.volume_id == sa.bindparam('b_volume_id'),
+    _AM.c.key == sa.bindparam('b_key'))
+_INSERT_ADMIN_METADATA = sa.insert(_AM)
+_UPDATE_ADMIN_METADATA = sa.update(_AM).where(
+    _AM.c.id == sa.bindparam('b_id')).values(
+    value=sa.bindparam('v_value'), updated_at=sa.bindparam('v_now'))
+
+
+def _legacy_attach_statement():
+    target = st.VOLUME_MOVES['legacy_attach'][1]
+    return sa.update(_V).where(
+        _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
+        sa.or_(sa.and_(_V.c.multiattach.is_(False),
+                       _in(_V.c.status, st.legacy_attach_from(False))),
+               sa.and_(_V.c.multiattach.is_(True),
+                       _in(_V.c.status, st.legacy_attach_from(True))))
+    ).values(status=target, attach_status=st.ATTACHED)
+
+
+_LEGACY_ATTACH = _legacy_attach_statement()
+
+
+def _admin_metadata_get(connection, volume_id, key):
+    """``(row id, value)`` of the volume's admin metadata ``key``, or
+    None."""
+    return connection.execute(_ADMIN_METADATA, {
+        'b_volume_id': volume_id, 'b_key': key}).first()
+
+
+def _admin_metadata_set(connection, volume_id, key, value, update=True):
+    """Write admin metadata ``key`` (only if absent without ``update``),
+    under the volume's row lock taken by the caller."""
+    row = _admin_metadata_get(connection, volume_id, key)
+    if row is None:
+        connection.execute(_INSERT_ADMIN_METADATA, {
+            'volume_id': volume_id, 'key': key, 'value': value,
+            'created_at': _now()})
+    elif update and row.value != value:
+        connection.execute(_UPDATE_ADMIN_METADATA, {
+            'b_id': row.id, 'v_value': value, 'v_now': _now()})
+
+
+def _same_target(row, instance_uuid, host_name):
+    if instance_uuid:
+        return row.instance_uuid == instance_uuid
+    return not row.instance_uuid and row.attached_host == host_name
+
+
+@db_api.context_manager.writer.connection
+def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
+                         mountpoint, mode):
+    """``os-attach``, one transaction under the volume's row lock: the
+    legacy_attach move and a new ``attached`` attachment (no connection:
+    the caller connected the host itself). An instance (or host) that
+    already holds an attached attachment of the volume gets that one back,
+    as in Cinder, and nothing changes. Raises ``InvalidVolumeAttachMode``
+    for a read-write attach of a read-only volume and ``InvalidVolume``
+    when the volume's status or its other attachments do not allow it;
+    then nothing changes."""
+    connection = ctxt.connection
+    volume = connection.execute(
+        _LOCK_VOLUME_FOR_ATTACH, {'volume_id': volume_id}).one_or_none()
+    if volume is None:
+        raise exception.VolumeNotFound(volume_id=volume_id)
+    live = [row for row in _live_attachments(connection, volume_id)
+            if not row.attach_status.startswith('error')]
+    for row in live:
+        if row.attach_status == st.ATTACHED and _same_target(
+                row, instance_uuid, host_name):
+            return attachment_get(ctxt, row.id)
+    readonly = _admin_metadata_get(connection, volume_id, st.READONLY)
+    if not st.attach_mode_allowed(readonly and readonly.value, mode):
+        raise exception.InvalidVolumeAttachMode(mode=mode,
+                                                volume_id=volume_id)
+    if live and not volume.multiattach:
+        raise exception.InvalidVolume(reason=(
+            'volume is already attached and multiple attachments are not '
+            'enabled'))
+    result = connection.execute(_LEGACY_ATTACH, {'b_volume_id': volume_id})
+    if result.rowcount != 1:
+        raise exception.InvalidVolume(reason=(
+            'Volume %(id)s status must be %(statuses)s to attach, but the '
+            'current status is %(current)s.') % {
+                'id': volume_id,
+                'statuses': st.or_str(
+                    st.legacy_attach_from(volume.multiattach)),
+                'current': volume.status})
+    # As Cinder, the flag is recorded (unset: read-write) at first attach.
+    _admin_metadata_set(connection, volume_id, st.READONLY,
+                        st.readonly_value(False), update=False)
+    attachment_id = uuidutils.generate_uuid()
+    connection.execute(_INSERT_ATTACHMENT, {
+        'id': attachment_id, 'volume_id': volume_id,
+        'instance_uuid': instance_uuid, 'attached_host': host_name,
+        'mountpoint': mountpoint, 'attach_mode': mode,
+        'attach_time': _now(), 'attach_status': st.ATTACHED,
+        'connection_info': None})
+    return attachment_get(ctxt, attachment_id)
+
+
+@db_api.context_manager.writer.connection
+def volume_update_readonly(ctxt, volume_id, readonly):
+    """``os-update_readonly_flag``: write the ``readonly`` admin metadata
+    while the volume is ``available``, under its row lock (one
+    transaction). Returns None if written, else the volume's status
+    (nothing changed)."""
+    connection = ctxt.connection
+    locked = _lock_volume(connection, volume_id)
+    if locked.status not in st.READONLY_UPDATE_FROM:
+        return locked.status
+    _admin_metadata_set(connection, volume_id, st.READONLY,
+                        st.readonly_value(readonly))
+    return None
+
+
 @db_api.context_manager.writer
-def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
+def volume_retype(ctxt, volume_id, type_id, multiattach, statuses,
+                  quota_check=None):
     """Give the volume another type (and the type's multiattach), as one
     compare-and-swap: only from ``statuses``, when it is not migrating and
     its type is not already ``type_id``. True if this caller won. The new
-    type must still be unencrypted (nova_lite volumes never are)."""
+    type must still be unencrypted (nova_lite volumes never are).
+    ``quota_check(session)`` runs first (the new type's limits)."""
+    if quota_check is not None:
+        quota_check(ctxt.session)
     _lock_type(ctxt.session, type_id, read=True)
     if _encryption_of(ctxt.session, type_id):
         raise exception.EncryptionChangeNotSupported()
@@ -520,6 +845,46 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses):
                Volume.volume_type_id != type_id)).values(
         volume_type_id=type_id, multiattach=multiattach))
     return result.rowcount == 1
+
+
+@db_api.context_manager.writer
+def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None):
+    """The extend move: ``available`` -> ``extending`` with ``new_size``
+    written at once (so that the quota counts it from now on, as Cinder's
+    reservation does), only while the volume is not migrating and still
+    ``size`` GiB (the size the caller checked). True if this caller won.
+    ``quota_check(session)`` (``nova_lite.volume.quotas``) runs first in
+    the transaction: it locks the project's quota row and counts."""
+    if quota_check is not None:
+        quota_check(ctxt.session)
+    expected, target = st.VOLUME_MOVES['extend']
+    result = ctxt.session.execute(_update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status.in_(expected), Volume.size == size,
+        Volume.migration_status.is_(None)).values(
+        status=target, size=new_size))
+    return result.rowcount == 1
+
+
+@db_api.context_manager.reader
+def volumes_stalled(ctxt, status, before):
+    """Live volumes in ``status`` that have not moved since ``before``
+    (naive UTC), oldest first: the work a dead process left."""
+    return ctxt.session.execute(
+        sa.select(Volume).where(
+            Volume.deleted.is_(False), Volume.status == status,
+            sa.or_(Volume.updated_at.is_(None), Volume.updated_at < before))
+        .order_by(Volume.updated_at)).scalars().all()
+
+
+@db_api.context_manager.writer.connection
+def volume_settle(ctxt, volume, move, values=None):
+    """``move`` of a stalled ``volume`` (a row ``volumes_stalled`` read),
+    only if it has not moved since it was read: a process that was only
+    slow and moved it on meanwhile wins. True if this caller won."""
+    return volume_move(ctxt, volume.id, move, values=values, extra=(
+        _V.c.updated_at.is_(None) if volume.updated_at is None
+        else _V.c.updated_at == volume.updated_at,))
 
 
 @db_api.context_manager.writer.connection
@@ -547,6 +912,22 @@ def volume_delete_start(ctxt, volume_id):
                               Volume.migration_status.is_(None)))
 
 
+@db_api.context_manager.writer.connection
+def volume_force_delete_start(ctxt, volume_id):
+    """Any status -> deleting (Cinder's force delete), only while no
+    attachment is ``attached`` and the volume is not migrating; True if
+    this caller won. Its other attachments go with it
+    (``volume_destroy``)."""
+    attached = sa.exists().where(
+        _A.c.volume_id == _V.c.id, _A.c.deleted.is_(False),
+        _A.c.attach_status == st.ATTACHED)
+    return ctxt.connection.execute(
+        sa.update(_V).where(
+            _V.c.id == volume_id, _V.c.deleted.is_(False),
+            _V.c.migration_status.is_(None), ~attached).values(
+            status=st.DELETING)).rowcount == 1
+
+
 @db_api.context_manager.writer
 def volume_destroy(ctxt, volume_id):
     """deleting -> deleted (soft delete), with any error attachments."""
@@ -561,7 +942,113 @@ def volume_destroy(ctxt, volume_id):
         Attachment.deleted.is_(False)).values(
         deleted=True, deleted_at=now, attach_status=st.DETACHED,
         detach_time=now))
+    if result.rowcount == 1:
+        # The row stays (soft delete); its metadata goes.
+        ctxt.session.execute(_DELETE_METADATA_OF, {'b_volume_id': volume_id})
     return result.rowcount == 1
+
+
+# -- volume metadata ----------------------------------------------------------
+#
+# Writers take the volume's row lock first (as the attachment moves do), so
+# the metadata they read, check (status, If-Match) and change is the
+# metadata they replace: two writers of one volume never interleave. Rows
+# are read and then changed by id, never by key: MariaDB compares strings
+# ignoring trailing spaces, and an UPDATE or DELETE by key could touch
+# another key there.
+
+_METADATA_ROWS = sa.select(_M.c.id, _M.c.key, _M.c.value).where(
+    _M.c.volume_id == sa.bindparam('b_volume_id'))
+_DELETE_METADATA_OF = sa.delete(_M).where(
+    _M.c.volume_id == sa.bindparam('b_volume_id'))
+_DELETE_METADATA_IDS = sa.delete(_M).where(
+    _M.c.id.in_(sa.bindparam('b_ids', expanding=True)))
+_SET_METADATA_VALUE = sa.update(_M).where(
+    _M.c.id == sa.bindparam('b_id')).values(value=sa.bindparam('v_value'))
+_INSERT_METADATA = sa.insert(_M)
+
+
+def _metadata_rows(connection, volume_id):
+    """The volume's metadata rows (``id``, ``key``, ``value``), by key."""
+    return sorted(connection.execute(
+        _METADATA_ROWS, {'b_volume_id': volume_id}).all(),
+        key=lambda row: row.key)
+
+
+def _metadata_insert(connection, volume_id, metadata):
+    try:
+        connection.execute(_INSERT_METADATA, [
+            {'volume_id': volume_id, 'key': key, 'value': value}
+            for key, value in sorted(metadata.items())])
+    except db_exc.DBDuplicateEntry:
+        # Only where the database takes two keys as one (MariaDB: "a" and
+        # "a "): the volume's row lock keeps other writers out.
+        raise exception.InvalidVolumeMetadata(reason=(
+            'the database holds two of these keys as the same key (they '
+            'differ only in trailing spaces): %s') % ', '.join(
+            repr(key) for key in sorted(metadata)))
+
+
+def _metadata_change(connection, volume_id, metadata, replace=False,
+                     rows=None):
+    """Apply ``vmeta.plan`` to the volume's rows; returns the metadata
+    after."""
+    if rows is None:
+        rows = _metadata_rows(connection, volume_id)
+    ids = {row.key: row.id for row in rows}
+    plan = vmeta.plan({row.key: row.value for row in rows}, metadata,
+                      replace=replace)
+    # Removals first: a key given again with other trailing spaces is then
+    # free on MariaDB too.
+    if plan.removed:
+        connection.execute(_DELETE_METADATA_IDS,
+                           {'b_ids': [ids[key] for key in plan.removed]})
+    for key, value in sorted(plan.changed.items()):
+        connection.execute(_SET_METADATA_VALUE,
+                           {'b_id': ids[key], 'v_value': value})
+    if plan.added:
+        _metadata_insert(connection, volume_id, plan.added)
+    return plan.result
+
+
+@db_api.context_manager.reader.connection
+def volume_metadata_get(ctxt, volume_id):
+    """The volume's metadata, ``{key: value}`` by key."""
+    return {row.key: row.value
+            for row in _metadata_rows(ctxt.connection, volume_id)}
+
+
+@db_api.context_manager.writer.connection
+def volume_metadata_update(ctxt, volume_id, metadata, replace=False,
+                           check=None):
+    """Set the keys of ``metadata`` on the live volume (with ``replace``,
+    remove its other keys); returns the metadata after. ``check(status,
+    current metadata)`` runs first, under the volume's row lock, and may
+    refuse by raising (status rules, If-Match): nothing has changed then."""
+    connection = ctxt.connection
+    volume = _lock_volume(connection, volume_id)
+    rows = _metadata_rows(connection, volume_id)
+    if check is not None:
+        check(volume.status, {row.key: row.value for row in rows})
+    return _metadata_change(connection, volume_id, metadata,
+                            replace=replace, rows=rows)
+
+
+@db_api.context_manager.writer.connection
+def volume_metadata_delete(ctxt, volume_id, key, check=None):
+    """Remove ``key`` (exactly) from the live volume's metadata
+    (``VolumeMetadataNotFound`` if it has no such key); ``check`` as for
+    ``volume_metadata_update``."""
+    connection = ctxt.connection
+    volume = _lock_volume(connection, volume_id)
+    rows = _metadata_rows(connection, volume_id)
+    found = [row.id for row in rows if row.key == key]
+    if not found:
+        raise exception.VolumeMetadataNotFound(volume_id=volume_id,
+                                               metadata_key=key)
+    if check is not None:
+        check(volume.status, {row.key: row.value for row in rows})
+    connection.execute(_DELETE_METADATA_IDS, {'b_ids': found})
 
 
 # -- attachments --------------------------------------------------------------
@@ -839,6 +1326,14 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
         'b_volume_id': volume_id, 'v_attach_status': attach_status})
     if result.rowcount != 1:
         return None
+    if attach_mode in (None, 'null'):
+        # A volume flagged read-only (os-update_readonly_flag) is attached
+        # 'ro' when the caller gives no mode, as Cinder's admin metadata
+        # override (Cinder takes any value; nova_lite only 'True').
+        readonly = _admin_metadata_get(connection, volume_id, st.READONLY)
+        if readonly is not None and not st.attach_mode_allowed(
+                readonly.value, 'rw'):
+            attach_mode = 'ro'
     attachment_id = uuidutils.generate_uuid()
     connection.execute(_INSERT_ATTACHMENT, {
         'id': attachment_id, 'volume_id': volume_id,

@@ -20,10 +20,29 @@ class LocalClient(client.VolumeClient):
         super().__init__(conf)
         self.api = volume_api.API(conf)
 
+    # With its metadata, as the REST client's answers have it (the
+    # client contract: both answer alike).
     def get(self, ctxt, volume_id):
-        volume = self.api.get(ctxt, volume_id)
+        volume = self.api.get(ctxt, volume_id, with_metadata=True)
         return views.client_volume(views.volume_detail(
-            ctxt, volume, views.CLIENT_VOLUME_VERSION))
+            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
+
+    def get_all(self, ctxt, limit=None, offset=None):
+        volumes = self.api.get_all(ctxt, limit=limit, offset=offset,
+                                   with_metadata=True)
+        return [views.client_volume(views.volume_detail(
+            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
+            for volume in volumes]
+
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
+        volume = self.api.create(
+            ctxt, size, name=name, description=description,
+            volume_type=volume_type, availability_zone=availability_zone,
+            snapshot_id=snapshot_id, metadata=metadata or None)
+        return views.client_volume(views.volume_detail(
+            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):

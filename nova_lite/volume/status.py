@@ -21,7 +21,32 @@ Volume moves (``VOLUME_MOVES``, keyed by operation), from -> to:
 * retype: available, in-use (only available when the multiattach flag
   changes), not migrating -> the same status, with the new type
 * delete_failed: deleting -> error_deleting
+* extend: available (not migrating, still of the size checked) ->
+  extending, with the new size (so the quota counts it at once)
+* extend_done: extending -> available (the backend grew it)
+* extend_failed: extending -> error_extending, with the former size
+* extend_settled: extending, unmoved for ``[recovery] stalled_after``
+  seconds (its process died) -> available with the size the backend
+  holds, or error_extending when the backend cannot tell
+* force_delete: any status, while no attachment is ``attached`` and the
+  volume is not migrating -> deleting
 * an attachment deleted or failed: recomputed (below)
+
+Cinder's legacy (pre-3.27) attach actions, each one compare-and-swap or
+one transaction:
+
+* legacy_reserve (``os-reserve``): available -> attaching (a multiattach
+  volume also from in-use)
+* unreserve (``os-unreserve``): attaching -> recomputed from its
+  attachments (in-use if one is attached, else available); from any other
+  status nothing happens (as Cinder)
+* legacy_attach (``os-attach``): available, attaching -> in-use (a
+  multiattach volume also from in-use), with a new ``attached``
+  attachment that has no connection; a non-multiattach volume only while
+  no other instance or host holds a live attachment
+* ``os-detach``: the attachment delete move below, then recomputed
+* ``os-update_readonly_flag``: only while available (no move: the flag
+  is written under the volume's row lock)
 
 Attachment moves (``ATTACHMENT_MOVES``), from -> to:
 
@@ -54,6 +79,8 @@ DELETED = 'deleted'
 ERROR = 'error'
 ERROR_DELETING = 'error_deleting'
 UPLOADING = 'uploading'
+EXTENDING = 'extending'
+ERROR_EXTENDING = 'error_extending'
 
 # -- attachment (and volume attach_status) values ----------------------------
 ATTACHED = 'attached'
@@ -68,9 +95,24 @@ LIVE_ATTACHMENT = (RESERVED, ATTACHING, ATTACHED)
 
 MAINTENANCE = 'maintenance'
 
+# What an administrator may set with os-reset_status (Cinder's admin
+# action): every volume status nova_lite uses, whatever the moves allow.
+RESETTABLE = (AVAILABLE, RESERVED, ATTACHING, IN_USE, DETACHING, CREATING,
+              DELETING, ERROR, ERROR_DELETING, MAINTENANCE, DOWNLOADING,
+              UPLOADING, EXTENDING, ERROR_EXTENDING)
+RESETTABLE_ATTACH = (ATTACHED, DETACHED)
+RESETTABLE_MIGRATION = ('migrating', 'error', 'success', 'completing',
+                        'none', 'starting')
+
 # Volume statuses that only say where its attachments stand: a force detach
 # with nothing left to detach recomputes these (and leaves e.g. error).
 ATTACHMENT_DRIVEN = (AVAILABLE, RESERVED, ATTACHING, IN_USE, DETACHING)
+
+# No change of a volume's metadata in these statuses (Cinder's rule), and
+# no update of the volume at all (name, description, metadata, bootable) in
+# maintenance.
+METADATA_FROZEN = (MAINTENANCE, UPLOADING)
+UPDATE_FROZEN = (MAINTENANCE,)
 
 # Retype: from these statuses; only from available when multiattach changes
 # (the multi-attach spec: no retype of attachment parameters while in-use).
@@ -85,12 +127,33 @@ VOLUME_MOVES = {
     'complete': (None, IN_USE),
     'begin_detaching': ((IN_USE,), DETACHING),
     'roll_detaching': ((DETACHING,), IN_USE),
-    'delete': ((AVAILABLE, ERROR, 'error_restoring', 'error_extending',
+    'delete': ((AVAILABLE, ERROR, 'error_restoring', ERROR_EXTENDING,
                 'error_managing'), DELETING),
     'create_done': ((CREATING,), AVAILABLE),
     'create_failed': ((CREATING,), ERROR),
     'delete_failed': ((DELETING,), ERROR_DELETING),
+    'legacy_reserve': ((AVAILABLE,), ATTACHING),
+    'legacy_reserve_multiattach': ((AVAILABLE, IN_USE), ATTACHING),
+    'legacy_attach': ((AVAILABLE, ATTACHING), IN_USE),
+    'legacy_attach_multiattach': ((AVAILABLE, ATTACHING, IN_USE), IN_USE),
+    'extend': ((AVAILABLE,), EXTENDING),
+    'extend_done': ((EXTENDING,), AVAILABLE),
+    'extend_failed': ((EXTENDING,), ERROR_EXTENDING),
+    'extend_settled': ((EXTENDING,), AVAILABLE),
+    'extend_unsettled': ((EXTENDING,), ERROR_EXTENDING),
 }
+
+# os-unreserve: only from attaching; the new status is recomputed.
+UNRESERVE_FROM = (ATTACHING,)
+# os-update_readonly_flag: only while available (Cinder's rule).
+READONLY_UPDATE_FROM = (AVAILABLE,)
+ATTACH_MODES = ('rw', 'ro')
+
+# Cinder's administrator metadata keys that every user sees in the
+# volume's ``metadata`` (nova_lite keeps only ``readonly``: an attachment
+# row already says its own mode, which Cinder copied to ``attached_mode``).
+READONLY = 'readonly'
+VISIBLE_ADMIN_METADATA = (READONLY,)
 
 # 'complete' has no precondition on the volume (as in Cinder) other than
 # that the volume still exists and is not going away.
@@ -102,6 +165,7 @@ ATTACHMENT_MOVES = {
     'connect_failed': (LIVE_ATTACHMENT, ERROR_ATTACHING),
     'complete': (LIVE_ATTACHMENT, ATTACHED),
     'delete': ('live', DETACHED),
+    'legacy_attach': (None, ATTACHED),
 }
 
 # Cinder's order when several attachments disagree (smallest wins).
@@ -118,6 +182,40 @@ def reserve_from(multiattach):
     """Volume statuses from which a reservation may be made."""
     key = 'reserve_multiattach' if multiattach else 'reserve'
     return VOLUME_MOVES[key][0]
+
+
+def legacy_reserve_from(multiattach):
+    """Volume statuses from which ``os-reserve`` may move a volume."""
+    key = ('legacy_reserve_multiattach' if multiattach
+           else 'legacy_reserve')
+    return VOLUME_MOVES[key][0]
+
+
+def legacy_attach_from(multiattach):
+    """Volume statuses from which ``os-attach`` may attach a volume."""
+    key = ('legacy_attach_multiattach' if multiattach
+           else 'legacy_attach')
+    return VOLUME_MOVES[key][0]
+
+
+def readonly_value(flag):
+    """The ``readonly`` admin metadata value of ``flag``, as Cinder
+    writes it ('True' or 'False')."""
+    return str(bool(flag))
+
+
+def attach_mode_allowed(readonly, mode):
+    """Whether a volume whose ``readonly`` admin metadata is
+    ``readonly`` (None when unset) may be attached in ``mode``: a
+    read-only volume only 'ro'."""
+    return readonly != readonly_value(True) or mode == 'ro'
+
+
+def visible_admin_metadata(items):
+    """The part of a volume's admin metadata (``(key, value)`` pairs)
+    every user sees in its ``metadata``."""
+    return {key: value for key, value in items
+            if key in VISIBLE_ADMIN_METADATA}
 
 
 def attach_status_of(attach_statuses):

@@ -5,6 +5,13 @@ specs and encryption, and what the backends can do for them.
 types (that class inherits it); the same rules as there: policy checked
 here, rows from ``nova_lite.volume.db``.
 
+Private types (Cinder's volume type access): a type with ``is_public``
+false is seen (list, show, extra specs) and used (volume create, retype)
+only by administrators and by the projects an administrator gave access
+(``type_access_add``); for everyone else it does not exist (404).
+``visible_to`` and ``list_filter`` are the two rules, as data for
+``nova_lite.volume.db``.
+
 Encryption: a type may carry Cinder's encryption specs
 (``/v3/types/{id}/encryption``), changed only while no volume uses the
 type. nova_lite has no key manager, so it refuses to create volumes of an
@@ -12,8 +19,12 @@ encrypted type (400); a multiattach type with encryption gets Cinder's own
 refusal first (the multi-attach spec: no multiattach with encryption).
 """
 
+from oslo_utils import strutils
+
 from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite.policies import volume_backends as backend_policies
+from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.volume import db
 from nova_lite.volume import drivers
@@ -34,19 +45,46 @@ def target(project_id):
     return {'project_id': project_id}
 
 
+def visible_to(ctxt):
+    """Whose types ``ctxt`` sees: None, every type (administrators); else
+    its project's, public types and the private ones it has access to."""
+    return None if ctxt.is_admin else ctxt.project_id
+
+
+def list_filter(ctxt, is_public):
+    """Cinder's reading of ``GET /types?is_public=``, as ``(is_public,
+    visible_to)`` for ``db.type_get_all``. Users always get the public
+    types and the private ones their project has access to, whatever they
+    ask. Administrators get the same by default (with their own project's
+    access), only private types with a false value, and every type with
+    ``None``; another value is 400."""
+    if not ctxt.is_admin or is_public is None:
+        return True, ctxt.project_id
+    if is_public.lower() == 'none':
+        return None, None
+    try:
+        wanted = strutils.bool_from_string(is_public, strict=True)
+    except ValueError:
+        raise exception.InvalidInput(
+            reason=_('Invalid is_public filter [%s]') % is_public)
+    return wanted, ctxt.project_id
+
+
 class TypeOperations(object):
     """Mixed into ``volume.api.API`` (which sets ``self.conf``)."""
 
     # -- volume types ---------------------------------------------------------
     def type_get_all(self, ctxt, is_public=None):
+        """``is_public``: the query parameter, as given (see
+        ``list_filter``)."""
         ctxt.can(type_policies.GET_ALL, target=target(ctxt.project_id))
-        if not ctxt.is_admin:
-            is_public = True
-        return db.type_get_all(ctxt, is_public=is_public)
+        is_public, project_id = list_filter(ctxt, is_public)
+        return db.type_get_all(ctxt, is_public=is_public,
+                               visible_to=project_id)
 
     def type_get(self, ctxt, type_id):
         ctxt.can(type_policies.GET, target=target(ctxt.project_id))
-        return db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+        return db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
 
     def type_create(self, ctxt, name, description=None, is_public=True,
                     extra_specs=None):
@@ -66,7 +104,7 @@ class TypeOperations(object):
         rule = (type_policies.EXTRA_SPECS_SHOW if key
                 else type_policies.EXTRA_SPECS_INDEX)
         ctxt.can(rule, target=target(ctxt.project_id))
-        vtype = db.type_get(ctxt, type_id, include_private=ctxt.is_admin)
+        vtype = db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
         specs = views.visible_extra_specs(ctxt, vtype)
         if key is None:
             return specs
@@ -87,6 +125,23 @@ class TypeOperations(object):
                  target=target(ctxt.project_id))
         db.type_extra_spec_delete(ctxt, type_id, key)
 
+    # -- volume type access (private types) ---------------------------
+    def type_access_get_all(self, ctxt, type_id):
+        """The projects that may use the private type (404 for a public
+        one)."""
+        ctxt.can(access_policies.GET_ALL_FOR_TYPE,
+                 target=target(ctxt.project_id))
+        return db.type_access_get_all(ctxt, type_id)
+
+    def type_access_add(self, ctxt, type_id, project_id):
+        ctxt.can(access_policies.ADD_PROJECT, target=target(ctxt.project_id))
+        db.type_access_add(ctxt, type_id, project_id)
+
+    def type_access_remove(self, ctxt, type_id, project_id):
+        ctxt.can(access_policies.REMOVE_PROJECT,
+                 target=target(ctxt.project_id))
+        db.type_access_remove(ctxt, type_id, project_id)
+
     # -- backends -------------------------------------------------------
     def backend_capabilities(self, ctxt, hostname):
         """``(backend name, capabilities)`` asked of the backend now (which
@@ -94,26 +149,29 @@ class TypeOperations(object):
         Cinder's ``host@backend[#pool]``."""
         ctxt.can(backend_policies.CAPABILITIES,
                  target=target(ctxt.project_id))
-        name = hostname.partition('#')[0].rpartition('@')[2]
+        name = drivers.backend_of(hostname)
         backends = drivers.get_backends(self.conf)
         if name not in backends:
             raise exception.VolumeBackendNotFound(host=hostname)
         return name, backends[name].reported_capabilities(0)
 
     def backend_pools(self, ctxt, name=None, volume_type=None):
-        """``[(backend name, capabilities)]`` as last reported, only those
-        named ``name`` or able to host ``volume_type`` when given."""
+        """``[(pool name, capabilities)]`` as last reported, only those
+        named ``name`` (a pool's ``host@backend#pool`` or its backend's
+        name) or able to host ``volume_type`` when given. A pool's name is
+        what ``os-vol-host-attr:host`` shows for its volumes."""
         ctxt.can(backend_policies.GET_POOLS,
                  target=target(ctxt.project_id))
         pools = drivers.capabilities(self.conf).items()
         if name:
-            pools = [(n, c) for n, c in pools if n == name]
+            pools = [(n, c) for n, c in pools
+                     if name in (n, drivers.volume_host(self.conf, n))]
         if volume_type:
             specs = views.extra_specs_of(db.type_get_by_name_or_id(
                 ctxt, volume_type))
             pools = [(n, c) for n, c in pools if drivers.fits(
                 c, specs, is_multiattach_type(specs))]
-        return list(pools)
+        return [(drivers.volume_host(self.conf, n), c) for n, c in pools]
 
     # -- volume type encryption -----------------------------------------
     def encryption_get(self, ctxt, type_id, key=None):

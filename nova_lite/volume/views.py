@@ -9,9 +9,12 @@ the URL root for ``links`` (None: no links, as for in-process callers).
 from oslo_serialization import jsonutils
 
 from nova_lite.api import microversion as mv
-from nova_lite.api import util
+from nova_lite import context as nl_context
+from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.policies import volumes as volume_policies
+from nova_lite import utils
+from nova_lite.volume import drivers
 from nova_lite.volume import status as st
 
 # Cinder's volume detail fields by microversion.
@@ -38,19 +41,9 @@ def _allowed(ctxt, rule, project_id=None):
     return cache[key]
 
 
-def is_service_request(ctxt):
-    """A request made by another service: the ``service`` role in the
-    token (noauth2's user ``service``, ``client.service_context``) or in
-    the service token (keystone's ``X-Service-Roles``)."""
-    roles = [r.lower() for r in ctxt.roles or []]
-    service_roles = [r.lower() for r in
-                     getattr(ctxt, 'service_roles', None) or []]
-    return 'service' in roles or 'service' in service_roles
-
-
 def sees_hosts(ctxt):
     """Admins and services see attachment host names, as in Cinder."""
-    return ctxt.is_admin or is_service_request(ctxt)
+    return ctxt.is_admin or nl_context.is_service_request(ctxt)
 
 
 def links(links_base, project_id, collection, item_id):
@@ -74,8 +67,22 @@ def volume_attachments(ctxt, volume):
         'server_id': a.instance_uuid,
         'host_name': a.attached_host if show_host else None,
         'device': a.mountpoint,
-        'attached_at': util.isotime(a.attach_time),
+        'attached_at': utils.isotime(a.attach_time),
     } for a in volume.attachments if a.attach_status == st.ATTACHED]
+
+
+def volume_metadata(volume):
+    """The volume view's ``metadata``: the user's metadata (``{key:
+    value}`` by key; none when the record was read without it,
+    ``with_metadata=False``) and the administrator metadata every user
+    sees (``readonly``: 'True' or 'False'), merged as Cinder shows them.
+    Shown to whoever may see the volume, as in Cinder."""
+    rows = volume.volume_metadata
+    result = {} if rows is None else {
+        row.key: row.value for row in sorted(rows, key=lambda row: row.key)}
+    result.update(st.visible_admin_metadata(
+        (item.key, item.value) for item in volume.admin_metadata))
+    return result
 
 
 def volume_summary(volume, links_base=None):
@@ -86,21 +93,28 @@ def volume_summary(volume, links_base=None):
     }
 
 
-def volume_detail(ctxt, volume, version, links_base=None):
+def volume_detail(ctxt, volume, version, links_base=None,
+                  attributes=True, *, conf):
+    """Cinder's detail view of ``volume``. ``attributes``: the
+    ``os-vol-*-attr`` fields, which Cinder's extensions add to show and
+    list detail only (not to create and update: tempest's schemas of those
+    refuse them). ``conf`` names the backends' hosts:
+    ``os-vol-host-attr:host`` is Cinder's ``host@backend#pool``
+    (``drivers.volume_host``)."""
     vtype = volume.volume_type
     view = {
         'id': volume.id,
         'status': volume.status,
         'size': volume.size,
         'availability_zone': volume.availability_zone,
-        'created_at': util.isotime(volume.created_at),
-        'updated_at': util.isotime(volume.updated_at),
+        'created_at': utils.isotime(volume.created_at),
+        'updated_at': utils.isotime(volume.updated_at),
         'name': volume.display_name,
         'description': volume.display_description,
         'volume_type': vtype.name if vtype is not None else None,
         'snapshot_id': None,
         'source_volid': None,
-        'metadata': {},
+        'metadata': volume_metadata(volume),
         'links': links(links_base, volume.project_id, 'volumes', volume.id),
         'user_id': volume.user_id,
         'bootable': str(bool(volume.bootable)).lower(),
@@ -110,14 +124,17 @@ def volume_detail(ctxt, volume, version, links_base=None):
         'multiattach': bool(volume.multiattach),
         'attachments': volume_attachments(ctxt, volume),
     }
-    if _allowed(ctxt, volume_policies.TENANT_ATTRIBUTE, volume.project_id):
+    if attributes and _allowed(ctxt, volume_policies.TENANT_ATTRIBUTE,
+                               volume.project_id):
         view['os-vol-tenant-attr:tenant_id'] = volume.project_id
-    if _allowed(ctxt, volume_policies.HOST_ATTRIBUTE):
-        view['os-vol-host-attr:host'] = volume.host
+    if attributes and _allowed(ctxt, volume_policies.HOST_ATTRIBUTE):
+        view['os-vol-host-attr:host'] = drivers.volume_host(conf,
+                                                            volume.host)
     if _allowed(ctxt, volume_policies.MIG_STATUS_ATTRIBUTE):
         view['migration_status'] = volume.migration_status
-        view['os-vol-mig-status-attr:migstat'] = volume.migration_status
-        view['os-vol-mig-status-attr:name_id'] = None
+        if attributes:
+            view['os-vol-mig-status-attr:migstat'] = volume.migration_status
+            view['os-vol-mig-status-attr:name_id'] = None
     if version.matches(GROUP_VOLUME):
         view['group_id'] = None
     if ctxt.is_admin and version.matches(VOLUME_DETAIL_PROVIDER_ID):
@@ -134,17 +151,24 @@ def volume_detail(ctxt, volume, version, links_base=None):
     return view
 
 
-def type_view(ctxt, vtype):
+def type_view(ctxt, vtype, answer='show'):
+    """Cinder's view of a volume type as the ``answer`` of show (and
+    list), create or update: ``qos_specs_id`` (administrators) is in show
+    and list only, ``os-volume-type-access:is_public`` not in update, as
+    tempest's schemas of Cinder's answers have them, and only for those
+    ``volume_extension:volume_type_access`` allows (project members and
+    administrators by default)."""
     view = {
         'id': vtype.id,
         'name': vtype.name,
         'description': vtype.description,
         'is_public': bool(vtype.is_public),
-        'os-volume-type-access:is_public': bool(vtype.is_public),
     }
+    if answer != 'update' and _allowed(ctxt, access_policies.TYPE_ACCESS):
+        view['os-volume-type-access:is_public'] = bool(vtype.is_public)
     if _allowed(ctxt, type_policies.EXTRA_SPECS):
         view['extra_specs'] = visible_extra_specs(ctxt, vtype)
-    if ctxt.is_admin:
+    if ctxt.is_admin and answer == 'show':
         view['qos_specs_id'] = None
     return view
 
@@ -160,8 +184,8 @@ def encryption_view(row):
         'control_location': row.control_location,
         'cipher': row.cipher,
         'key_size': row.key_size,
-        'created_at': util.isotime(row.created_at),
-        'updated_at': util.isotime(row.updated_at),
+        'created_at': utils.isotime(row.created_at),
+        'updated_at': utils.isotime(row.updated_at),
         'deleted': False,
         'deleted_at': None,
     }
@@ -181,7 +205,7 @@ def visible_extra_specs(ctxt, vtype):
 
 def _normalize(value):
     # Cinder shows empty attachment times as "".
-    return util.isotime(value) if value else ''
+    return utils.isotime(value) if value else ''
 
 
 def attachment_summary(attachment):
@@ -237,6 +261,7 @@ def capabilities_view(name, caps):
 
 
 def pool_view(name, caps, detail):
+    """A pool (``name``: its ``host@backend#pool``) of get_pools."""
     view = {'name': name}
     if detail:
         view['capabilities'] = dict(caps)
@@ -269,6 +294,11 @@ def client_volume(view):
         'status': view['status'],
         'attach_status': st.ATTACHED if attachments else st.DETACHED,
         'size': view['size'],
+        'name': view.get('name'),
+        'description': view.get('description'),
+        'created_at': view.get('created_at'),
+        'snapshot_id': view.get('snapshot_id'),
+        'metadata': dict(view.get('metadata') or {}),
         'multiattach': bool(view.get('multiattach')),
         'bootable': bool(bootable),
         'availability_zone': view.get('availability_zone'),

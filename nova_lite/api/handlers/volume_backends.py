@@ -3,8 +3,11 @@ backend offers to volume types, e.g. multiattach) and
 ``scheduler-stats/get_pools`` (every backend with the capabilities it last
 reported; ``volume_type`` keeps those that can host that type).
 
-A backend is a pool in nova_lite: its name is the backend's name, as in
-``os-vol-host-attr:host``; Cinder's ``host@backend#pool`` is accepted too.
+A backend is one pool in nova_lite. Pools are named in Cinder's
+``host@backend#pool`` form, as ``os-vol-host-attr:host`` names their
+volumes' (``drivers.volume_host``); where a backend is named (the
+``hostname`` of capabilities, get_pools' ``name``), that form and the plain
+backend name are both accepted.
 """
 
 from nova_lite.api.handlers import volumes as volume_handlers

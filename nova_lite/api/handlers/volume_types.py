@@ -1,13 +1,14 @@
-"""/v3 types: volume types, their extra specs and encryption specs.
+"""/v3 types: volume types, their extra specs, encryption specs and who
+may use a private type.
 
-Everyone may list and show (public) types; creating, changing and deleting
-types and their extra specs is for administrators. Non-administrators see
+Everyone may list and show public types, and the private types their
+project has access to; creating, changing and deleting types, their extra
+specs and their access lists is for administrators. Non-administrators see
 only the user-visible extra specs (e.g. ``multiattach``).
 """
 
 from oslo_utils import strutils
 
-from nova_lite.api.handlers import volumes as volume_handlers
 from nova_lite.api import router
 from nova_lite.api.schemas import volume_types as schema
 from nova_lite.api import validation
@@ -29,11 +30,7 @@ def _ctxt(req):
 @validation.response(200, schema.LIST_RESPONSE, '3.0')
 def list_types(req):
     ctxt = _ctxt(req)
-    is_public = None
-    if 'is_public' in req.GET and req.GET['is_public'].lower() != 'none':
-        is_public = volume_handlers.bool_param(req.GET['is_public'],
-                                               'is_public')
-    types = _api(req).type_get_all(ctxt, is_public=is_public)
+    types = _api(req).type_get_all(ctxt, is_public=req.GET.get('is_public'))
     return {'volume_types': [views.type_view(ctxt, t) for t in types]}
 
 
@@ -48,7 +45,7 @@ def show_type(req, type_id):
 
 
 @validation.request_body(schema.CREATE, '3.0')
-@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+@validation.response(200, schema.CREATE_RESPONSE, '3.0')
 def create_type(req, body):
     ctxt = _ctxt(req)
     data = body['volume_type']
@@ -57,11 +54,11 @@ def create_type(req, body):
     vtype = _api(req).type_create(
         ctxt, data['name'].strip(), description=data.get('description'),
         is_public=is_public, extra_specs=data.get('extra_specs'))
-    return {'volume_type': views.type_view(ctxt, vtype)}
+    return {'volume_type': views.type_view(ctxt, vtype, answer='create')}
 
 
 @validation.request_body(schema.UPDATE, '3.0')
-@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+@validation.response(200, schema.UPDATE_RESPONSE, '3.0')
 def update_type(req, type_id, body):
     ctxt = _ctxt(req)
     data = body['volume_type']
@@ -78,7 +75,7 @@ def update_type(req, type_id, body):
             'Specify volume type name, description, is_public or a '
             'combination thereof.'))
     vtype = _api(req).type_update(ctxt, type_id, values)
-    return {'volume_type': views.type_view(ctxt, vtype)}
+    return {'volume_type': views.type_view(ctxt, vtype, answer='update')}
 
 
 @validation.response(202, None, '3.0')
@@ -120,6 +117,33 @@ def update_extra_spec(req, type_id, key, body):
 @validation.response(202, None, '3.0')
 def delete_extra_spec(req, type_id, key):
     _api(req).extra_spec_delete(_ctxt(req), type_id, key)
+    return router.reply(202)
+
+
+# -- volume type access (private types) ---------------------------------------
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.TYPE_ACCESS_RESPONSE, '3.0')
+def list_type_access(req, type_id):
+    projects = _api(req).type_access_get_all(_ctxt(req), type_id)
+    return {'volume_type_access': [
+        {'volume_type_id': type_id, 'project_id': project_id}
+        for project_id in projects]}
+
+
+@validation.request_body(schema.ADD_PROJECT_ACCESS, '3.0')
+@validation.response(202, None, '3.0')
+def add_project_access(req, type_id, body):
+    _api(req).type_access_add(_ctxt(req), type_id,
+                              body['addProjectAccess']['project'])
+    return router.reply(202)
+
+
+@validation.request_body(schema.REMOVE_PROJECT_ACCESS, '3.0')
+@validation.response(202, None, '3.0')
+def remove_project_access(req, type_id, body):
+    _api(req).type_access_remove(_ctxt(req), type_id,
+                                 body['removeProjectAccess']['project'])
     return router.reply(202)
 
 

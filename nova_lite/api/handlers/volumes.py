@@ -1,7 +1,12 @@
 """/v3 volumes: create, list (summary and detail), show, update, delete,
-and the volume actions nova_lite serves (os-set_bootable, os-retype, the
-administrator's os-force_detach, and Cinder's legacy detach markers
-os-begin_detaching / os-roll_detaching).
+and the volume actions nova_lite serves (os-set_bootable, os-extend,
+os-retype, the administrator's os-force_detach, os-force_delete and
+os-reset_status, and Cinder's legacy (pre-3.27) attach actions:
+os-reserve / os-unreserve, os-attach / os-detach, the detach markers
+os-begin_detaching / os-roll_detaching and os-update_readonly_flag). A
+volume's metadata has its own routes
+(``nova_lite.api.handlers.volume_metadata``); create and update set it
+too, and the detail views show it.
 
 Views are Cinder's (``nova_lite.volume.views``); URLs work with and without
 the ``{project_id}`` segment (the router strips it).
@@ -17,6 +22,7 @@ from nova_lite.api import validation
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.volume import api as volume_api
+from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import views
 
 
@@ -54,18 +60,26 @@ def _list(req, detail):
                if k in req.GET}
     if 'bootable' in req.GET:
         filters['bootable'] = bool_param(req.GET['bootable'], 'bootable')
+    if 'metadata' in req.GET:
+        try:
+            filters['metadata'] = vmeta.parse_filter(req.GET['metadata'])
+        except ValueError as e:
+            raise exception.InvalidInput(reason=_(
+                "Invalid value for metadata: %s") % e)
     all_tenants = ('all_tenants' in req.GET and
                    bool_param(req.GET['all_tenants'], 'all_tenants'))
     found = _api(req).get_all(ctxt, filters=filters,
-                              all_tenants=all_tenants, **page)
+                              all_tenants=all_tenants, with_metadata=detail,
+                              **page)
     base = req.host_url
     if detail:
-        items = [views.volume_detail(ctxt, v, want, base) for v in found]
+        conf = req.environ['nova_lite.conf']
+        items = [views.volume_detail(ctxt, v, want, base, conf=conf)
+                 for v in found]
     else:
         items = [views.volume_summary(v, base) for v in found]
     result = {'volumes': items}
-    links = util.next_links(req, 'volumes', found, page['limit'],
-                            'limit' in req.GET)
+    links = util.next_links(req, found, page['limit'], 'limit' in req.GET)
     if links:
         result['volumes_links'] = links
     return result
@@ -83,14 +97,32 @@ def list_volumes_detail(req):
     return _list(req, detail=True)
 
 
+@validation.versions(microversion.VOLUME_SUMMARY)
+@validation.query(schema.SUMMARY_QUERY, microversion.VOLUME_SUMMARY)
+@validation.response(200, schema.SUMMARY_RESPONSE,
+                     microversion.VOLUME_SUMMARY, '3.35')
+@validation.response(200, schema.SUMMARY_RESPONSE_V336,
+                     microversion.VOLUME_SUMMARY_METADATA)
+def show_volume_summary(req):
+    ctxt = _ctxt(req)
+    all_tenants = ('all_tenants' in req.GET and
+                   bool_param(req.GET['all_tenants'], 'all_tenants'))
+    count, size = _api(req).summary(ctxt, all_tenants=all_tenants)
+    summary = {'total_count': count, 'total_size': size}
+    if microversion.want(req).matches(microversion.VOLUME_SUMMARY_METADATA):
+        summary['metadata'] = _api(req).metadata_summary(
+            ctxt, all_tenants=all_tenants)
+    return {'volume-summary': summary}
+
+
 @validation.query(schema.SHOW_QUERY, '3.0')
 @detail_responses(200, schema.one)
 def show_volume(req, volume_id):
     ctxt = _ctxt(req)
-    volume = _api(req).get(ctxt, volume_id)
-    return {'volume': views.volume_detail(ctxt, volume,
-                                          microversion.want(req),
-                                          req.host_url)}
+    volume = _api(req).get(ctxt, volume_id, with_metadata=True)
+    return {'volume': views.volume_detail(
+        ctxt, volume, microversion.want(req), req.host_url,
+        conf=req.environ['nova_lite.conf'])}
 
 
 @validation.request_body(schema.CREATE, '3.0', '3.12')
@@ -123,7 +155,8 @@ def create_volume(req, body):
         backup_id=data.get('backup_id'),
         metadata=data.get('metadata'))
     return router.reply(202, {'volume': views.volume_detail(
-        ctxt, volume, microversion.want(req), req.host_url)})
+        ctxt, volume, microversion.want(req), req.host_url,
+        attributes=False, conf=req.environ['nova_lite.conf'])})
 
 
 @validation.request_body(schema.UPDATE, '3.0')
@@ -131,9 +164,6 @@ def create_volume(req, body):
 def update_volume(req, volume_id, body):
     ctxt = _ctxt(req)
     data = body['volume']
-    if data.get('metadata'):
-        raise exception.InvalidInput(
-            reason=_('volume metadata is not supported by nova_lite.'))
     values = {}
     for key, column in (('name', 'display_name'),
                         ('display_name', 'display_name'),
@@ -141,10 +171,12 @@ def update_volume(req, volume_id, body):
                         ('display_description', 'display_description')):
         if key in data:
             values[column] = data[key]
-    volume = _api(req).update(ctxt, volume_id, values)
-    return {'volume': views.volume_detail(ctxt, volume,
-                                          microversion.want(req),
-                                          req.host_url)}
+    # Given metadata replaces the volume's whole metadata ({} clears it).
+    volume = _api(req).update(ctxt, volume_id, values,
+                              metadata=data.get('metadata'))
+    return {'volume': views.volume_detail(
+        ctxt, volume, microversion.want(req), req.host_url,
+        attributes=False, conf=req.environ['nova_lite.conf'])}
 
 
 @validation.response(202, None, '3.0')
@@ -176,6 +208,59 @@ def roll_detaching(req, volume_id, body):
     return router.reply(202)
 
 
+@validation.request_body(schema.RESERVE, '3.0')
+@validation.response(202, None, '3.0')
+def reserve(req, volume_id, body):
+    _api(req).reserve_volume(_ctxt(req), volume_id)
+    return router.reply(202)
+
+
+@validation.request_body(schema.UNRESERVE, '3.0')
+@validation.response(202, None, '3.0')
+def unreserve(req, volume_id, body):
+    _api(req).unreserve_volume(_ctxt(req), volume_id)
+    return router.reply(202)
+
+
+@validation.request_body(schema.ATTACH, '3.0')
+@validation.response(202, None, '3.0')
+def attach(req, volume_id, body):
+    data = body['os-attach']
+    _api(req).attach(_ctxt(req), volume_id,
+                     instance_uuid=data.get('instance_uuid'),
+                     host_name=data.get('host_name'),
+                     mountpoint=data['mountpoint'],
+                     mode=data.get('mode', 'rw'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.DETACH, '3.0')
+@validation.response(202, None, '3.0')
+def detach(req, volume_id, body):
+    data = body['os-detach'] or {}
+    _api(req).detach(_ctxt(req), volume_id,
+                     attachment_id=data.get('attachment_id'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.UPDATE_READONLY_FLAG, '3.0')
+@validation.response(202, None, '3.0')
+def update_readonly_flag(req, volume_id, body):
+    readonly = strutils.bool_from_string(
+        body['os-update_readonly_flag']['readonly'], strict=True)
+    _api(req).update_readonly_flag(_ctxt(req), volume_id, readonly)
+    return router.reply(202)
+
+
+@validation.request_body(schema.EXTEND, '3.0')
+@validation.response(202, None, '3.0')
+def extend(req, volume_id, body):
+    # The schema allows digits in a string, as Cinder's.
+    _api(req).extend(_ctxt(req), volume_id,
+                     int(body['os-extend']['new_size']))
+    return router.reply(202)
+
+
 @validation.request_body(schema.RETYPE, '3.0')
 @validation.response(202, None, '3.0')
 def retype(req, volume_id, body):
@@ -192,4 +277,22 @@ def force_detach(req, volume_id, body):
     _api(req).force_detach(_ctxt(req), volume_id,
                            attachment_id=data.get('attachment_id'),
                            connector=data.get('connector'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.FORCE_DELETE, '3.0')
+@validation.response(202, None, '3.0')
+def force_delete(req, volume_id, body):
+    _api(req).force_delete(_ctxt(req), volume_id)
+    return router.reply(202)
+
+
+@validation.request_body(schema.RESET_STATUS, '3.0')
+@validation.response(202, None, '3.0')
+def reset_status(req, volume_id, body):
+    data = body['os-reset_status']
+    _api(req).reset_status(_ctxt(req), volume_id,
+                           status=data.get('status'),
+                           attach_status=data.get('attach_status'),
+                           migration_status=data.get('migration_status'))
     return router.reply(202)

@@ -94,8 +94,9 @@ _TYPE = {
                         'additionalProperties': {'type': 'string'}},
         'qos_specs_id': common.NULLABLE_STRING,
     },
-    'required': ['id', 'name', 'description', 'is_public',
-                 'os-volume-type-access:is_public'],
+    # os-volume-type-access:is_public: for those
+    # volume_extension:volume_type_access allows.
+    'required': ['id', 'name', 'description', 'is_public'],
     'additionalProperties': False,
 }
 SHOW_RESPONSE = {
@@ -104,6 +105,11 @@ SHOW_RESPONSE = {
     'required': ['volume_type'],
     'additionalProperties': False,
 }
+# Create: no qos_specs_id; update: nor os-volume-type-access:is_public.
+CREATE_RESPONSE = common.remove(SHOW_RESPONSE, ['volume_type'],
+                                'qos_specs_id')
+UPDATE_RESPONSE = common.remove(CREATE_RESPONSE, ['volume_type'],
+                                'os-volume-type-access:is_public')
 LIST_RESPONSE = {
     'type': 'object',
     'properties': {'volume_types': {'type': 'array', 'items': _TYPE}},
@@ -194,3 +200,45 @@ ENCRYPTION_CREATE_RESPONSE = common.require(common.extend(
     volume_type_id=common.UUID, encryption_id=common.UUID),
     ['encryption'], 'provider', 'control_location', 'volume_type_id',
     'encryption_id')
+
+# -- volume type access (private types) ---------------------------------------
+
+_PROJECT_ACCESS = {
+    'type': 'object',
+    'properties': {
+        'project': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    },
+    'required': ['project'],
+    'additionalProperties': False,
+}
+ADD_PROJECT_ACCESS = {
+    'type': 'object',
+    'properties': {'addProjectAccess': _PROJECT_ACCESS},
+    'required': ['addProjectAccess'],
+    'additionalProperties': False,
+}
+REMOVE_PROJECT_ACCESS = {
+    'type': 'object',
+    'properties': {'removeProjectAccess': _PROJECT_ACCESS},
+    'required': ['removeProjectAccess'],
+    'additionalProperties': False,
+}
+TYPE_ACCESS_RESPONSE = {
+    'type': 'object',
+    'properties': {
+        'volume_type_access': {
+            'type': 'array',
+            'items': {
+                'type': 'object',
+                'properties': {
+                    'volume_type_id': common.UUID,
+                    'project_id': {'type': 'string'},
+                },
+                'required': ['volume_type_id', 'project_id'],
+                'additionalProperties': False,
+            },
+        },
+    },
+    'required': ['volume_type_access'],
+    'additionalProperties': False,
+}

@@ -3,6 +3,7 @@
 import copy
 
 from nova_lite.api.schemas import common
+from nova_lite.volume import status as st
 
 # Cinder's boolean parameter: a JSON boolean or one of these strings.
 BOOLEAN = {
@@ -14,13 +15,18 @@ BOOLEAN = {
 OPTIONAL_UUID = {'type': ['string', 'null'], 'format': 'uuid'}
 _NAME = {'type': ['string', 'null'], 'maxLength': 255}
 _DESCRIPTION = {'type': ['string', 'null'], 'maxLength': 65535}
+# A volume's metadata, as Cinder's schemas have it: keys of 1 to 255
+# letters, digits and "-_:. /", string values of at most 255 characters.
+# (\Z, not $: $ would also match before a final newline.)
+METADATA_KEY = '^[a-zA-Z0-9-_:. /]{1,255}\\Z'
 METADATA = {
-    'type': ['object', 'null'],
+    'type': 'object',
     'patternProperties': {
-        '^[a-zA-Z0-9-_:. /]{1,255}$': {'type': 'string', 'maxLength': 255},
+        METADATA_KEY: {'type': 'string', 'maxLength': 255},
     },
     'additionalProperties': False,
 }
+_NULLABLE_METADATA = dict(METADATA, type=['object', 'null'])
 
 # -- requests ----------------------------------------------------------------
 
@@ -36,7 +42,7 @@ CREATE = {
                 'display_description': _DESCRIPTION,
                 'volume_type': {'type': ['string', 'null'],
                                 'maxLength': 255},
-                'metadata': METADATA,
+                'metadata': _NULLABLE_METADATA,
                 'snapshot_id': OPTIONAL_UUID,
                 'source_volid': OPTIONAL_UUID,
                 'consistencygroup_id': OPTIONAL_UUID,
@@ -109,6 +115,79 @@ def _marker_action(name):
 
 BEGIN_DETACHING = _marker_action('os-begin_detaching')
 ROLL_DETACHING = _marker_action('os-roll_detaching')
+RESERVE = _marker_action('os-reserve')
+UNRESERVE = _marker_action('os-unreserve')
+
+ATTACH = {
+    'type': 'object',
+    'properties': {
+        'os-attach': {
+            'type': 'object',
+            'properties': {
+                'instance_uuid': common.UUID,
+                'host_name': {'type': 'string', 'maxLength': 255},
+                'mountpoint': {'type': 'string', 'minLength': 1,
+                               'maxLength': 255},
+                'mode': {'type': 'string', 'enum': list(st.ATTACH_MODES)},
+            },
+            'required': ['mountpoint'],
+            # An instance or a host (Cinder's rule).
+            'anyOf': [{'required': ['instance_uuid']},
+                      {'required': ['host_name']}],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-attach'],
+    'additionalProperties': False,
+}
+
+DETACH = {
+    'type': 'object',
+    'properties': {
+        'os-detach': {
+            # {"os-detach": {}} or null; a null attachment_id as Cinder.
+            'type': ['object', 'null'],
+            'properties': {'attachment_id': OPTIONAL_UUID},
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-detach'],
+    'additionalProperties': False,
+}
+
+UPDATE_READONLY_FLAG = {
+    'type': 'object',
+    'properties': {
+        'os-update_readonly_flag': {
+            'type': 'object',
+            'properties': {'readonly': BOOLEAN},
+            'required': ['readonly'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-update_readonly_flag'],
+    'additionalProperties': False,
+}
+
+FORCE_DELETE = _marker_action('os-force_delete')
+
+# Cinder's volume size parameter: an integer, or a string of digits.
+VOLUME_SIZE = {'type': ['integer', 'string'], 'pattern': '^[0-9]+$',
+               'minimum': 1, 'maximum': 2147483647}
+
+EXTEND = {
+    'type': 'object',
+    'properties': {
+        'os-extend': {
+            'type': 'object',
+            'properties': {'new_size': VOLUME_SIZE},
+            'required': ['new_size'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-extend'],
+    'additionalProperties': False,
+}
 
 RETYPE = {
     'type': 'object',
@@ -137,12 +216,39 @@ FORCE_DETACH = {
             'type': 'object',
             'properties': {
                 'attachment_id': {'type': ['string', 'null']},
-                'connector': {'type': ['string', 'object', 'null']},
+                # Cinder's schema admits a string (which names no host).
+                'connector': {'anyOf': [
+                    common.CONNECTOR,
+                    {'type': ['string', 'null'], 'maxLength': 255}]},
             },
             'additionalProperties': False,
         },
     },
     'required': ['os-force_detach'],
+    'additionalProperties': False,
+}
+
+RESET_STATUS = {
+    'type': 'object',
+    'properties': {
+        'os-reset_status': {
+            'type': 'object',
+            'properties': {
+                'status': {'type': ['string', 'null'],
+                           'enum': list(st.RESETTABLE) + [None]},
+                'attach_status': {'type': ['string', 'null'],
+                                  'enum': list(st.RESETTABLE_ATTACH) + [None]},
+                'migration_status': {
+                    'type': ['string', 'null'],
+                    'enum': list(st.RESETTABLE_MIGRATION) + [None]},
+            },
+            'anyOf': [{'required': ['status']},
+                      {'required': ['attach_status']},
+                      {'required': ['migration_status']}],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-reset_status'],
     'additionalProperties': False,
 }
 
@@ -152,6 +258,9 @@ LIST_QUERY = common.query({
     'name': common.STRING_PARAM,
     'status': common.STRING_PARAM,
     'bootable': common.STRING_PARAM,
+    # {"key": "value"} as JSON or as Python's str() of a dict (Cinder's
+    # clients send that); read by nova_lite.volume.metadata.parse_filter.
+    'metadata': common.STRING_PARAM,
     'limit': common.NON_NEGATIVE_INT_PARAM,
     'offset': common.NON_NEGATIVE_INT_PARAM,
     'marker': common.STRING_PARAM,
@@ -204,7 +313,8 @@ _DETAIL = {
         'volume_type': common.NULLABLE_STRING,
         'snapshot_id': common.NULLABLE_STRING,
         'source_volid': common.NULLABLE_STRING,
-        'metadata': {'type': 'object', 'additionalProperties': True},
+        'metadata': {'type': 'object',
+                     'additionalProperties': {'type': 'string'}},
         'links': LINKS,
         'user_id': {'type': 'string'},
         'bootable': {'enum': ['true', 'false']},
@@ -288,3 +398,29 @@ SUMMARY = {
     'additionalProperties': False,
 }
 LIST_RESPONSE = many(SUMMARY)
+
+
+# GET /volumes/summary (3.12; metadata from 3.36).
+SUMMARY_QUERY = common.query({'all_tenants': common.STRING_PARAM},
+                             strict=False)
+_SUMMARY = {
+    'type': 'object',
+    'properties': {
+        'total_count': {'type': 'integer'},
+        'total_size': {'type': 'integer'},
+    },
+    'required': ['total_count', 'total_size'],
+    'additionalProperties': False,
+}
+SUMMARY_RESPONSE = {
+    'type': 'object',
+    'properties': {'volume-summary': _SUMMARY},
+    'required': ['volume-summary'],
+    'additionalProperties': False,
+}
+# metadata: every key of the volumes' metadata with all its values.
+SUMMARY_RESPONSE_V336 = common.require(common.extend(
+    SUMMARY_RESPONSE, ['volume-summary'],
+    metadata={'type': 'object', 'additionalProperties': {
+        'type': 'array', 'items': {'type': 'string'}}}),
+    ['volume-summary'], 'metadata')

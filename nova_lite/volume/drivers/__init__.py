@@ -21,6 +21,14 @@ file`` needs no group at all). The groups are registered on first use by
 so they cannot be registered earlier); ``get_backends(conf)`` returns the
 drivers, built once per ConfigOpts.
 
+Each backend is one pool, named like the backend (a driver may name it
+otherwise with ``pool_name``). A volume's ``host`` column holds the name of
+its backend; Cinder's ``host@backend#pool`` form, which clients see in
+``os-vol-host-attr:host`` and as pool names, is composed from it
+(``volume_host``): ``host`` is the backend's ``backend_host`` or
+``[DEFAULT] host``. Where a client names a backend, both forms are accepted
+(``backend_of``).
+
 A new volume goes to the first enabled backend whose
 ``volume_backend_name`` matches its type's ``volume_backend_name`` extra
 spec (any backend when the type has none) and, for a multiattach type,
@@ -58,6 +66,16 @@ named like the backend group itself.
 The name volume types use to ask for this backend (their
 ``volume_backend_name`` extra spec). Unset means the backend group's name.
 Several backends may share one name.
+"""),
+    cfg.HostDomainOpt(
+        'backend_host',
+        help="""
+The host part of this backend's ``host@backend#pool`` name, which
+administrators see as a volume's ``os-vol-host-attr:host`` and as the
+backend's pool name (Cinder's form). Unset means ``[DEFAULT] host``. Set
+it to one value on every node that serves the block-storage API (as
+Cinder's ``backend_host`` of active-active volume services) so that every
+node names the backend's volumes alike.
 """),
 ]
 
@@ -119,6 +137,27 @@ def get_driver(conf, backend):
     return driver
 
 
+def backend_of(hostname):
+    """The backend name in a ``host@backend#pool`` name (Cinder's form,
+    as ``os-vol-host-attr:host`` shows it), or ``hostname`` itself when it
+    is a plain backend name."""
+    return hostname.partition('#')[0].rpartition('@')[2]
+
+
+def volume_host(conf, backend):
+    """Cinder's ``host@backend#pool`` of ``backend`` (a volume's ``host``
+    column): the backend's ``backend_host`` (else ``[DEFAULT] host``), the
+    backend, its pool. None for None (a volume no backend took). A backend
+    no longer enabled here is named with ``[DEFAULT] host`` and a pool
+    named like it."""
+    if backend is None:
+        return None
+    driver = get_backends(conf).get(backend)
+    if driver is None:
+        return '%s@%s#%s' % (conf.host, backend, backend)
+    return driver.host_name
+
+
 def capabilities(conf, refresh=False):
     """``{backend name: capabilities}`` of the enabled backends, as last
     reported (see ``VolumeDriver.reported_capabilities``); ``refresh``
@@ -139,10 +178,11 @@ def fits(caps, extra_specs, multiattach):
     return True
 
 
-def choose_backend(conf, extra_specs, multiattach):
-    """The backend name for a new volume, or None if none fits."""
+def choose_backend(conf, extra_specs, multiattach, exclude=()):
+    """The backend name for a new volume, or None if none fits;
+    ``exclude``: backends that take no new volume (disabled)."""
     for name, caps in capabilities(conf).items():
-        if fits(caps, extra_specs, multiattach):
+        if name not in exclude and fits(caps, extra_specs, multiattach):
             return name
     return None
 

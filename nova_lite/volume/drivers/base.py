@@ -1,9 +1,9 @@
 """The driver interface every block-storage backend implements.
 
-A driver is small on purpose: make and remove a volume's storage, make and
-break a host's connection to it, and say what it can do. Everything else
-(the status machine, attachments, policy, whether a host connection is
-still shared) is ``nova_lite.volume.api``'s.
+A driver is small on purpose: make, grow and remove a volume's storage,
+make and break a host's connection to it, and say what it can do.
+Everything else (the status machine, attachments, policy, whether a host
+connection is still shared) is ``nova_lite.volume.api``'s.
 
 Drivers are used from every process that runs ``volume/api.py`` (the API
 for ``/v3``, compute and conductor through the ``local`` client), so a
@@ -12,7 +12,8 @@ remember about a volume it returns from ``create_volume`` as model updates
 (stored in the ``volumes`` row) or derives from the volume itself.
 
 Volumes are passed as plain dicts: ``id``, ``size`` (GiB), ``host`` (the
-backend name), ``provider_location``, ``multiattach``.
+backend name, as the volume's row keeps it; ``host_name`` is the
+``host@backend#pool`` clients see), ``provider_location``, ``multiattach``.
 
 Host connections: ``initialize_connection`` is called once per attachment,
 so twice for two attachments of one multiattach volume on one compute host;
@@ -61,6 +62,18 @@ class VolumeDriver(abc.ABC):
         error."""
 
     @abc.abstractmethod
+    def extend_volume(self, volume, new_size):
+        """Grow the volume's storage to ``new_size`` GiB (``volume['size']``
+        is the size it had). Growing a volume already that large is not an
+        error: a settling process may ask again."""
+
+    def volume_size(self, volume):
+        """The size in GiB the backend holds for ``volume``, or None when
+        it cannot tell (no such storage, or a backend that keeps no sizes).
+        Settling an interrupted extend asks it."""
+        return None
+
+    @abc.abstractmethod
     def initialize_connection(self, volume, connector):
         """Connect the connector's ``host`` (again: one call per
         attachment). ``connector['mode']`` (``ro``/``rw``) is the access
@@ -88,7 +101,7 @@ class VolumeDriver(abc.ABC):
         here."""
         return {
             'volume_backend_name': self.volume_backend_name,
-            'pool_name': self.backend_name,
+            'pool_name': self.pool_name,
             'driver': self.__class__.__name__,
             'vendor_name': 'nova_lite',
             'driver_version': self.VERSION,
@@ -108,6 +121,18 @@ class VolumeDriver(abc.ABC):
             reported = (now, caps)
             self._reported = reported
         return reported[1]
+
+    @property
+    def pool_name(self):
+        """The backend's one pool: a backend is a pool in nova_lite, named
+        like the backend."""
+        return self.backend_name
+
+    @property
+    def host_name(self):
+        """Cinder's ``host@backend#pool`` of this backend's pool."""
+        host = self.backend_conf.backend_host or self.conf.host
+        return '%s@%s#%s' % (host, self.backend_name, self.pool_name)
 
     @property
     def volume_backend_name(self):

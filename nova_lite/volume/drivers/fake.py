@@ -3,8 +3,8 @@
 Volumes cost nothing to create; ``connection_info`` is derived from the
 volume alone, so any process can connect a volume another process created.
 The only state is configuration, read at each call, so a test can change
-it while the system runs: ``connect_delay`` makes connection calls slow and
-``fail_connect`` makes them fail::
+it while the system runs: ``connect_delay`` makes connection calls slow,
+``fail_connect`` makes them fail and ``fail_extend`` makes extends fail::
 
     [volume]
     enabled_backends = fake1
@@ -18,7 +18,9 @@ and volume (``connections(volume)``: which hosts are connected and with
 which access mode), so that a test running the whole system in one
 process can check that a host stays connected while another attachment
 on it still needs the connection. Processes do not share the record: in a
-multi-process deployment each sees only the calls it made itself.
+multi-process deployment each sees only the calls it made itself. The sizes
+of the volumes it created or extended are kept the same way
+(``volume_size``): a process that did not make them cannot tell.
 """
 
 import copy
@@ -47,6 +49,13 @@ Make every initialize and terminate connection call of the ``fake`` driver
 fail, to test that failures are rolled back and reported.
 """),
     cfg.BoolOpt(
+        'fail_extend',
+        default=False,
+        help="""
+Make every extend call of the ``fake`` driver fail, to test that a failed
+extend leaves the volume ``error_extending`` with its former size.
+"""),
+    cfg.BoolOpt(
         'multiattach',
         default=True,
         help="""
@@ -60,6 +69,8 @@ seconds, so a change is seen after at most that long.
 _LOCK = threading.Lock()
 # (backend name, volume id) -> {host: connection record}
 _CONNECTIONS = {}
+# (backend name, volume id) -> size in GiB
+_SIZES = {}
 
 
 class FakeDriver(base.VolumeDriver):
@@ -79,12 +90,28 @@ class FakeDriver(base.VolumeDriver):
         return (self.backend_name, volume['id'])
 
     def create_volume(self, volume):
+        with _LOCK:
+            _SIZES[self._key(volume)] = volume['size']
         return {'provider_location': 'fake://%s/%s' % (
             self.backend_name, volume['id'])}
 
     def delete_volume(self, volume):
         with _LOCK:
             _CONNECTIONS.pop(self._key(volume), None)
+            _SIZES.pop(self._key(volume), None)
+
+    def extend_volume(self, volume, new_size):
+        if self.backend_conf.fail_extend:
+            raise exception.VolumeBackendAPIException(
+                data='extend of volume %s failed: the fake backend %s is set '
+                     'to fail_extend' % (volume['id'], self.backend_name))
+        with _LOCK:
+            key = self._key(volume)
+            _SIZES[key] = max(_SIZES.get(key, 0), new_size)
+
+    def volume_size(self, volume):
+        with _LOCK:
+            return _SIZES.get(self._key(volume))
 
     def initialize_connection(self, volume, connector):
         self._connection_call('initialize_connection', volume)

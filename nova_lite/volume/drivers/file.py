@@ -14,11 +14,15 @@ a file cannot be made read-only for one opener only.
 Host connections are recorded beside the volume file, one small JSON file
 per connected host in ``connections/volume-<id>/``, so every process that
 shares the directory sees the same record (``connections(volume)``). The
+file is named after the host, percent-quoted, or (when that name would
+pass the file system's 255 bytes) ``sha256-<digest of the host>``; the
+record itself names its host. The
 directory stays while the volume does (a disconnect removes only its
 host's file), so that attaching and detaching again does not create and
 remove it each time; deleting the volume removes it.
 """
 
+import hashlib
 import json
 import os
 import tempfile
@@ -35,6 +39,8 @@ from nova_lite.volume.drivers import base
 _RECORD_LOCK = threading.Lock()
 
 GiB = 1024 ** 3
+# The longest file name most file systems take (NAME_MAX), in bytes.
+NAME_MAX = 255
 
 OPTS = [
     cfg.StrOpt(
@@ -85,6 +91,25 @@ class FileDriver(base.VolumeDriver):
                 data='cannot delete %s: %s' % (path, e.strerror))
         self._forget_hosts(volume, None)
 
+    def extend_volume(self, volume, new_size):
+        path = self._path(volume)
+        try:
+            with open(path, 'r+b') as f:
+                # Only ever grow: a second call (settling) is a no-op.
+                if os.fstat(f.fileno()).st_size < new_size * GiB:
+                    f.truncate(new_size * GiB)
+        except OSError as e:
+            raise exception.VolumeBackendAPIException(
+                data='cannot extend %s to %sG: %s' % (path, new_size,
+                                                      e.strerror))
+
+    def volume_size(self, volume):
+        try:
+            size = os.stat(self._path(volume)).st_size
+        except OSError:
+            return None
+        return size // GiB
+
     def initialize_connection(self, volume, connector):
         path = self._path(volume)
         if not os.path.exists(path):
@@ -117,15 +142,19 @@ class FileDriver(base.VolumeDriver):
                 continue
             try:
                 with open(os.path.join(where, name)) as f:
-                    result[parse.unquote(name[:-5])] = json.load(f)
+                    record = json.load(f)
             except (OSError, ValueError):
                 continue    # removed (or being written) meanwhile
+            result[record.get('host', parse.unquote(name[:-5]))] = record
         return result
 
     # -- the connection record ------------------------------------------
     def _host_file(self, volume, host):
-        return os.path.join(self._connections_dir(volume),
-                            parse.quote(host, safe='') + '.json')
+        name = parse.quote(host, safe='') + '.json'
+        if len(name) > NAME_MAX:
+            name = 'sha256-%s.json' % hashlib.sha256(
+                host.encode('utf-8')).hexdigest()
+        return os.path.join(self._connections_dir(volume), name)
 
     @staticmethod
     def _read_record(path):
@@ -142,7 +171,9 @@ class FileDriver(base.VolumeDriver):
         """A new temporary file in ``path``'s directory, made on the
         volume's first connection; returns ``(fd, name)``."""
         where = os.path.dirname(path)
-        prefix = os.path.basename(path) + '.'
+        # Not named after ``path``: a record's name may be as long as a
+        # file name can be.
+        prefix = '.record-'
         try:
             return tempfile.mkstemp(dir=where, prefix=prefix, suffix='.tmp')
         except FileNotFoundError:
@@ -160,7 +191,8 @@ class FileDriver(base.VolumeDriver):
             # the threads: one's rename left the next without a file).
             with _RECORD_LOCK:
                 previous = self._read_record(path)
-                record = {'mode': mode, 'connector': dict(connector or {}),
+                record = {'host': host, 'mode': mode,
+                          'connector': dict(connector or {}),
                           'initialized': previous.get('initialized', 0) + 1}
                 fd, tmp = self._temp_beside(path)
                 with os.fdopen(fd, 'w') as f:

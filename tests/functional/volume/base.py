@@ -1,7 +1,11 @@
 """Helpers of the block-storage functional tests."""
 
+from oslo_utils import timeutils
 from oslo_utils import uuidutils
 
+from nova_lite import context
+from nova_lite.db import api as db_api
+from nova_lite.db import models
 from tests.functional import base
 
 LATEST = '3.71'
@@ -64,3 +68,19 @@ class VolumeTestCase(base.TestCase):
 
     def status(self, volume_id):
         return self.show_volume(volume_id, api=self.admin)['status']
+
+
+def server_holding(attachment):
+    """A server whose block device mapping holds ``attachment``."""
+    @db_api.context_manager.writer
+    def insert(ctxt):
+        ctxt.session.add(models.Instance(
+            uuid=attachment['instance'], display_name='s',
+            project_id='demo', user_id='demo', flavor_id='1',
+            vm_state='active', launched_at=timeutils.utcnow()))
+        ctxt.session.add(models.BlockDeviceMapping(
+            uuid=uuidutils.generate_uuid(),
+            instance_uuid=attachment['instance'], source_type='volume',
+            destination_type='volume', volume_id=attachment['volume_id'],
+            attachment_id=attachment['id'], device_name='/dev/vdb'))
+    insert(context.get_admin_context())

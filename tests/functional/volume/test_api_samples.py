@@ -61,7 +61,9 @@ class APISamplesTest(api_samples.SampleAssertions, base.VolumeTestCase):
                             'volume-create', status=202, body={'volume': {
                                 'size': 10, 'name': 'data',
                                 'description': 'database files',
-                                'volume_type': 'multiattach'}})['volume']
+                                'volume_type': 'multiattach',
+                                'metadata': {'purpose': 'database'}}})[
+                                    'volume']
         path = '/v3/volumes/%s' % volume['id']
         self._call(vol, 'GET', '/v3/volumes', 'volumes', 'volumes-list')
 
@@ -94,8 +96,8 @@ class APISamplesTest(api_samples.SampleAssertions, base.VolumeTestCase):
 
 
 class MultiattachSamplesTest(APISamplesTest):
-    """Samples of retype, force detach, encryption specs and the backend
-    views."""
+    """Samples of retype, force detach, extend, force delete, encryption
+    specs, the backend views and an administrator's volume show."""
 
     def test_samples(self):
         self.scrub = Scrubber('http://localhost', self.conf.state_path)
@@ -122,6 +124,17 @@ class MultiattachSamplesTest(APISamplesTest):
 
         self._call(admin, 'GET', '/v3/capabilities/file', 'capabilities',
                    'backend-capabilities-show')
+
+        self.scrub.uuids.clear()
+        other = self.create_volume(name='grown')['id']
+        other_action = '/v3/volumes/%s/action' % other
+        self._call(vol, 'POST', other_action, 'volumes', 'volume-extend',
+                   status=202, body={'os-extend': {'new_size': 2}})
+        self._call(admin, 'GET', '/v3/volumes/%s' % other, 'volumes',
+                   'volume-show-admin')
+        self._call(admin, 'POST', other_action, 'volumes',
+                   'volume-force-delete', status=202,
+                   body={'os-force_delete': {}})
         self._call(admin, 'GET', '/v3/scheduler-stats/get_pools?detail=true',
                    'capabilities', 'pools-list-detailed')
 
@@ -135,3 +148,78 @@ class MultiattachSamplesTest(APISamplesTest):
                        'cipher': 'aes-xts-plain64', 'key_size': 256}})
         self._call(admin, 'GET', path, 'volume-types',
                    'volume-type-encryption-show')
+
+
+class MetadataSamplesTest(APISamplesTest):
+    """Samples of a volume's metadata."""
+
+    def test_samples(self):
+        self.scrub = Scrubber('http://localhost', self.conf.state_path)
+        vol = self.vol
+        volume_id = self.create_volume(name='data', metadata={
+            'purpose': 'database'})['id']
+        path = '/v3/volumes/%s/metadata' % volume_id
+        self._call(vol, 'POST', path, 'volumes', 'volume-metadata-create',
+                   body={'metadata': {'owner': 'dba-team',
+                                      'tier': 'gold'}})
+        self._call(vol, 'GET', path, 'volumes', 'volume-metadata-show')
+        self._call(vol, 'PUT', path, 'volumes', 'volume-metadata-update',
+                   body={'metadata': {'purpose': 'database',
+                                      'tier': 'silver'}})
+        self._call(vol, 'GET', path + '/tier', 'volumes',
+                   'volume-metadata-show-key')
+        self._call(vol, 'PUT', path + '/tier', 'volumes',
+                   'volume-metadata-update-key',
+                   body={'meta': {'tier': 'bronze'}})
+        self._call(vol, 'DELETE', path + '/tier', 'volumes',
+                   'volume-metadata-delete-key')
+        self.assertEqual({'purpose': 'database'},
+                         vol.get(path).body['metadata'])
+
+
+class TypeAccessSamplesTest(APISamplesTest):
+    """Samples of volume type access (private types)."""
+
+    def test_samples(self):
+        self.scrub = Scrubber('http://localhost', self.conf.state_path)
+        admin = self.admin
+        vtype = self.create_type(
+            'gold', **{'os-volume-type-access:is_public': False})
+        action = '/v3/types/%s/action' % vtype['id']
+        project = 'f270b245cb11498ca4031deb7e141cfa'
+        self._call(admin, 'POST', action, 'volume-types',
+                   'volume-type-access-add', status=202,
+                   body={'addProjectAccess': {'project': project}})
+        self._call(admin, 'GET',
+                   '/v3/types/%s/os-volume-type-access' % vtype['id'],
+                   'volume-types', 'volume-type-access-list')
+        self._call(admin, 'POST', action, 'volume-types',
+                   'volume-type-access-remove', status=202,
+                   body={'removeProjectAccess': {'project': project}})
+
+
+class LegacyAttachSamplesTest(APISamplesTest):
+    """Samples of Cinder's legacy (pre-3.27) attach actions."""
+
+    def test_samples(self):
+        self.scrub = Scrubber('http://localhost', self.conf.state_path)
+        vol = self.vol.as_(volume_version='3.0')
+        volume_id = self.create_volume(name='legacy')['id']
+        action = '/v3/volumes/%s/action' % volume_id
+        self._call(vol, 'POST', action, 'volumes',
+                   'volume-update-readonly-flag', status=202,
+                   body={'os-update_readonly_flag': {'readonly': False}})
+        self._call(vol, 'POST', action, 'volumes', 'volume-reserve',
+                   status=202, body={'os-reserve': None})
+        self._call(vol, 'POST', action, 'volumes', 'volume-unreserve',
+                   status=202, body={'os-unreserve': None})
+        self._call(vol, 'POST', action, 'volumes', 'volume-attach',
+                   status=202, body={'os-attach': {
+                       'instance_uuid': 'c8a2f0a4-5b7d-4c1e-9e2f-'
+                                        '7d3b1a6c8e05',
+                       'mountpoint': '/dev/vdc', 'mode': 'rw'}})
+        attachment_id = self.show_volume(volume_id)['attachments'][0][
+            'attachment_id']
+        self._call(vol, 'POST', action, 'volumes', 'volume-detach',
+                   status=202, body={'os-detach': {
+                       'attachment_id': attachment_id}})

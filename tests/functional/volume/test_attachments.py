@@ -5,14 +5,14 @@ OSSA-2023-003 rule."""
 import concurrent.futures
 import threading
 
-from oslo_utils import timeutils
+import fixtures
+from oslo_db import exception as db_exc
 from oslo_utils import uuidutils
 import requests
 import sqlalchemy as sa
 
 from nova_lite import context
 from nova_lite.db import api as db_api
-from nova_lite.db import models
 from nova_lite.volume import drivers
 from tests.fixtures import system
 from tests.functional.volume import base
@@ -379,28 +379,12 @@ class BackendFailureTest(base.VolumeTestCase):
 class ServerAttachmentRuleTest(base.VolumeTestCase):
     """OSSA-2023-003: users may not delete a server's attachment."""
 
-    def _server_holding(self, attachment):
-        instance_uuid = attachment['instance']
-
-        @db_api.context_manager.writer
-        def insert(ctxt):
-            ctxt.session.add(models.Instance(
-                uuid=instance_uuid, display_name='s', project_id='demo',
-                user_id='demo', flavor_id='1', vm_state='active',
-                launched_at=timeutils.utcnow()))
-            ctxt.session.add(models.BlockDeviceMapping(
-                uuid=uuidutils.generate_uuid(), instance_uuid=instance_uuid,
-                source_type='volume', destination_type='volume',
-                volume_id=attachment['volume_id'],
-                attachment_id=attachment['id'], device_name='/dev/vdb'))
-        insert(context.get_admin_context())
-
     def test_user_gets_409_service_may_delete(self):
         volume = self.create_volume()
         attachment = self.reserve(volume['id'])
         self.connect(attachment['id'])
         self.complete(attachment['id'])
-        self._server_holding(attachment)
+        base.server_holding(attachment)
         path = '/v3/attachments/%s' % attachment['id']
         for api in (self.vol, self.admin):
             resp = api.delete(path)
@@ -420,7 +404,7 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
         volume = self.create_volume()
         attachment = self.reserve(volume['id'])
         self.connect(attachment['id'])
-        self._server_holding(attachment)
+        base.server_holding(attachment)
         path = '/v3/attachments/%s' % attachment['id']
         before = self.status(volume['id'])
         # Identity headers a user sends are not trusted (a forgery of
@@ -443,7 +427,7 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
         volume = self.create_volume()
         # Reserved only (no connection_info): allowed even if held.
         reserved = self.reserve(volume['id'])
-        self._server_holding(reserved)
+        base.server_holding(reserved)
         self.assertEqual(200, self.vol.delete(
             '/v3/attachments/%s' % reserved['id']).status)
         # Connected, but no server holds this attachment id.
@@ -451,3 +435,90 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
         self.connect(attachment['id'])
         self.assertEqual(200, self.vol.delete(
             '/v3/attachments/%s' % attachment['id']).status)
+
+
+class ConnectorTest(base.VolumeTestCase):
+    """Connectors are validated as os-brick builds them; the ``file``
+    backend keeps a record for any host name the schema admits, and a
+    connection whose recording fails is not left behind."""
+
+    def _connections(self, volume_id):
+        from nova_lite.volume import db as volume_db
+        volume = volume_db.volume_get(context.get_admin_context(), volume_id)
+        driver = drivers.get_driver(self.conf, volume.host)
+        return driver.connections({'id': volume.id,
+                                   'provider_location':
+                                       volume.provider_location})
+
+    def test_malformed_connectors_are_400_and_change_nothing(self):
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        path = '/v3/attachments/%s' % attachment['id']
+        for connector in ({'host': ['h1']}, {'host': {'h': 1}},
+                          {'host': 7}, {'host': ''}, {'host': 'h' * 256},
+                          {'host': 'h', 'multipath': 'yes'},
+                          {'host': 'h', 'wwpns': 'aa'},
+                          {'host': 'h', 'wwpns': ['not hex']},
+                          {'host': 'h', 'initiator': 'i' * 224},
+                          {'host': 'h', 'mode': 'rx'},
+                          {'host': 'h', 'extra': {'nested': 1}},
+                          {'host': 'h', 'x' * 65: 1}):
+            resp = self.vol.put(path, body={
+                'attachment': {'connector': connector}})
+            self.assertEqual(400, resp.status, (connector, resp.text))
+            self.assertIn('badRequest', resp.body)
+            self.assertEqual('reserved', self.vol.get(path).body[
+                'attachment']['status'])
+            resp = self.vol.post('/v3/attachments', body={'attachment': {
+                'volume_uuid': volume['id'], 'connector': connector}})
+            self.assertEqual(400, resp.status, (connector, resp.text))
+        self.assertEqual({}, self._connections(volume['id']))
+        self.assertEqual('reserved', self.status(volume['id']))
+        # Transport-specific keys of other connectors pass on.
+        connected = self.connect(attachment['id'], host='h',
+                                 sdc_guid='abc', nvme_hostid='x' * 36)
+        self.assertEqual('attaching', connected['status'])
+
+    def test_long_and_odd_host_names_connect_and_disconnect(self):
+        for host in ('h' * 237, 'h' * 255, '\u00e9' * 255, '..', '/etc',
+                     'a b%2F'):
+            volume = self.create_volume()
+            attachment = self.reserve(volume['id'])
+            self.connect(attachment['id'], host=host)
+            self.assertEqual([host], list(self._connections(volume['id'])))
+            self.assertEqual(200, self.vol.delete(
+                '/v3/attachments/%s' % attachment['id']).status)
+            self.assertEqual({}, self._connections(volume['id']))
+            self.assertEqual('available', self.status(volume['id']))
+
+    def test_failed_recording_leaves_no_connection(self):
+        from nova_lite.volume import db as volume_db
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        # The database goes away between the backend's connect and the
+        # write that records it.
+        down = db_exc.DBConnectionError('database unreachable')
+        self.useFixture(fixtures.MockPatchObject(
+            volume_db, 'attachment_connect', side_effect=down))
+        self.useFixture(fixtures.MockPatchObject(
+            volume_db, 'connection_users', side_effect=down))
+        resp = self.connect(attachment['id'], expect=503)
+        self.assertIn('serviceUnavailable', resp.body)
+        self.assertEqual({}, self._connections(volume['id']))
+
+    def test_failed_recording_keeps_a_shared_connection(self):
+        from nova_lite.volume import db as volume_db
+        self.create_type('ma', extra_specs={'multiattach': '<is> True'})
+        volume = self.create_volume(volume_type='ma')
+        first = self.reserve(volume['id'])
+        self.connect(first['id'], host='h1')
+        self.complete(first['id'])
+        second = self.reserve(volume['id'])
+        down = db_exc.DBConnectionError('database unreachable')
+        self.useFixture(fixtures.MockPatchObject(
+            volume_db, 'attachment_connect', side_effect=down))
+        self.useFixture(fixtures.MockPatchObject(
+            volume_db, 'connection_users', side_effect=down))
+        self.connect(second['id'], host='h1', expect=503)
+        # The first attachment still uses h1's connection.
+        self.assertEqual(['h1'], list(self._connections(volume['id'])))

@@ -1,8 +1,10 @@
-"""The attachment moves on MariaDB and PostgreSQL, under contention.
+"""The attachment moves and the quotas on MariaDB and PostgreSQL, under
+contention.
 
 SQLite serialises writers (BEGIN IMMEDIATE); on MariaDB and PostgreSQL the
-compare-and-swaps and the volume row lock of nova_lite.volume.db are what
-keep concurrent requests from both winning. These tests use the
+compare-and-swaps and the volume row lock of nova_lite.volume.db, and the
+quota lock rows (nova_lite.quota), are what keep concurrent requests from
+both winning. These tests use the
 opportunistic servers (see tests/fixtures/database.py): they skip when a
 server is missing, unless NOVA_LITE_REQUIRE_DB_BACKENDS=1.
 """
@@ -14,13 +16,18 @@ from unittest import mock
 from oslo_utils import uuidutils
 import testtools
 
+from nova_lite.compute import flavors
+from nova_lite.compute import quotas as compute_quotas
 from nova_lite import context
 from nova_lite.db import api as db_api
 from nova_lite.db import migration
+from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
 from nova_lite.volume import drivers
+from nova_lite.volume import metadata as vmeta
+from nova_lite.volume import quotas as volume_quotas
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 
@@ -38,6 +45,8 @@ class _Contention(object):
         migration._upgrade(manager.writer.get_engine())
         self.addCleanup(db_api.context_manager.patch_factory(manager))
         self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        # Twenty volumes of one project at once: above the default quota.
+        self.conf.set_override('volumes', -1, group='quota')
         policy.init(self.conf)
         self.addCleanup(policy.reset)
         self.api = volume_api.API(self.conf)
@@ -150,6 +159,111 @@ class _Contention(object):
             self.api.attachment_delete(self.ctxt, attachment.id)
             return self.api.get(self.ctxt, volume.id).status
         self.assertEqual(['available'] * 20, self._race(cycle))
+
+    def test_concurrent_volume_creates_take_the_last_units_once(self):
+        admin = context.get_admin_context()
+        volume_quotas.update(admin, 'demo', {'volumes': 5})
+
+        def create():
+            try:
+                return self.api.create(self.ctxt, 1).status
+            except exception.VolumeLimitExceeded:
+                return 'over'
+        results = self._race(create)
+        self.assertEqual(5, len([r for r in results if r != 'over']),
+                         results)
+        self.assertEqual(15, results.count('over'))
+        self.assertEqual(5, volume_quotas.usage(admin, 'demo')['volumes'])
+
+    def test_concurrent_server_creates_take_the_last_units_once(self):
+        admin = context.get_admin_context()
+        compute_quotas.update(admin, self.conf, 'demo', {'instances': 7})
+        flavor = flavors.get('1')
+
+        def insert(index, count):
+            with db_api.context_manager.writer.using(self.ctxt) as session:
+                session.add(models.Instance(
+                    uuid=uuidutils.generate_uuid(), display_name='s',
+                    project_id='demo', user_id='demo', flavor_id='1',
+                    vm_state='building'))
+            return index
+
+        def create():
+            try:
+                return len(compute_quotas.create_servers(
+                    self.ctxt, self.conf, flavor, 1, 2, insert))
+            except exception.TooManyInstances:
+                return 0
+        # Each asks for 1 to 2 servers: 7 units go, never more.
+        created = self._race(create)
+        self.assertEqual(7, sum(created), created)
+        self.assertEqual(7, compute_quotas.usage(admin, 'demo')[
+            'instances'])
+
+    def test_concurrent_metadata_writers_lose_no_key(self):
+        volume = self.api.create(self.ctxt, 1, metadata={'base': '-'})
+        numbers = iter(range(20))
+        lock = threading.Lock()
+
+        def add():
+            with lock:
+                i = next(numbers)
+            return self.api.create_metadata(
+                self.ctxt, volume.id, {'k%02d' % i: str(i), 'base': str(i)})
+        self._race(add)
+        metadata = self.api.get_metadata(self.ctxt, volume.id)
+        self.assertEqual({'k%02d' % i: str(i) for i in range(20)},
+                         {k: v for k, v in metadata.items() if k != 'base'})
+        self.assertIn(metadata['base'], [str(i) for i in range(20)])
+
+    def test_if_match_lets_one_of_concurrent_writers_win(self):
+        volume = self.api.create(self.ctxt, 1, metadata={'v': '-'})
+        etag = vmeta.etag(self.api.get_metadata(self.ctxt, volume.id))
+        numbers = iter(range(10))
+        lock = threading.Lock()
+
+        def put():
+            with lock:
+                i = next(numbers)
+            try:
+                self.api.update_metadata(self.ctxt, volume.id,
+                                         {'v': str(i)}, replace=True,
+                                         if_match=[etag])
+            except exception.MetadataChanged:
+                return None
+            return i
+        won = [i for i in self._race(put, n=10) if i is not None]
+        self.assertEqual(1, len(won))
+        self.assertEqual({'v': str(won[0])},
+                         self.api.get_metadata(self.ctxt, volume.id))
+
+    def test_metadata_keys_differing_in_trailing_spaces(self):
+        volume = self.api.create(self.ctxt, 1, metadata={'a': '1'})
+        if self.BACKEND == 'mysql':
+            # MariaDB compares "a" and "a " equal, even in utf8mb4_bin:
+            # 400, and nothing changes.
+            self.assertRaises(exception.InvalidVolumeMetadata,
+                              self.api.create_metadata, self.ctxt,
+                              volume.id, {'a ': '2'})
+            self.assertRaises(exception.InvalidVolumeMetadata,
+                              self.api.create, self.ctxt, 1,
+                              metadata={'b': '1', 'b ': '2'})
+            self.assertEqual({'a': '1'},
+                             self.api.get_metadata(self.ctxt, volume.id))
+            self.assertEqual(1, len(self.api.get_all(self.ctxt)))
+        else:
+            self.assertEqual({'a': '1', 'a ': '2'},
+                             self.api.create_metadata(self.ctxt, volume.id,
+                                                      {'a ': '2'}))
+        # Changed and removed by id, never by key: one key replaces the
+        # other on every backend, and only the key named goes.
+        self.assertEqual({'a ': '3'}, self.api.update_metadata(
+            self.ctxt, volume.id, {'a ': '3'}, replace=True))
+        self.assertRaises(exception.VolumeMetadataNotFound,
+                          self.api.delete_metadata, self.ctxt, volume.id,
+                          'a')
+        self.assertEqual({'a ': '3'},
+                         self.api.get_metadata(self.ctxt, volume.id))
 
 
 class TestMySQL(_Contention, testtools.TestCase):

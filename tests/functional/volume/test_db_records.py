@@ -38,7 +38,8 @@ class RecordsTest(testtools.TestCase):
             self.user.elevated(), 'ma',
             extra_specs={'multiattach': '<is> True'})
         self.volume = self.api.create(self.user, 1, volume_type=vtype.name,
-                                      name='v1')
+                                      name='v1', metadata={'b': '2', 'a': '1',
+                                                           'B': '3'})
         self.attachments = []
         for i in range(3):
             if i == 2:
@@ -55,13 +56,14 @@ class RecordsTest(testtools.TestCase):
             self.attachments.append(att.id)
 
     def _orm_volume(self, volume_id):
-        found = [v for v in db.volume_get_all(self.admin)
+        found = [v for v in db.volume_get_all(self.admin, with_metadata=True)
                  if v.id == volume_id]
         self.assertEqual(1, len(found))
         return found[0]
 
     def test_volume_record_matches_the_orm_row(self):
-        record = db.volume_get(self.admin, self.volume.id)
+        record = db.volume_get(self.admin, self.volume.id,
+                               with_metadata=True)
         orm_row = self._orm_volume(self.volume.id)
         for column in db.Volume.__table__.c:
             self.assertEqual(getattr(orm_row, column.name),
@@ -70,6 +72,10 @@ class RecordsTest(testtools.TestCase):
                          (record.volume_type.name, record.volume_type.id))
         self.assertEqual(sorted(self.attachments),
                          [a.id for a in record.attachments])
+        expected = {'B': '3', 'a': '1', 'b': '2'}
+        self.assertEqual(expected, views.volume_metadata(record))
+        self.assertEqual(expected, views.volume_metadata(orm_row))
+        self.assertEqual(list(expected), list(views.volume_metadata(record)))
         for mine, theirs in zip(record.attachments, orm_row.attachments):
             for column in db.Attachment.__table__.c:
                 self.assertEqual(getattr(theirs, column.name),
@@ -77,18 +83,23 @@ class RecordsTest(testtools.TestCase):
         for ctxt in (self.admin, self.user, self.svc):
             for version in VERSIONS:
                 self.assertEqual(
-                    views.volume_detail(ctxt, orm_row, version, 'http://x'),
-                    views.volume_detail(ctxt, record, version, 'http://x'))
+                    views.volume_detail(ctxt, orm_row, version, 'http://x',
+                                        conf=self.conf),
+                    views.volume_detail(ctxt, record, version, 'http://x',
+                                        conf=self.conf))
 
     def test_volume_without_type_or_attachments(self):
         volume = self.api.create(self.user, 1)
-        record = db.volume_get(self.admin, volume.id, 'demo')
+        record = db.volume_get(self.admin, volume.id, 'demo',
+                               with_metadata=True)
         self.assertIsNone(record.volume_type)
         self.assertEqual([], record.attachments)
+        self.assertEqual((), record.volume_metadata)
         self.assertEqual(
             views.volume_detail(self.user, self._orm_volume(volume.id),
-                                VERSIONS[-1]),
-            views.volume_detail(self.user, record, VERSIONS[-1]))
+                                VERSIONS[-1], conf=self.conf),
+            views.volume_detail(self.user, record, VERSIONS[-1],
+                                conf=self.conf))
 
     def test_attachment_record_matches_the_orm_row(self):
         orm_rows = {a.id: a for a in db.attachment_get_all(self.admin)}
@@ -106,6 +117,14 @@ class RecordsTest(testtools.TestCase):
                              db.connector_of(record))
             self.assertEqual(views.attachment_detail(orm_row),
                              views.attachment_detail(record))
+
+    def test_metadata_read_only_when_asked(self):
+        # The attach path reads volumes without their metadata (one
+        # statement); their views then show none.
+        record = db.volume_get(self.admin, self.volume.id)
+        self.assertIsNone(record.volume_metadata)
+        self.assertEqual({}, views.volume_detail(
+            self.admin, record, VERSIONS[-1], conf=self.conf)['metadata'])
 
     def test_other_project_is_not_found(self):
         self.assertRaises(exception.VolumeNotFound, db.volume_get,

@@ -9,7 +9,6 @@ from unittest import mock
 
 import fixtures
 from oslo_policy import opts as policy_opts
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 import requests
 import sqlalchemy as sa
@@ -34,22 +33,6 @@ def _set_volume(volume_id, **values):
         ctxt.session.execute(sa.update(models.Volume).where(
             models.Volume.id == volume_id).values(**values))
     update(context.get_admin_context())
-
-
-def _server_holding(attachment):
-    """A server whose block device mapping holds ``attachment``."""
-    @db_api.context_manager.writer
-    def insert(ctxt):
-        ctxt.session.add(models.Instance(
-            uuid=attachment['instance'], display_name='s',
-            project_id='demo', user_id='demo', flavor_id='1',
-            vm_state='active', launched_at=timeutils.utcnow()))
-        ctxt.session.add(models.BlockDeviceMapping(
-            uuid=uuidutils.generate_uuid(),
-            instance_uuid=attachment['instance'], source_type='volume',
-            destination_type='volume', volume_id=attachment['volume_id'],
-            attachment_id=attachment['id'], device_name='/dev/vdb'))
-    insert(context.get_admin_context())
 
 
 class _FakeBackend(base.VolumeTestCase):
@@ -112,10 +95,11 @@ class CreateTest(base.VolumeTestCase):
         self.create_type('ma', extra_specs=MA)
         volume = self.create_volume(volume_type='ma')
         self.assertTrue(volume['multiattach'])
-        self.assertEqual('file', self.show_volume(
+        self.assertEqual('compute1@file#file', self.show_volume(
             volume['id'], api=self.admin)['os-vol-host-attr:host'])
-        self.assertEqual('fake', self.show_volume(self.create_volume()['id'],
-                         api=self.admin)['os-vol-host-attr:host'])
+        self.assertEqual('compute1@fake#fake', self.show_volume(
+            self.create_volume()['id'],
+            api=self.admin)['os-vol-host-attr:host'])
 
     def test_no_multiattach_backend_is_400_and_no_volume(self):
         self.create_type('ma-fake', extra_specs=dict(
@@ -166,14 +150,21 @@ class CreateTest(base.VolumeTestCase):
         self.assertEqual(403, self.vol.get('/v3/capabilities/fake').status)
 
         pools = self.admin.get('/v3/scheduler-stats/get_pools').body
-        self.assertEqual({'pools': [{'name': 'fake'}, {'name': 'file'}]},
+        self.assertEqual({'pools': [{'name': 'compute1@fake#fake'},
+                                    {'name': 'compute1@file#file'}]},
                          pools)
+        # Filtered by a pool's name, or its backend's.
+        for name in ('compute1@file#file', 'file'):
+            self.assertEqual([{'name': 'compute1@file#file'}],
+                             self.admin.get(
+                                 '/v3/scheduler-stats/get_pools?name=%s' %
+                                 name.replace('#', '%23')).body['pools'])
         detail = self.admin.get(
             '/v3/scheduler-stats/get_pools?detail=True').body['pools']
         self.assertEqual([False, True],
                          [p['capabilities']['multiattach'] for p in detail])
         self.create_type('ma', extra_specs=MA)
-        self.assertEqual([{'name': 'file'}], self.admin.get(
+        self.assertEqual([{'name': 'compute1@file#file'}], self.admin.get(
             '/v3/scheduler-stats/get_pools?volume_type=ma').body['pools'])
         self.assertEqual(403, self.vol.get(
             '/v3/scheduler-stats/get_pools').status)
@@ -196,7 +187,8 @@ class CreateTest(base.VolumeTestCase):
         self.assertIn('multiattach', caps.properties)
         pools = {p.name: p.capabilities
                  for p in conn.block_storage.backend_pools()}
-        self.assertEqual({'fake': False, 'file': True},
+        self.assertEqual({'compute1@fake#fake': False,
+                          'compute1@file#file': True},
                          {n: c['multiattach'] for n, c in pools.items()})
 
         endpoint = server.base_url + '/v3'
@@ -206,7 +198,7 @@ class CreateTest(base.VolumeTestCase):
         self.assertEqual({}, cs.capabilities.get('fake').properties)
         self.create_type('ma', extra_specs=MA)
         listed = cs.volumes.get_pools(True, {'volume_type': 'ma'}).pools
-        self.assertEqual([('file', True)], [
+        self.assertEqual([('compute1@file#file', True)], [
             (p['name'], p['capabilities']['multiattach']) for p in listed])
 
 
@@ -476,7 +468,7 @@ class ForceDetachTest(_FakeBackend):
     def test_a_servers_attachment_is_409(self):
         volume = self.ma_volume()
         attachment = self.attach(volume['id'], 'h1')
-        _server_holding(attachment)
+        base.server_holding(attachment)
         resp = self.force_detach(volume['id'], expect=409,
                                  attachment_id=attachment['id'])
         self.assertEqual(
@@ -744,3 +736,63 @@ class EncryptionTest(base.VolumeTestCase):
                               bs.create_volume, size=1,
                               volume_type='sdk-enc')
         self.assertIn('Multiattach cannot be used with encrypted', str(e))
+
+
+class ResetStatusTest(_FakeBackend):
+    """Cinder's admin os-reset_status: the way out of any state."""
+
+    def reset(self, volume_id, expect=202, api=None, **body):
+        resp = (api or self.admin).post(
+            '/v3/volumes/%s/action' % volume_id,
+            body={'os-reset_status': body})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp
+
+    def test_admin_only(self):
+        volume = self.ma_volume()
+        resp = self.reset(volume['id'], api=self.vol, expect=403,
+                          status='error')
+        self.assertIn('reset_status', resp.text)
+        self.assertEqual('available', self.status(volume['id']))
+
+    def test_status_only_keeps_the_attachments(self):
+        volume = self.ma_volume()
+        attachment = self.attach(volume['id'], 'h1')
+        self.reset(volume['id'], status='error')
+        self.assertEqual('error', self.status(volume['id']))
+        self.assertEqual('attached', self.vol.get(
+            '/v3/attachments/%s' % attachment['id']).body['attachment'][
+                'status'])
+        self.assertEqual([], self.terminated)
+        self.reset(volume['id'], status='in-use', migration_status='none')
+        self.assertEqual('in-use', self.status(volume['id']))
+
+    def test_detached_ends_every_attachment_and_connection(self):
+        volume = self.ma_volume()
+        a1 = self.attach(volume['id'], 'h1')
+        a2 = self.attach(volume['id'], 'h2')
+        # Even one a server holds: the administrator's override.
+        base.server_holding(a1)
+        self.reset(volume['id'], status='available', attach_status='detached')
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual([], self.hosts(volume['id']))
+        self.assertEqual(sorted([(volume['id'], 'h1'), (volume['id'], 'h2')]),
+                         sorted(self.terminated))
+        for attachment in (a1, a2):
+            self.assertEqual(404, self.vol.get(
+                '/v3/attachments/%s' % attachment['id']).status)
+        # Attachable again.
+        self.attach(volume['id'], 'h3')
+        self.assertEqual('in-use', self.status(volume['id']))
+
+    def test_bad_requests_change_nothing(self):
+        volume = self.ma_volume()
+        for body in ({}, {'status': 'bogus'}, {'attach_status': 'attaching'},
+                     {'migration_status': 'x'}, {'status': 'error', 'x': 1},
+                     {'status': 5}):
+            resp = self.reset(volume['id'], expect=400, **body)
+            self.assertIn('badRequest', resp.body)
+        resp = self.reset(volume['id'], expect=400, attach_status='attached')
+        self.assertIn('has no attachment', resp.text)
+        self.assertEqual('available', self.status(volume['id']))
+        self.reset(uuidutils.generate_uuid(), expect=404, status='error')

@@ -12,9 +12,16 @@ class VolumesTest(base.VolumeTestCase):
         self.assertEqual('false', volume['bootable'])
         self.assertFalse(volume['multiattach'])
         self.assertEqual([], volume['attachments'])
-        self.assertEqual('demo', volume['os-vol-tenant-attr:tenant_id'])
-        self.assertNotIn('os-vol-host-attr:host', volume)
-        self.assertEqual(volume, self.show_volume(volume['id']))
+        # The os-vol-*-attr fields are in show and list detail, not in
+        # the create answer (Cinder's extensions; tempest's schema).
+        self.assertNotIn('os-vol-tenant-attr:tenant_id', volume)
+        shown = self.show_volume(volume['id'])
+        self.assertEqual('demo', shown.pop('os-vol-tenant-attr:tenant_id'))
+        self.assertNotIn('os-vol-host-attr:host', shown)
+        self.assertEqual(volume, shown)
+        updated = self.vol.put('/v3/volumes/%s' % volume['id'], body={
+            'volume': {'name': 'data'}}).body['volume']
+        self.assertNotIn('os-vol-tenant-attr:tenant_id', updated)
 
         summary = self.vol.get('/v3/volumes').body['volumes']
         self.assertEqual([{'id': volume['id'], 'name': 'data',
@@ -26,6 +33,25 @@ class VolumesTest(base.VolumeTestCase):
         self.assertEqual(202, resp.status)
         self.assertEqual(404, self.vol.get(
             '/v3/volumes/%s' % volume['id']).status)
+
+    def test_summary(self):
+        self.create_volume(size=2)
+        self.create_volume(size=3)
+        path = '/v3/demo/volumes/summary'
+        self.assertEqual(404, self.vol.as_(volume_version='3.11').get(
+            path).status)
+        resp = self.vol.as_(volume_version='3.12').get(path)
+        self.assertEqual({'volume-summary': {'total_count': 2,
+                                             'total_size': 5}}, resp.body)
+        resp = self.vol.get(path)       # 3.36+: with metadata
+        self.assertEqual({'total_count': 2, 'total_size': 5,
+                          'metadata': {}}, resp.body['volume-summary'])
+        other = self.api.as_(token='other:other', volume_version=base.LATEST)
+        self.assertEqual(0, other.get('/v3/other/volumes/summary').body[
+            'volume-summary']['total_count'])
+        self.assertEqual(2, self.admin.get(
+            '/v3/admin/volumes/summary?all_tenants=1').body[
+            'volume-summary']['total_count'])
 
     def test_urls_with_and_without_project_id(self):
         volume = self.create_volume()
@@ -53,6 +79,11 @@ class VolumesTest(base.VolumeTestCase):
         page = self.vol.get('/v3/volumes?limit=2&sort=name:asc').body
         self.assertEqual(ids[:2], [v['id'] for v in page['volumes']])
         self.assertIn('volumes_links', page)
+        self.assertEqual('volumes', page['volumes_links'][0]['href'].split(
+            '?')[0].rsplit('/', 1)[1])
+        detail = self.vol.get('/v3/volumes/detail?limit=2&sort=name:asc')
+        self.assertEqual('detail', detail.body['volumes_links'][0][
+            'href'].split('?')[0].rsplit('/', 1)[1])
         rest = self.vol.get('/v3/volumes?limit=2&sort=name:asc&marker=%s'
                             % ids[1]).body
         self.assertEqual(ids[2:], [v['id'] for v in rest['volumes']])
@@ -75,7 +106,7 @@ class VolumesTest(base.VolumeTestCase):
         self.assertEqual({mine['id'], theirs['id']}, admin_ids)
         self.assertEqual([], self.admin.get('/v3/volumes').body['volumes'])
         shown = self.show_volume(theirs['id'], api=self.admin)
-        self.assertEqual('file', shown['os-vol-host-attr:host'])
+        self.assertEqual('compute1@file#file', shown['os-vol-host-attr:host'])
 
     def test_microversion_fields(self):
         volume = self.create_volume()
@@ -94,7 +125,8 @@ class VolumesTest(base.VolumeTestCase):
                      {'volume': {}}, {'nope': {}},
                      {'volume': {'size': 1, 'multiattach': True}},
                      {'volume': {'size': 1, 'availability_zone': 'az9'}},
-                     {'volume': {'size': 1, 'metadata': {'a': 'b'}}}):
+                     {'volume': {'size': 1, 'metadata': {'a': 1}}},
+                     {'volume': {'size': 1, 'metadata': {'': 'b'}}}):
             resp = self.vol.post('/v3/volumes', body=body)
             self.assertEqual(400, resp.status, body)
             self.assertIn('badRequest', resp.body)
@@ -161,6 +193,15 @@ class VolumeTypesTest(base.VolumeTestCase):
                           'volume_backend_name': 'file'},
                          vtype['extra_specs'])
         self.assertTrue(vtype['os-volume-type-access:is_public'])
+        # As Cinder's answers (tempest's schemas): qos_specs_id in an
+        # administrator's show only; no type-access field in update.
+        self.assertNotIn('qos_specs_id', vtype)
+        shown = self.admin.get('/v3/types/%s' % vtype['id']).body
+        self.assertIsNone(shown['volume_type']['qos_specs_id'])
+        updated = self.admin.put('/v3/types/%s' % vtype['id'], body={
+            'volume_type': {'description': 'still shared'}}).body
+        self.assertEqual({'id', 'name', 'description', 'is_public',
+                          'extra_specs'}, set(updated['volume_type']))
         listed = self.vol.get('/v3/types').body['volume_types']
         self.assertEqual(['ma'], [t['name'] for t in listed])
         # Users see only the user-visible extra specs.
@@ -218,8 +259,12 @@ class VolumeTypesTest(base.VolumeTestCase):
         self.assertEqual([], self.vol.get('/v3/types').body['volume_types'])
         self.assertEqual(404, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
+        # As Cinder: an administrator's list too is of the public types
+        # (and those of the own project) unless is_public says otherwise.
+        self.assertEqual([], self.admin.get(
+            '/v3/types').body['volume_types'])
         self.assertEqual(1, len(self.admin.get(
-            '/v3/types').body['volume_types']))
+            '/v3/types?is_public=none').body['volume_types']))
 
     def test_multiattach_type_makes_multiattach_volumes(self):
         self.create_type('ma', extra_specs={'multiattach': '<is> True'})

@@ -43,6 +43,28 @@ class BackendsTest(testtools.TestCase):
         self.assertEqual('gold', backends['disk'].volume_backend_name)
         self.assertEqual('fake1', backends['fake1'].volume_backend_name)
 
+    def test_cinders_host_at_backend_hash_pool(self):
+        self.conf.set_override('enabled_backends', ['fake1', 'disk'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        self.conf.set_override('volume_driver', 'file', group='disk')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('backend_host', 'storage', group='disk')
+        self.assertEqual('compute1@fake1#fake1',
+                         drivers.volume_host(self.conf, 'fake1'))
+        self.assertEqual('storage@disk#disk',
+                         drivers.volume_host(self.conf, 'disk'))
+        self.assertEqual('fake1', drivers.get_driver(
+            self.conf, 'fake1').get_capabilities()['pool_name'])
+        # A backend no longer enabled, and a volume no backend took.
+        self.assertEqual('compute1@gone#gone',
+                         drivers.volume_host(self.conf, 'gone'))
+        self.assertIsNone(drivers.volume_host(self.conf, None))
+        for name in ('disk', 'storage@disk#disk', 'storage@disk',
+                     'a@b@disk#p'):
+            self.assertEqual('disk', drivers.backend_of(name))
+
     def test_unknown_driver(self):
         self.conf.set_override('enabled_backends', ['nope'], group='volume')
         self.assertRaises(exception.NovaLiteException,
@@ -117,6 +139,7 @@ class FakeDriverTest(testtools.TestCase):
         self.driver = drivers.get_driver(self.conf, 'fake1')
         # The fake's connection record is per process: a fresh one.
         self.useFixture(fixtures.MockPatchObject(fake, '_CONNECTIONS', {}))
+        self.useFixture(fixtures.MockPatchObject(fake, '_SIZES', {}))
 
     def test_connection_info_from_the_volume_alone(self):
         updates = self.driver.create_volume(VOLUME)
@@ -129,6 +152,25 @@ class FakeDriverTest(testtools.TestCase):
         other = fake.FakeDriver(self.conf, 'fake1')
         self.assertEqual(info, other.initialize_connection(volume,
                                                            {'mode': 'ro'}))
+
+    def test_extend_and_size(self):
+        self.assertIsNone(self.driver.volume_size(VOLUME))
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        self.assertEqual(1, self.driver.volume_size(volume))
+        self.driver.extend_volume(volume, 3)
+        self.assertEqual(3, self.driver.volume_size(volume))
+        self.driver.extend_volume(dict(volume, size=3), 2)   # never shrinks
+        self.assertEqual(3, self.driver.volume_size(volume))
+        # Another process did not see it: it cannot tell.
+        self.useFixture(fixtures.MockPatchObject(fake, '_SIZES', {}))
+        self.assertIsNone(self.driver.volume_size(volume))
+
+    def test_fail_extend(self):
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        self.conf.set_override('fail_extend', True, group='fake1')
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.extend_volume, volume, 2)
+        self.assertEqual(1, self.driver.volume_size(volume))
 
     def test_default_mode_is_rw(self):
         info = self.driver.initialize_connection(VOLUME, {})
@@ -203,6 +245,21 @@ class FileDriverTest(testtools.TestCase):
         self.assertFalse(os.path.exists(path))
         self.driver.delete_volume(volume)  # already gone: fine
 
+    def test_extend_grows_the_sparse_file(self):
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        self.assertEqual(1, self.driver.volume_size(volume))
+        self.driver.extend_volume(volume, 4)
+        st = os.stat(volume['provider_location'])
+        self.assertEqual(4 * 1024 ** 3, st.st_size)
+        self.assertLess(st.st_blocks * 512, 1024 ** 2)  # still sparse
+        self.assertEqual(4, self.driver.volume_size(volume))
+        self.driver.extend_volume(dict(volume, size=4), 2)  # never shrinks
+        self.assertEqual(4, self.driver.volume_size(volume))
+        self.driver.delete_volume(volume)
+        self.assertIsNone(self.driver.volume_size(volume))
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.extend_volume, volume, 5)
+
     def test_connections_are_recorded_beside_the_file(self):
         volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
         self.driver.initialize_connection(
@@ -214,7 +271,8 @@ class FileDriverTest(testtools.TestCase):
         other = file_driver.FileDriver(self.conf, 'file')
         conns = other.connections(volume)
         self.assertEqual(['compute/1', 'h2'], sorted(conns))
-        self.assertEqual({'mode': 'rw', 'initialized': 2,
+        self.assertEqual({'host': 'compute/1', 'mode': 'rw',
+                          'initialized': 2,
                           'connector': {'host': 'compute/1'}},
                          conns['compute/1'])
         self.assertEqual('ro', conns['h2']['mode'])
@@ -241,6 +299,21 @@ class FileDriverTest(testtools.TestCase):
             self.assertEqual([], os.listdir(where))
         self.driver.delete_volume(volume)
         self.assertFalse(os.path.exists(where))
+
+    def test_host_names_too_long_for_a_file_name(self):
+        volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        hosts = ['h' * 250, '\u00e9' * 255, '%' * 100]
+        for host in hosts:
+            self.driver.initialize_connection(volume, {'host': host})
+        where = os.path.dirname(self.driver._host_file(volume, 'h'))
+        names = os.listdir(where)
+        self.assertEqual(3, len(names))
+        self.assertTrue(all(len(n.encode()) <= 255 for n in names), names)
+        self.assertEqual(sorted(hosts),
+                         sorted(self.driver.connections(volume)))
+        for host in hosts:
+            self.driver.terminate_connection(volume, {'host': host})
+        self.assertEqual([], os.listdir(where))
 
     def test_unreadable_record_is_replaced(self):
         volume = dict(VOLUME, **self.driver.create_volume(VOLUME))

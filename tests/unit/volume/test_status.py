@@ -14,7 +14,7 @@ ALL_VOLUME_STATUSES = (
     'available', 'reserved', 'attaching', 'in-use', 'detaching',
     'downloading', 'creating', 'deleting', 'deleted', 'error',
     'error_deleting', 'error_restoring', 'error_extending',
-    'error_managing', 'maintenance', 'uploading', 'retyping')
+    'error_managing', 'maintenance', 'uploading', 'retyping', 'extending')
 
 
 class VolumeMovesTest(testtools.TestCase):
@@ -73,6 +73,68 @@ class VolumeMovesTest(testtools.TestCase):
 
     def test_delete_failed(self):
         self._check('delete_failed', ('deleting',), 'error_deleting')
+
+    def test_extend(self):
+        # Only available volumes: an in-use one needs Cinder's 3.42
+        # (extend of an attached volume), which nova_lite does not do.
+        self._check('extend', ('available',), 'extending')
+        self._check('extend_done', ('extending',), 'available')
+        self._check('extend_failed', ('extending',), 'error_extending')
+        self._check('extend_settled', ('extending',), 'available')
+        self._check('extend_unsettled', ('extending',), 'error_extending')
+
+    def test_extending_is_not_deletable_but_its_error_is(self):
+        self.assertNotIn('extending', st.VOLUME_MOVES['delete'][0])
+        self.assertIn('error_extending', st.VOLUME_MOVES['delete'][0])
+        self.assertIn('extending', st.RESETTABLE)
+        self.assertIn('error_extending', st.RESETTABLE)
+
+    def test_legacy_reserve(self):
+        self._check('legacy_reserve', ('available',), 'attaching')
+        self._check('legacy_reserve_multiattach', ('available', 'in-use'),
+                    'attaching')
+        self.assertEqual(('available',), st.legacy_reserve_from(False))
+        self.assertEqual(('available', 'in-use'),
+                         st.legacy_reserve_from(True))
+
+    def test_legacy_attach(self):
+        self._check('legacy_attach', ('available', 'attaching'), 'in-use')
+        self._check('legacy_attach_multiattach',
+                    ('available', 'attaching', 'in-use'), 'in-use')
+        self.assertNotIn('in-use', st.legacy_attach_from(False))
+        self.assertIn('in-use', st.legacy_attach_from(True))
+        # A volume reserved by the attachments API is not attached the
+        # legacy way (its reservation must finish first).
+        self.assertNotIn('reserved', st.legacy_attach_from(True))
+
+    def test_unreserve_and_readonly_only_from_one_status(self):
+        self.assertEqual(('attaching',), st.UNRESERVE_FROM)
+        self.assertEqual(('available',), st.READONLY_UPDATE_FROM)
+
+    def test_unreserve_recomputes(self):
+        # os-unreserve sets what the attachments say.
+        self.assertEqual(('available', 'detached'),
+                         st.recompute('attaching', None, []))
+        self.assertEqual(('in-use', 'attached'),
+                         st.recompute('attaching', None, ['attached']))
+
+
+class LegacyAttachRulesTest(testtools.TestCase):
+    def test_readonly_value_is_cinders(self):
+        self.assertEqual('True', st.readonly_value(True))
+        self.assertEqual('False', st.readonly_value(False))
+
+    def test_attach_mode_allowed(self):
+        for readonly in (None, 'False'):
+            for mode in ('rw', 'ro'):
+                self.assertTrue(st.attach_mode_allowed(readonly, mode))
+        self.assertTrue(st.attach_mode_allowed('True', 'ro'))
+        self.assertFalse(st.attach_mode_allowed('True', 'rw'))
+
+    def test_visible_admin_metadata(self):
+        self.assertEqual({'readonly': 'True'}, st.visible_admin_metadata(
+            [('readonly', 'True'), ('attached_mode', 'rw'), ('x', 'y')]))
+        self.assertEqual({}, st.visible_admin_metadata([]))
 
 
 class AttachmentMovesTest(testtools.TestCase):

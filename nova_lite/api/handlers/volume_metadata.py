@@ -1,0 +1,92 @@
+"""/v3 volume metadata: ``/volumes/{volume_id}/metadata[/{key}]``.
+
+Cinder's answers: GET, POST (keys added; the whole metadata answered) and
+PUT (the whole metadata replaced) of ``{"metadata": {...}}``; GET and PUT
+of one key as ``{"meta": {key: value}}`` (the body's one key must be the
+URL's: 400 otherwise); DELETE of one key answers 200 with no body (404
+when there is no such key). From 3.15 the metadata's GET carries an
+``Etag`` and its PUTs honour ``If-Match`` (412 when the metadata changed).
+The rules are in ``nova_lite.volume.metadata_api``.
+"""
+
+from nova_lite.api import microversion
+from nova_lite.api import router
+from nova_lite.api.schemas import volume_metadata as schema
+from nova_lite.api import validation
+from nova_lite import exception
+from nova_lite.i18n import _
+from nova_lite.volume import api as volume_api
+from nova_lite.volume import metadata as vmeta
+
+
+def _api(req):
+    return volume_api.API(req.environ['nova_lite.conf'])
+
+
+def _ctxt(req):
+    return req.environ['nova_lite.context']
+
+
+def _if_match(req):
+    """The ETags of the request's If-Match (3.15+), or None: no header,
+    ``*``, or an older microversion (the header is then ignored, as in
+    Cinder)."""
+    if not microversion.want(req).matches(microversion.ETAGS):
+        return None
+    header = req.if_match
+    if not header:     # webob's AnyETag: no header, or "*"
+        return None
+    return list(header.etags)
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+def list_volume_metadata(req, volume_id):
+    metadata = _api(req).get_metadata(_ctxt(req), volume_id)
+    headers = {}
+    if microversion.want(req).matches(microversion.ETAGS):
+        headers['Etag'] = '"%s"' % vmeta.etag(metadata)
+    return router.reply(200, {'metadata': metadata}, headers)
+
+
+@validation.request_body(schema.SET, '3.0')
+@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+def create_volume_metadata(req, volume_id, body):
+    return {'metadata': _api(req).create_metadata(
+        _ctxt(req), volume_id, body['metadata'])}
+
+
+@validation.request_body(schema.SET, '3.0')
+@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+def update_volume_metadata(req, volume_id, body):
+    return {'metadata': _api(req).update_metadata(
+        _ctxt(req), volume_id, body['metadata'], replace=True,
+        if_match=_if_match(req))}
+
+
+@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.response(200, schema.ITEM_RESPONSE, '3.0')
+def show_volume_metadata_item(req, volume_id, key):
+    metadata = _api(req).get_metadata(_ctxt(req), volume_id)
+    if key not in metadata:
+        raise exception.VolumeMetadataNotFound(volume_id=volume_id,
+                                               metadata_key=key)
+    return {'meta': {key: metadata[key]}}
+
+
+@validation.request_body(schema.SET_ITEM, '3.0')
+@validation.response(200, schema.ITEM_RESPONSE, '3.0')
+def update_volume_metadata_item(req, volume_id, key, body):
+    item = body['meta']
+    if key not in item:
+        raise exception.InvalidInput(reason=_(
+            'Request body and URI mismatch'))
+    _api(req).update_metadata(_ctxt(req), volume_id, item,
+                              if_match=_if_match(req))
+    return {'meta': item}
+
+
+@validation.response(200, None, '3.0')
+def delete_volume_metadata_item(req, volume_id, key):
+    _api(req).delete_metadata(_ctxt(req), volume_id, key)
+    return router.reply(200)
