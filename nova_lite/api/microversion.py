@@ -124,8 +124,16 @@ class ServiceVersions(object):
 # change nothing in nova_lite.
 MULTINIC_NOOP = '2.1'
 SHELVED_VOLUME_OPS = '2.20'          # attach/detach while shelved(_offloaded)
+# 2.36 deprecated the proxies of other services: os-volumes answers 404
+# from 2.36 (its last version is MAX_PROXY_API, Nova's
+# MAX_PROXY_API_SUPPORT_VERSION); quota sets and limits lose their network
+# keys.
+MAX_PROXY_API = '2.35'
+NO_NETWORK_PROXIES = '2.36'          # quota sets, limits: no network keys
 NETWORKS_NONE = '2.37'               # networks: "none"/"auto" on create
+NO_IMAGE_META_LIMIT = '2.39'         # limits: no maxImageMeta
 VOLUME_ATTACH_TAG = '2.49'           # tag on POST os-volume_attachments
+NO_INJECTED_FILES = '2.57'           # quota sets, limits: no personality
 MULTIATTACH = '2.60'                 # multiattach volumes
 VOLUME_ATTACHMENT_TAG_VIEW = '2.70'  # tag in attachment views
 STRICT_LIST_QUERY = '2.75'           # os-volume_attachments list: no extras
@@ -147,6 +155,9 @@ COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
 
 # -- volume (/v3) ------------------------------------------------------------
 # Cinder's numbering, 3.0 to 3.71.
+VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
+ETAGS = '3.15'                       # volume metadata: Etag and If-Match
+VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
 NEW_ATTACH = '3.27'                  # /attachments
 NEW_ATTACH_COMPLETION = '3.44'       # os-complete
 MULTIATTACH_VOLUMES = '3.50'         # discovery marker only

@@ -85,7 +85,9 @@ class VersionedAPI(object):
         """Handle ``/{project_id}/...`` URLs. The segment is optional, as
         in Nova, and in Cinder, whose 3.67 only announces what its routes
         already accept."""
-        parts = req.path_info.strip('/').split('/', 1)
+        # lstrip only: a trailing slash is kept, so that '/{p}/volumes/'
+        # is a 404 as '/volumes/' is (Routes does not match it).
+        parts = req.path_info.lstrip('/').split('/', 1)
         first = parts[0]
         if not first or first in self.collections:
             return

@@ -6,16 +6,6 @@ from nova_lite import exception
 from nova_lite.i18n import _
 
 
-def isotime(value):
-    """A datetime as Nova and Cinder views show it: naive UTC with
-    microseconds (``2026-11-21T20:36:50.000000``), or None."""
-    if value is None:
-        return None
-    if value.tzinfo is not None:
-        value = (value - value.utcoffset()).replace(tzinfo=None)
-    return value.strftime('%Y-%m-%dT%H:%M:%S.%f')
-
-
 # -- paging ------------------------------------------------------------------
 # Both APIs page in SQL: a list request reads one page (plus one row, to
 # know whether there is another), whatever the number of rows before it.
@@ -49,12 +39,13 @@ def page_params(req, default_sort_dir='desc'):
             'offset': offset, 'sort_key': sort_key, 'sort_dir': sort_dir}
 
 
-def next_links(req, collection, items, limit, explicit):
-    """Cinder's ``<collection>_links`` when a page is full."""
+def next_links(req, items, limit, explicit):
+    """Cinder's ``<collection>_links`` when a page is full: the same URL
+    (``/volumes`` or ``/volumes/detail``) with the last item as marker."""
     if not explicit or not items or len(items) < limit:
         return None
     params = dict(req.GET)
     params['marker'] = items[-1].id
     query = '&'.join('%s=%s' % kv for kv in sorted(params.items()))
     return [{'rel': 'next',
-             'href': '%s/%s?%s' % (req.application_url, collection, query)}]
+             'href': '%s?%s' % (req.path_url, query)}]

@@ -18,12 +18,14 @@ from oslo_utils import uuidutils
 
 from nova_lite.compute import block_device
 from nova_lite.compute import checks
+from nova_lite.compute import quotas
+from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import shelve_api
 from nova_lite.compute import states
 from nova_lite.compute import volume_api
-from nova_lite.compute import volume_ops
 from nova_lite.conductor import api as conductor_api
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
@@ -164,7 +166,9 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
     def create(self, context, name, flavor, image_ref=None,
                block_device_mapping=None, min_count=1, max_count=None,
                availability_zone=None, supports_multiattach=False,
-               share_multiattach=False):
+               share_multiattach=False, access_ip_v4=None,
+               access_ip_v6=None, hostname=None, description=None,
+               metadata=None):
         """Create ``max_count`` servers (at least ``min_count``) and hand
         them to the conductor. Returns (servers, reservation_id).
 
@@ -190,20 +194,26 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             context, block_device.attach_modes(parsed))
         shared = max_count > 1 and bool(block_device.volume_ids(parsed))
         reservation_id = _reservation_id()
-        instances = []
+        # As many servers as the project's quota takes (at least
+        # min_count, else 403), inserted in one transaction.
+        instances = quotas.create_servers(
+            context, self.conf, flavor, min_count, max_count,
+            lambda index, count: self._create_one(
+                context, name, flavor, image_ref, parsed, index, count,
+                reservation_id, access_ip_v4=access_ip_v4,
+                access_ip_v6=access_ip_v6, hostname=hostname,
+                description=description, metadata=metadata))
         try:
-            for index in range(max_count):
-                instance = self._create_one(
-                    context, name, flavor, image_ref, parsed, index,
-                    max_count, reservation_id)
-                instances.append(instance)
+            for instance in instances:
                 self._reserve_volumes(context, instance, shared=shared)
                 instance_action.InstanceAction.action_start(
                     context, instance.uuid, instance_action.CREATE)
         except Exception:
             for instance in instances:
                 try:
-                    self._local_delete(context, instance)
+                    self._start_local_delete(instance)
+                    release.delete_locally(context, self.volume_api,
+                                           instance)
                 except Exception:
                     LOG.exception('Could not clean up server %s',
                                   instance.uuid)
@@ -212,7 +222,9 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         return instances, reservation_id
 
     def _create_one(self, context, name, flavor, image_ref, parsed, index,
-                    count, reservation_id):
+                    count, reservation_id, access_ip_v4=None,
+                    access_ip_v6=None, hostname=None, description=None,
+                    metadata=None):
         uuid = uuidutils.generate_uuid()
         instance = objects.Instance(
             context, uuid=uuid,
@@ -224,7 +236,12 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             power_state=states.NOSTATE, locked=False, locked_by=None,
             locked_reason=None, reservation_id=reservation_id,
             launch_index=index, root_device_name='/dev/vda',
-            task_owner=None, task_updated_at=None)
+            task_owner=None, task_updated_at=None,
+            access_ip_v4=access_ip_v4, access_ip_v6=access_ip_v6,
+            display_description=description, server_metadata=metadata or {},
+            # Several servers of one request: hostname-1, hostname-2...
+            hostname=(hostname if count == 1 or hostname is None
+                      else '%s-%d' % (hostname, index + 1)))
         instance.create(block_device.build_mappings(context, uuid, parsed,
                                                     image_ref))
         return instance
@@ -259,16 +276,31 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                     self._release_new_attachment(context, attachment['id'])
 
     # -- delete --------------------------------------------------------------
-    def _local_delete(self, context, instance):
-        """Delete a server no compute host holds: its volumes are released
-        here, then the server is marked deleted."""
-        bdms = objects.BlockDeviceMapping.get_all_by_instance(
-            context, instance.uuid)
-        volume_ops.cleanup_for_delete(context, self.volume_api, bdms)
-        instance.vm_state = states.DELETED
-        instance.task_state = None
-        instance.terminated_at = obj_base.utcnow()
+    def _start_local_delete(self, instance, **expected):
+        """Move the server to ``deleting`` as this API process's task
+        (``instance.save`` compares ``expected``); the conductor finishes
+        it if this process stops before ``release.delete_locally``."""
+        instance.task_state = states.DELETING
+        instance.task_owner = self._owner()
+        instance.task_updated_at = obj_base.utcnow()
+        instance.save(**expected)
+
+    # What PUT /servers/{id} may change (the API maps its keys to these).
+    UPDATABLE = ('display_name', 'access_ip_v4', 'access_ip_v6',
+                 'display_description', 'hostname')
+
+    def update(self, context, instance, **changes):
+        """Change the server's name, access addresses, description or
+        hostname, whatever its task: one UPDATE of those columns, which
+        no task writes (``InstanceNotFound`` if it was deleted meanwhile).
+        """
+        for name, value in changes.items():
+            if name not in self.UPDATABLE:
+                raise exception.InvalidInput(
+                    message=_('%s cannot be updated') % name)
+            setattr(instance, name, value)
         instance.save()
+        return instance
 
     def delete(self, context, instance, soft=None):
         """Delete, or soft-delete (``soft``; by default when ``[DEFAULT]
@@ -288,16 +320,17 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             # No host (not scheduled, or offloaded) or a dead one: delete
             # here, unless the conductor placed it meanwhile (the
             # compare-and-swap on the host says so).
-            instance.task_state = states.DELETING
             try:
-                instance.save(expected_host=host,
-                              expected_task_state=_DELETABLE_TASK_STATES)
+                self._start_local_delete(
+                    instance, expected_host=host,
+                    expected_task_state=_DELETABLE_TASK_STATES)
             except exception.UnexpectedTaskStateError:
                 instance.refresh()
                 if instance.task_state == states.DELETING:
                     return
             else:
-                self._local_delete(context, instance)
+                crashpoint.hit(crashpoint.API_LOCAL_DELETE_AFTER_DECIDE)
+                release.delete_locally(context, self.volume_api, instance)
                 return
         instance.task_state = states.DELETING
         try:

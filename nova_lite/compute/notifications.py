@@ -20,8 +20,8 @@ import traceback as tb_module
 
 from oslo_log import log as logging
 
-from nova_lite.api import util as api_util
 from nova_lite import rpc
+from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def volume_payload(instance, volume_id, exc=None, bdm=None):
         'task_state': instance.task_state,
         'power_state': instance.power_state,
         'locked': instance.locked,
-        'launched_at': api_util.isotime(instance.launched_at),
+        'launched_at': utils.isotime(instance.launched_at),
         'volume_id': volume_id,
         'block_device': block_device_payload(bdm),
         'fault': _exception_payload(exc) if exc is not None else None,

@@ -15,6 +15,7 @@ from oslo_utils import excutils
 from oslo_utils import strutils
 
 from nova_lite.compute import checks
+from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite import crashpoint
@@ -144,16 +145,23 @@ class VolumeOperations(object):
             # Block storage reserved the volume meanwhile.
             bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
-        if offloaded:
-            self._detach_volume_shelved_offloaded(context, instance, bdm)
+        if offloaded or not host_up:
+            self._detach_volume_locally(context, instance, bdm, offloaded)
             return
-        if not host_up:
-            raise exception.ComputeServiceUnavailable(host=instance.host)
         # Owned by this API process until the host takes it over; 409 if
         # another operation holds the mapping. If the host never takes it
         # (the cast is lost), the conductor rolls it back.
-        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED,
-                       tasks.task_data(context))
+        try:
+            self._start_detach_task(context, bdm, volume)
+        except exception.VolumeTaskInProgress as e:
+            if e.kwargs['task'] != tasks.DETACHING:
+                raise
+            # The same detach again (a client retrying, or tempest's
+            # cleanup of a multiattach volume still in-use for others):
+            # accepted, as Nova does; the detach in flight does the work.
+            LOG.info('Volume %s of server %s is already being detached',
+                     volume_id, instance.uuid)
+            return
         mark = not volume['multiattach']
         try:
             if mark:
@@ -169,6 +177,25 @@ class VolumeOperations(object):
                     self.volume_api.roll_detaching(context, volume_id)
                 bdm.end_task()
 
+    def _start_detach_task(self, context, bdm, volume):
+        """The detach's task on the mapping. An attach whose attachment
+        block storage already completed (the volume is ``in-use`` for
+        this server: what a client waits for before it detaches) has only
+        the clearing of its task left, which its host does right after:
+        the detach takes the task over from it rather than answer 409 in
+        that instant (the host then finds its task moved and leaves it)."""
+        data = tasks.task_data(context)
+        completed = any(a.get('attachment_id') == bdm.attachment_id
+                        for a in volume.get('attachments') or [])
+        if bdm.task == tasks.ATTACHING and bdm.attachment_id and completed:
+            try:
+                bdm.hand_over_task(tasks.DETACHING, self._owner(),
+                                   tasks.ACCEPTED, data)
+                return
+            except exception.TaskOwnerChanged:
+                pass    # the host cleared it meanwhile
+        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED, data)
+
     def _cancel_pending_attach(self, context, instance, bdm):
         """Detach of an attach still in progress (or lost: a conductor that
         died with the message): remove its mapping, which tells the
@@ -182,22 +209,26 @@ class VolumeOperations(object):
             context, instance.uuid, instance_action.DETACH_VOLUME)
         return True
 
-    def _detach_volume_shelved_offloaded(self, context, instance, bdm):
-        svc = volume_client.service_context(context)
-        if not bdm.attachment_id:
-            self.volume_api.begin_detaching(context, bdm.volume_id)
-        instance_action.InstanceAction.action_start(
-            context, instance.uuid, instance_action.DETACH_VOLUME)
-        if bdm.attachment_id:
-            try:
-                self.volume_api.attachment_delete(svc, bdm.attachment_id)
-            except exception.VolumeAttachmentNotFound:
-                pass
-        if bdm.delete_on_termination:
-            self.volume_api.delete(svc, bdm.volume_id)
-        bdm.destroy()
+    def _detach_volume_locally(self, context, instance, bdm, offloaded):
+        """No host can detach: the server is shelved-offloaded (no host
+        has the disk), or its host is down (Nova's local cleanup: the
+        guest on a dead host is not asked). The attachment is deleted
+        here and the mapping destroyed, as a task the conductor finishes
+        if this process dies (``compute.release``)."""
+        if not offloaded:
+            LOG.warning('Host %s of server %s is down: detaching volume %s '
+                        'without it', instance.host, instance.uuid,
+                        bdm.volume_id)
+        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED,
+                       tasks.task_data(context, local=True))
+        try:
+            instance_action.InstanceAction.action_start(
+                context, instance.uuid, instance_action.DETACH_VOLUME)
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                bdm.end_task()
+        release.detach_locally(context, self.volume_api, bdm)
 
-    # -- update and swap ---------------------------------------------------
     def update_volume_attachment(self, context, instance, volume_id,
                                  attachment):
         """Microversion 2.85: only ``delete_on_termination`` may change;

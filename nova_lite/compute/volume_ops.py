@@ -222,7 +222,13 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
         crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH)
         volume_api.attachment_complete(svc, bdm.attachment_id)
         if _tracked(bdm):
-            bdm.end_task()
+            try:
+                bdm.end_task()
+            except exception.TaskOwnerChanged:
+                # Complete: a detach took the task over (the volume was
+                # in-use for the server); it is that detach's now.
+                LOG.info('A detach of volume %s from %s took over its '
+                         'completed attach', bdm.volume_id, instance.uuid)
     except Exception as exc:
         with excutils.save_and_reraise_exception():
             LOG.warning('Attaching volume %s to %s failed: %s; rolling '

@@ -40,21 +40,23 @@ waiting on the busy timeout (waiting could deadlock). So for a SQLite file:
   file, so a reader always sees every committed write.
 * the writer engine begins each transaction with ``BEGIN IMMEDIATE``: the
   write lock is taken at BEGIN, so concurrent writer transactions queue on
-  the busy timeout instead of failing halfway through. This is SQLAlchemy's
-  pysqlite recipe (driver-level BEGIN disabled with ``isolation_level =
-  None`` on connect, our own BEGIN from a ``begin`` event). oslo.db already
-  installs that recipe with a plain, deferred ``BEGIN`` (run as a full
-  SQLAlchemy statement); that listener is removed (``_drop_oslo_db_begin``)
-  and ours emit the BEGIN themselves. Should a later oslo.db install it
-  differently, so that it stays, the writer's listener, which runs after
-  it, replaces that empty transaction: ``ROLLBACK`` (nothing has run in it
-  yet) and ``BEGIN IMMEDIATE``. The BEGIN goes straight to the sqlite3
-  connection (``_sqlite_begin``), not through a SQLAlchemy execution.
-* the reader engine begins with a deferred ``BEGIN``: a reader takes a
-  WAL snapshot and never the write lock, so reads proceed while a writer
-  works.
-* connections are pooled (oslo.db would open one per transaction; see
-  ``_sqlite_pool_connections``).
+  the busy timeout instead of failing halfway through. oslo.db installs
+  SQLAlchemy's pysqlite recipe (driver-level BEGIN disabled on connect, a
+  deferred ``BEGIN`` emitted from a ``begin`` event); the writer's own
+  ``begin`` listener runs after it and replaces that empty transaction:
+  ``ROLLBACK`` (nothing has run in it yet) and ``BEGIN IMMEDIATE``. A
+  ``BEGIN IMMEDIATE`` that does not get the lock within the busy timeout
+  raises SQLAlchemy's ``OperationalError`` ("database is locked").
+* the reader engine keeps the deferred ``BEGIN`` (its listener emits one
+  only if none was emitted): a reader takes a WAL snapshot and never the
+  write lock, so reads proceed while a writer works.
+* connections are not pooled: oslo.db gives SQLite file engines a
+  ``NullPool``, so each transaction opens its connection (and runs the
+  PRAGMAs above).
+
+All of this goes through SQLAlchemy's public event API
+(``sqlalchemy.event.listen`` on the engines' ``connect`` and ``begin``
+events) and oslo.db's public enginefacade configuration.
 
 On every backend, oslo.db's eventlet yield on connection check-in
 (``thread_checkin``, a ``time.sleep(0)`` after every transaction) is turned
@@ -75,7 +77,6 @@ are used exactly as oslo.db configures them.
 """
 
 import os
-import sqlite3
 import threading
 
 from oslo_db import options as oslo_db_options
@@ -158,15 +159,11 @@ def _configure_manager(manager, db_options):
     for engine in {writer, reader}:
         if not sa.event.contains(engine, 'connect', _sqlite_on_connect):
             sa.event.listen(engine, 'connect', _sqlite_on_connect)
-    for engine in {writer, reader}:
-        _drop_oslo_db_begin(engine)
     if not sa.event.contains(writer, 'begin', _sqlite_begin_immediate):
         sa.event.listen(writer, 'begin', _sqlite_begin_immediate)
     if reader is not writer and not sa.event.contains(
             reader, 'begin', _sqlite_begin_deferred):
         sa.event.listen(reader, 'begin', _sqlite_begin_deferred)
-    for engine in {writer, reader}:
-        _sqlite_pool_connections(engine, values)
     if plain_file:
         # Switch the file to WAL now, before several threads connect.
         with writer.connect():
@@ -178,36 +175,6 @@ def _sqlite_plain_file(url):
     # for sqlite3 URI filenames (?uri=true), which are used as given.
     return (url.database not in (None, '', ':memory:') and
             not url.query.get('uri'))
-
-
-def _sqlite_pool_connections(engine, values):
-    # oslo.db gives SQLite file engines a NullPool: a new sqlite3 connection
-    # (and its PRAGMAs) per transaction, and in WAL mode, whenever that was
-    # the only connection, a checkpoint and deletion of the WAL file at
-    # close. Measured on this project's machine kind: 0.7-0.9 ms per reader
-    # and 0.8-1.4 ms per writer transaction, against 0.2-0.3 ms and
-    # 0.4-0.5 ms with pooled connections. So
-    # pool them, as SQLAlchemy 2 itself does for SQLite files (the dialect
-    # already passes check_same_thread=False). The new pool is built the way
-    # Pool.recreate() builds one, sharing the old pool's event dispatch: the
-    # connect listeners of the dialect, of oslo.db and above are kept.
-    old = engine.pool
-    if type(old) is not sa.pool.NullPool:
-        return
-    engine.pool = sa.pool.QueuePool(
-        old._creator,
-        pool_size=values.get('max_pool_size') or 5,
-        max_overflow=(10 if values.get('max_overflow') is None
-                      else values['max_overflow']),
-        timeout=values.get('pool_timeout') or 30,
-        recycle=old._recycle,
-        logging_name=old._orig_logging_name,
-        reset_on_return=old._reset_on_return,
-        # A file does not drop connections: no "SELECT 1" per checkout.
-        pre_ping=False,
-        _dispatch=old.dispatch,
-        dialect=old._dialect,
-    )
 
 
 def _sqlite_on_connect(dbapi_connection, connection_record):
@@ -227,44 +194,17 @@ def _sqlite_on_connect(dbapi_connection, connection_record):
         cursor.close()
 
 
-def _drop_oslo_db_begin(engine):
-    # oslo.db's SQLite 'begin' listener emits a deferred BEGIN through a
-    # whole SQLAlchemy execution (events, compilation cache); the writer's
-    # listener would then have to roll that back. Ours emit the BEGIN each
-    # engine needs, so theirs goes. Its end-of-transaction listener only
-    # clears its own marker and stays.
-    for fn in list(engine.dispatch.begin):
-        if (getattr(fn, '__name__', None) == '_sqlite_emit_begin' and
-                getattr(fn, '__module__', '').startswith('oslo_db.')):
-            sa.event.remove(engine, 'begin', fn)
-
-
-def _sqlite_begin(conn, statement):
-    # Two of these run per transaction, one of them on every poll of the
-    # API: through exec_driver_sql (an execution context, its events,
-    # result handling) a BEGIN cost more CPU than most of the statements
-    # after it. The sqlite3 connection runs it directly (the driver's own
-    # BEGIN is off: isolation_level is None). A BEGIN that fails (mostly:
-    # "database is locked" after the busy timeout) is run once more through
-    # SQLAlchemy, so that what is raised is SQLAlchemy's error, as before,
-    # and not the driver's.
-    try:
-        conn.connection.driver_connection.execute(statement)
-    except sqlite3.Error:
-        conn.exec_driver_sql(statement)
-
-
 def _sqlite_begin_immediate(conn):
-    # Take the write lock at BEGIN. Should oslo.db's 'begin' listener still
-    # be there (see _drop_oslo_db_begin), it has just emitted a deferred
-    # BEGIN: swap that empty transaction for an immediate one.
+    # Take the write lock at BEGIN. oslo.db's 'begin' listener, which runs
+    # first, has just emitted a deferred BEGIN: swap that empty transaction
+    # for an immediate one.
     if conn.connection.driver_connection.in_transaction:
         conn.exec_driver_sql('ROLLBACK')
-    _sqlite_begin(conn, 'BEGIN IMMEDIATE')
+    conn.exec_driver_sql('BEGIN IMMEDIATE')
 
 
 def _sqlite_begin_deferred(conn):
-    # A deferred BEGIN: one consistent WAL snapshot, no write lock. (Guarded
-    # in case oslo.db's own listener is still there and has begun already.)
+    # A deferred BEGIN: one consistent WAL snapshot, no write lock. oslo.db's
+    # own listener has usually emitted it already.
     if not conn.connection.driver_connection.in_transaction:
-        _sqlite_begin(conn, 'BEGIN')
+        conn.exec_driver_sql('BEGIN')

@@ -1,9 +1,11 @@
 """SQLAlchemy models: the tables nova_lite keeps, in two groups.
 
 Compute (``services``, ``instances``, ``block_device_mappings``,
-``instance_actions``, ``instance_actions_events``, ``instance_faults``) and
-block storage (``volume_types``, ``volume_type_extra_specs``,
-``encryption``, ``volumes``, ``volume_attachment``, ``attachment_specs``)
+``instance_actions``, ``instance_actions_events``, ``instance_faults``,
+``quotas``, ``quota_locks``) and block storage (``volume_types``,
+``volume_type_extra_specs``, ``volume_type_projects``, ``encryption``,
+``volumes``, ``volume_metadata``, ``volume_attachment``, ``attachment_specs``,
+``volume_quotas``, ``volume_quota_classes``, ``volume_quota_locks``)
 are separate services that happen to share one database: no foreign key
 crosses from one group to the other, and compute code never queries
 block-storage tables
@@ -53,6 +55,10 @@ NAMING_CONVENTION = {
 DateTime = sa.DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql',
                                       'mariadb')
 MediumText = sa.Text().with_variant(mysql.MEDIUMTEXT(), 'mysql', 'mariadb')
+# Strings compared byte for byte on MySQL/MariaDB too, as SQLite and
+# PostgreSQL compare them (their default collation ignores case).
+BinaryString = sa.String(255).with_variant(
+    mysql.VARCHAR(255, collation='utf8mb4_bin'), 'mysql', 'mariadb')
 UUID = sa.String(36)
 
 _MYSQL_TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
@@ -152,6 +158,17 @@ class Instance(TimestampMixin, BASE):
     # the work to settle when that service dies.
     task_owner: orm.Mapped[Optional[str]]
     task_updated_at: orm.Mapped[Optional[datetime.datetime]]
+    # What the create gave: accessIPv4/v6 and (2.90) hostname.
+    access_ip_v4: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.String(39))
+    access_ip_v6: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.String(39))
+    hostname: orm.Mapped[Optional[str]]
+    # What the create or an update gave: description (2.19) and metadata
+    # (one JSON object of strings, read and written whole).
+    display_description: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.Text)
+    server_metadata: orm.Mapped[Optional[dict]] = orm.mapped_column(sa.JSON)
 
 
 class BlockDeviceMapping(TimestampMixin, BASE):
@@ -280,6 +297,35 @@ class InstanceFault(TimestampMixin, BASE):
     host: orm.Mapped[Optional[str]]
 
 
+class Quota(TimestampMixin, BASE):
+    """A project's own limit of one compute resource (``instances``,
+    ``cores``, ``ram``...): an administrator's override of the default;
+    -1 is unlimited."""
+
+    __tablename__ = 'quotas'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    project_id: orm.Mapped[str]
+    resource: orm.Mapped[str]
+    hard_limit: orm.Mapped[int]
+
+
+class QuotaLock(TimestampMixin, BASE):
+    """One row per project that has created servers: the row a creation
+    locks (``SELECT ... FOR UPDATE``) while it counts the project's usage
+    and inserts, so that two creations never both take the last unit."""
+
+    __tablename__ = 'quota_locks'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    project_id: orm.Mapped[str] = orm.mapped_column(primary_key=True)
+
+
 # ---------------------------------------------------------------------------
 # Block storage
 # ---------------------------------------------------------------------------
@@ -301,6 +347,24 @@ class VolumeType(TimestampMixin, BASE):
     extra_specs: orm.Mapped[list['VolumeTypeExtraSpec']] = orm.relationship(
         back_populates='volume_type', lazy='raise',
         cascade='all, delete-orphan', passive_deletes=True)
+
+
+class VolumeTypeProject(TimestampMixin, BASE):
+    """A project's access to a private volume type (Cinder's
+    ``volume_type_projects``): at most one row per pair; deleting the type
+    deletes them."""
+
+    __tablename__ = 'volume_type_projects'
+    __table_args__ = (
+        sa.UniqueConstraint('volume_type_id', 'project_id'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    volume_type_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volume_types.id', ondelete='CASCADE'))
+    project_id: orm.Mapped[str]
 
 
 class VolumeTypeExtraSpec(TimestampMixin, BASE):
@@ -381,6 +445,59 @@ class Volume(TimestampMixin, BASE):
         primaryjoin='and_(Volume.id == VolumeAttachment.volume_id, '
                     'VolumeAttachment.deleted == false())',
         viewonly=True, lazy='raise', order_by='VolumeAttachment.id')
+    # The user's key/value metadata (``metadata`` is the declarative
+    # base's own attribute, hence Cinder's name).
+    volume_metadata: orm.Mapped[list['VolumeMetadata']] = orm.relationship(
+        back_populates='volume', lazy='raise', order_by='VolumeMetadata.key',
+        cascade='all, delete-orphan', passive_deletes=True)
+    admin_metadata: orm.Mapped[list['VolumeAdminMetadata']] = \
+        orm.relationship(viewonly=True, lazy='raise',
+                         order_by='VolumeAdminMetadata.key')
+
+
+class VolumeMetadata(TimestampMixin, BASE):
+    """One key of a volume's metadata (Cinder's ``volume_metadata``).
+
+    Rows are deleted, not soft-deleted: with the volume's deletion, or when
+    the key is removed. Keys and values compare byte for byte on every
+    backend (``BinaryString``), so ``Type`` and ``type`` are two keys.
+    """
+
+    __tablename__ = 'volume_metadata'
+    __table_args__ = (
+        sa.UniqueConstraint('volume_id', 'key'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    volume_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volumes.id', ondelete='CASCADE'))
+    key: orm.Mapped[str] = orm.mapped_column(BinaryString)
+    value: orm.Mapped[str] = orm.mapped_column(BinaryString)
+
+    volume: orm.Mapped['Volume'] = orm.relationship(
+        back_populates='volume_metadata', lazy='raise')
+
+
+class VolumeAdminMetadata(TimestampMixin, BASE):
+    """One key of a volume's administrator metadata, where Cinder keeps
+    what the service says about a volume rather than its owner: the
+    ``readonly`` flag (``os-update_readonly_flag``, ``'True'`` or
+    ``'False'``). Rows are deleted with nothing kept."""
+
+    __tablename__ = 'volume_admin_metadata'
+    __table_args__ = (
+        sa.UniqueConstraint('volume_id', 'key'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    volume_id: orm.Mapped[str] = orm.mapped_column(
+        UUID, sa.ForeignKey('volumes.id'), index=True)
+    key: orm.Mapped[str]
+    value: orm.Mapped[str]
 
 
 class VolumeAttachment(TimestampMixin, BASE):
@@ -440,11 +557,57 @@ class AttachmentSpec(TimestampMixin, BASE):
         back_populates='specs', lazy='raise')
 
 
+class VolumeQuota(TimestampMixin, BASE):
+    """A project's own limit of one block-storage resource (``volumes``,
+    ``gigabytes``, ``volumes_<type>``...); -1 is unlimited."""
+
+    __tablename__ = 'volume_quotas'
+    __table_args__ = (
+        sa.UniqueConstraint('project_id', 'resource'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    project_id: orm.Mapped[str]
+    resource: orm.Mapped[str]
+    hard_limit: orm.Mapped[int]
+
+
+class VolumeQuotaClass(TimestampMixin, BASE):
+    """A quota class's limit of one block-storage resource; the class
+    ``default`` overrides the configured defaults for every project."""
+
+    __tablename__ = 'volume_quota_classes'
+    __table_args__ = (
+        sa.UniqueConstraint('class_name', 'resource'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    class_name: orm.Mapped[str]
+    resource: orm.Mapped[str]
+    hard_limit: orm.Mapped[int]
+
+
+class VolumeQuotaLock(TimestampMixin, BASE):
+    """The row a volume creation of the project locks while it counts
+    usage and inserts (see ``QuotaLock``)."""
+
+    __tablename__ = 'volume_quota_locks'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    project_id: orm.Mapped[str] = orm.mapped_column(primary_key=True)
+
+
 COMPUTE_TABLES = frozenset([
     'services', 'instances', 'block_device_mappings', 'instance_actions',
-    'instance_actions_events', 'instance_faults',
+    'instance_actions_events', 'instance_faults', 'quotas', 'quota_locks',
 ])
 VOLUME_TABLES = frozenset([
-    'volume_types', 'volume_type_extra_specs', 'encryption', 'volumes',
-    'volume_attachment', 'attachment_specs',
+    'volume_types', 'volume_type_extra_specs', 'volume_type_projects',
+    'encryption', 'volumes', 'volume_metadata', 'volume_attachment',
+    'attachment_specs', 'volume_admin_metadata',
+    'volume_quotas', 'volume_quota_classes', 'volume_quota_locks',
 ])

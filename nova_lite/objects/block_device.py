@@ -353,7 +353,8 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def start_task(self, task, owner, step=None, data=None):
         """Record that ``owner`` ('<binary>:<host>') starts ``task`` on
         this mapping; ``VolumeTaskInProgress`` (409) if another operation
-        is in flight on it, ``TaskOwnerChanged`` if the mapping is gone."""
+        is in flight on it, ``VolumeBDMNotFound`` (404) if the mapping is
+        gone (a detach finished since it was read)."""
         try:
             self._cas_task({'task': task, 'task_owner': owner,
                             'task_step': step, 'task_data': data},
@@ -361,7 +362,11 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         except exception.TaskOwnerChanged:
             current = _get_by_volume_and_instance(
                 self._context, self.volume_id, self.instance_uuid)
-            if current is not None and current.task is not None:
+            if current is None:
+                raise exception.VolumeBDMNotFound(
+                    instance_uuid=self.instance_uuid,
+                    volume_id=self.volume_id)
+            if current.task is not None:
                 raise exception.VolumeTaskInProgress(
                     volume_id=self.volume_id,
                     instance_uuid=self.instance_uuid, task=current.task)
@@ -395,6 +400,15 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self._cas_task({'task_owner': owner}, self.task, self.task_owner,
                        self.task_step, self.task_updated_at)
 
+    def hand_over_task(self, task, owner, step=None, data=None):
+        """Replace the task this object read with ``task`` of ``owner``,
+        if it is still at the step and owner read (a compare-and-swap);
+        ``TaskOwnerChanged`` otherwise. For a task that is over in all but
+        its clearing (see ``compute.volume_api``)."""
+        self._cas_task({'task': task, 'task_owner': owner, 'task_step': step,
+                        'task_data': data}, self.task, self.task_owner,
+                       self.task_step)
+
     def end_task(self):
         """The task is over (finished or rolled back): clear it, if it is
         still at the step and owner this object read;
@@ -407,7 +421,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def get_with_tasks(cls, context, owners=None, updated_before=None):
         """Mappings with an operation in flight: of the given ``owners``
         only, and/or that last moved before ``updated_before``."""
-        return [cls._from_db_row(context, cls(), b, _COLUMNS)
+        return [cls._from_db_row(context, None, b, _COLUMNS)
                 for b in _get_with_tasks(context, owners, updated_before)]
 
     @classmethod
@@ -418,18 +432,18 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.VolumeBDMNotFound(instance_uuid=instance_uuid,
                                               volume_id=volume_id)
-        return cls._from_db_row(context, cls(), db_obj, _COLUMNS)
+        return cls._from_db_row(context, None, db_obj, _COLUMNS)
 
     @classmethod
     def get_all_by_volume(cls, context, volume_id):
         """Every mapping of the volume, on any server."""
-        return [cls._from_db_row(context, cls(), b, _COLUMNS)
+        return [cls._from_db_row(context, None, b, _COLUMNS)
                 for b in _get_by_volume(context, volume_id)]
 
     @classmethod
     def get_all_by_instance(cls, context, instance_uuid):
         """The server's mappings, in creation order."""
-        return [cls._from_db_row(context, cls(), b, _COLUMNS)
+        return [cls._from_db_row(context, None, b, _COLUMNS)
                 for b in _get_by_instance_uuids(context, [instance_uuid])]
 
     @classmethod
@@ -439,5 +453,5 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if instance_uuids:
             for b in _get_by_instance_uuids(context, list(instance_uuids)):
                 result[b.instance_uuid].append(
-                    cls._from_db_row(context, cls(), b, _COLUMNS))
+                    cls._from_db_row(context, None, b, _COLUMNS))
         return result

@@ -25,10 +25,14 @@ _UNSET = object()
 _UPDATABLE = ('display_name', 'host', 'availability_zone', 'vm_state',
               'task_state', 'power_state', 'launched_at', 'terminated_at',
               'locked', 'locked_by', 'locked_reason', 'root_device_name',
-              'shelved_at', 'deleted_at', 'task_owner', 'task_updated_at')
+              'shelved_at', 'deleted_at', 'task_owner', 'task_updated_at',
+              'access_ip_v4', 'access_ip_v6', 'hostname',
+              'display_description', 'server_metadata')
 
 # Fields peers of an older object version do not know.
 _FIELDS_SINCE_1_1 = ('task_owner', 'task_updated_at')
+_FIELDS_SINCE_1_2 = ('access_ip_v4', 'access_ip_v6', 'hostname')
+_FIELDS_SINCE_1_3 = ('display_description', 'server_metadata')
 
 
 def _state_clause(column, expected):
@@ -144,6 +148,34 @@ def _get_all(context, project_id, vm_states, read_deleted, host, name,
 
 
 @db_api.context_manager.reader
+def _get_stalled_tasks(context, task_state, owner_prefixes, updated_before):
+    owner = models.Instance.task_owner
+    return context.session.execute(
+        sa.select(models.Instance).where(
+            models.Instance.task_state == task_state,
+            sa.or_(*[owner.startswith(p, autoescape=True)
+                     for p in owner_prefixes]),
+            _not_deleted(),
+            sa.or_(models.Instance.task_updated_at.is_(None),
+                   models.Instance.task_updated_at < updated_before))
+    ).scalars().all()
+
+
+@db_api.context_manager.writer
+def _take_over_task(context, uuid, owner, now, expected_owner,
+                    expected_updated_at):
+    moved = models.Instance.task_updated_at
+    return context.session.execute(
+        sa.update(models.Instance).where(
+            models.Instance.uuid == uuid,
+            _state_clause(models.Instance.task_owner, [expected_owner]),
+            moved.is_(None) if expected_updated_at is None
+            else moved == expected_updated_at)
+        .values(task_owner=owner, task_updated_at=now)
+        .execution_options(synchronize_session=False)).rowcount
+
+
+@db_api.context_manager.reader
 def _count_by_host(context, hosts):
     rows = context.session.execute(
         sa.select(models.Instance.host, sa.func.count())
@@ -156,8 +188,11 @@ def _count_by_host(context, hosts):
 class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
     # 1.0: initial
     # 1.1: task_owner, task_updated_at
-    VERSION = '1.1'
-    FIELDS_SINCE = {'1.1': _FIELDS_SINCE_1_1}
+    # 1.2: access_ip_v4, access_ip_v6, hostname
+    # 1.3: display_description, server_metadata
+    VERSION = '1.3'
+    FIELDS_SINCE = {'1.1': _FIELDS_SINCE_1_1, '1.2': _FIELDS_SINCE_1_2,
+                    '1.3': _FIELDS_SINCE_1_3}
 
     fields = dict(base.NovaLiteTimestampObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -185,6 +220,13 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         # Who owns task_state ('<binary>:<host>') and since when.
         'task_owner': fields.StringField(nullable=True),
         'task_updated_at': fields.DateTimeField(nullable=True),
+        # What the create gave (accessIPv4/v6; hostname from 2.90).
+        'access_ip_v4': fields.StringField(nullable=True),
+        'access_ip_v6': fields.StringField(nullable=True),
+        'hostname': fields.StringField(nullable=True),
+        # The create's or an update's description (2.19) and metadata.
+        'display_description': fields.StringField(nullable=True),
+        'server_metadata': fields.DictOfStringsField(nullable=True),
     })
 
     @property
@@ -198,7 +240,7 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         row = _get_by_uuid(context, uuid, read_deleted)
         if row is None:
             raise exception.InstanceNotFound(instance_id=uuid)
-        return cls._from_db_row(context, cls(), row, _COLUMNS)
+        return cls._from_db_row(context, None, row, _COLUMNS)
 
     def create(self, block_device_mappings=()):
         """Insert the server and its block device mappings (objects not
@@ -239,6 +281,33 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
                 instance_uuid=self.uuid, expected=expected, actual=actual)
         self._from_db_object(self._context, self, db_obj)
 
+    @classmethod
+    def get_stalled_tasks(cls, context, task_state, binaries,
+                          updated_before):
+        """Servers in ``task_state`` whose task a service of one of
+        ``binaries`` owns and which did not move since ``updated_before``
+        (naive UTC)."""
+        rows = _get_stalled_tasks(context, task_state,
+                                  [b + ':' for b in binaries],
+                                  updated_before)
+        return [cls._from_db_object(context, None, r) for r in rows]
+
+    def take_over_task(self, owner):
+        """Take the server's task over from its stalled owner: a
+        compare-and-swap on the owner and the last move this object read
+        from the database; ``TaskOwnerChanged`` if it moved meanwhile."""
+        expected = self.task_updated_at
+        if expected is not None:
+            expected = expected.replace(tzinfo=None)
+        now = base.utcnow().replace(tzinfo=None)
+        if not _take_over_task(self._context, self.uuid, owner, now,
+                               self.task_owner, expected):
+            raise exception.InstanceTaskOwnerChanged(
+                task=self.task_state, instance_uuid=self.uuid)
+        self.task_owner = owner
+        self.task_updated_at = now
+        self.obj_reset_changes(['task_owner', 'task_updated_at'])
+
     def refresh(self):
         row = _get_by_uuid(self._context, self.uuid, True)
         if row is None:
@@ -258,7 +327,7 @@ def get_all(context, project_id=None, status=None, name=None,
             return []
     rows = _get_all(context, project_id, vm_states, read_deleted, host,
                     name, limit, marker)
-    return [Instance._from_db_object(context, Instance(), r) for r in rows]
+    return [Instance._from_db_object(context, None, r) for r in rows]
 
 
 def count_by_host(context, hosts):

@@ -258,12 +258,12 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
 
     @classmethod
     def _from_db_object(cls, context, obj, db_obj, events=None):
+        obj = cls._new(context, obj)
         cls._from_db_fields(obj, db_obj, [
             f for f in obj.fields if f != 'events'])
         if events is not None:
             obj.events = [InstanceActionEvent._from_db_object(
-                context, InstanceActionEvent(), e) for e in events]
-        obj._context = context
+                context, None, e) for e in events]
         obj.obj_reset_changes()
         return obj
 
@@ -295,7 +295,7 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.InstanceActionNotFound(
                 request_id=request_id, instance_uuid=instance_uuid)
-        return cls._from_db_object(context, cls(), db_obj,
+        return cls._from_db_object(context, None, db_obj,
                                    events=db_obj.events)
 
     @classmethod
@@ -303,7 +303,7 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
                             marker=None, changes_since=None,
                             changes_before=None):
         """Newest first; ``marker`` is a request id (``MarkerNotFound``)."""
-        return [cls._from_db_object(context, cls(), a)
+        return [cls._from_db_object(context, None, a)
                 for a in _get_actions(context, instance_uuid, limit, marker,
                                       changes_since, changes_before)]
 

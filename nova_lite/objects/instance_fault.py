@@ -67,12 +67,12 @@ class InstanceFault(base.NovaLiteObject, base.NovaLiteTimestampObject):
             'details': details,
             'host': host,
         })
-        return cls._from_db_object(context, cls(), db_obj)
+        return cls._from_db_object(context, None, db_obj)
 
     @classmethod
     def get_latest_for_instances(cls, context, instance_uuids):
         """{instance uuid: newest fault}, one query."""
         if not instance_uuids:
             return {}
-        return {f.instance_uuid: cls._from_db_object(context, cls(), f)
+        return {f.instance_uuid: cls._from_db_object(context, None, f)
                 for f in _latest_by_instances(context, list(instance_uuids))}

@@ -1,5 +1,13 @@
 """The ``services`` table: every running conductor and compute, its
-heartbeat, and whether it is up."""
+heartbeat, and whether it is up.
+
+The table also keeps the administrator's status (enabled or disabled, and
+why) of the block-storage services that ``/v3/os-services`` shows under
+Cinder's names (``cinder-volume``, ``cinder-scheduler``; see
+``nova_lite.volume.services``). Those status rows have no heartbeat of
+their own and are not nova_lite processes: ``Service.list()`` without a
+binary leaves them out.
+"""
 
 import datetime
 
@@ -28,6 +36,11 @@ ATTACH_MODE_SERVICE_VERSION = 2
 COMPUTE_BINARY = 'nova-lite-compute'
 CONDUCTOR_BINARY = 'nova-lite-conductor'
 
+# Cinder's names of the block-storage services (status rows only).
+VOLUME_BINARY = 'cinder-volume'
+SCHEDULER_BINARY = 'cinder-scheduler'
+BLOCK_STORAGE_BINARIES = (VOLUME_BINARY, SCHEDULER_BINARY)
+
 
 # The reads: Core statements on the table, built once, in connection-mode
 # transactions (no ORM Session); objects are loaded from the result rows.
@@ -36,7 +49,9 @@ _COLUMNS = tuple(_SERVICES.c.keys())
 _BY_HOST_AND_BINARY = sa.select(_SERVICES).where(
     _SERVICES.c.host == sa.bindparam('host'),
     _SERVICES.c.binary == sa.bindparam('binary'))
-_ALL = sa.select(_SERVICES).order_by(_SERVICES.c.id)
+_ALL = sa.select(_SERVICES).where(
+    _SERVICES.c.binary.not_in(BLOCK_STORAGE_BINARIES)).order_by(
+    _SERVICES.c.id)
 _ALL_OF_BINARY = sa.select(_SERVICES).where(
     _SERVICES.c.binary == sa.bindparam('binary')).order_by(_SERVICES.c.id)
 
@@ -102,11 +117,11 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.ServiceNotFound(service_id='%s/%s' % (
                 binary, host))
-        return cls._from_db_row(context, cls(), db_obj, _COLUMNS)
+        return cls._from_db_row(context, None, db_obj, _COLUMNS)
 
     @classmethod
     def list(cls, context, binary=None):
-        return [cls._from_db_row(context, cls(), s, _COLUMNS)
+        return [cls._from_db_row(context, None, s, _COLUMNS)
                 for s in _get_all(context, binary)]
 
     @classmethod
@@ -129,7 +144,30 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
                 db_obj = _update(context, db_obj.id, values)
         else:
             db_obj = _update(context, db_obj.id, values)
-        return cls._from_db_object(context, cls(), db_obj)
+        return cls._from_db_object(context, None, db_obj)
+
+    @classmethod
+    def set_status(cls, context, host, binary, disabled, reason=None):
+        """Record an administrator's status of a block-storage service
+        (a status row, created on first use; no heartbeat)."""
+        if binary not in BLOCK_STORAGE_BINARIES:
+            raise exception.ServiceNotFound(service_id='%s/%s' % (
+                binary, host))
+        values = {'disabled': disabled, 'disabled_reason': reason}
+        db_obj = _get_by_host_and_binary(context, host, binary)
+        if db_obj is None:
+            try:
+                db_obj = _create(context, dict(
+                    values, host=host, binary=binary, topic=binary,
+                    version=0, uuid=uuidutils.generate_uuid()))
+                return cls._from_db_object(context, None, db_obj)
+            except Exception:
+                # Created by a concurrent request: update that row.
+                db_obj = _get_by_host_and_binary(context, host, binary)
+                if db_obj is None:
+                    raise
+        db_obj = _update(context, db_obj.id, values)
+        return cls._from_db_object(context, None, db_obj)
 
     def heartbeat(self):
         now = base.utcnow()

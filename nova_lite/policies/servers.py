@@ -13,6 +13,7 @@ DETAIL_ALL_TENANTS = _ROOT % 'detail:get_all_tenants'
 SHOW = _ROOT % 'show'
 CREATE = _ROOT % 'create'
 CREATE_ATTACH_VOLUME = _ROOT % 'create:attach_volume'
+UPDATE = _ROOT % 'update'
 DELETE = _ROOT % 'delete'
 START = _ROOT % 'start'
 STOP = _ROOT % 'stop'
@@ -51,6 +52,11 @@ rules = [
         description='Create a server with volumes in '
                     'block_device_mapping_v2 (boot from volume).',
         operations=[{'method': 'POST', 'path': '/servers'}]),
+    policy.DocumentedRuleDefault(
+        name=UPDATE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
+        description='Update a server (name, access addresses, description, '
+                    'hostname).',
+        operations=[{'method': 'PUT', 'path': _SERVER}]),
     policy.DocumentedRuleDefault(
         name=DELETE, check_str=base.PROJECT_MEMBER_OR_ADMIN,
         description='Delete a server (its volumes are detached).',

@@ -214,6 +214,9 @@ class Bench(object):
                            'log_file': os.path.join(self.workdir,
                                                     'nova-lite-all.log')}
         conf['wsgi'] = {'bind_host': '127.0.0.1', 'bind_port': str(self.port)}
+        # More servers and volumes in one project than the default quotas.
+        conf['quota'] = {'instances': '-1', 'cores': '-1', 'ram': '-1',
+                         'volumes': '-1', 'gigabytes': '-1'}
         for item in self.args.set or []:
             key, value = item.split('=', 1)
             group, option = key.rsplit('.', 1)

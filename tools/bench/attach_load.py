@@ -440,6 +440,9 @@ def main(argv=None):
                   'connect_delay': args.connect_delay},
         'fake_driver': {'reserve_delay': args.reserve_delay,
                         'attach_delay': args.attach_delay},
+        # More servers and volumes in one project than the default quotas.
+        'quota': {'instances': -1, 'cores': -1, 'ram': -1, 'volumes': -1,
+                  'gigabytes': -1},
     }
     deployment = deploy.Deployment(
         args.backend, compute_hosts=('compute1',),

@@ -14,12 +14,13 @@ Started by this script as a subprocess (``floor.py --serve``) on a fresh
 state directory and a free loopback port, so that its CPU time and peak RSS
 are read from ``/proc`` exactly as ``nova-lite-all``'s are. One process:
 
-* HTTP: ``nova_lite.wsgi.server`` (the embedded HTTP/1.1 keep-alive server
-  of ``nova-lite-all``), a WebOb application, a Routes mapper, JSON bodies;
-  attach bodies validated with jsonschema (Nova's 2.79 schema:
-  ``volumeId`` a UUID, ``device``, ``tag``, ``delete_on_termination``); the
-  compute microversion read with microversion_parse (2.1 to 2.101); errors
-  400/404/406/409 as Nova-style JSON faults.
+* HTTP: ``nova_lite.wsgi.embedded_server`` (waitress with ``[wsgi]
+  threads``' default, as ``nova-lite-all`` serves), a WebOb application,
+  a Routes mapper, JSON bodies; attach bodies validated with jsonschema
+  (Nova's 2.79 schema: ``volumeId`` a UUID, ``device``, ``tag``,
+  ``delete_on_termination``); the compute microversion read with
+  microversion_parse (2.1 to 2.101); errors 400/404/406/409 as Nova-style
+  JSON faults.
 * Database: one SQLite file, WAL, ``synchronous = NORMAL`` (as nova_lite),
   SQLAlchemy Core on one plain engine (SQLAlchemy's default pool for a
   file). Tables ``servers``, ``volumes`` and ``attachments``; every step is
@@ -104,12 +105,13 @@ except ImportError:  # imported from elsewhere than tools/bench
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import attach_cycle
 
-from nova_lite.wsgi import server as wsgi_server
+from nova_lite.conf import wsgi as wsgi_conf
+from nova_lite.wsgi import embedded_server
 
 WHAT = ('floor: the attach path built from the same building blocks as '
         'nova_lite and nothing else (WebOb + Routes + jsonschema, one '
         'SQLite transaction with a compare-and-swap per step, '
-        'oslo.messaging call/cast on inproc://, nova_lite.wsgi.server), '
+        'oslo.messaging call/cast on inproc://, waitress), '
         'measured with attach_cycle.py\'s client; compare with '
         'attach_cycle.py run back to back, the ratio is what counts')
 SERIES = ('post_attach', 'cycles', 'pause')
@@ -119,6 +121,8 @@ NOT_IN_FLOOR = {
                         'measures nova_lite alone)'}
 
 HOST = 'floor-host'
+# nova-lite-all's default [wsgi] threads.
+THREADS = next(o.default for o in wsgi_conf.ALL_OPTS if o.name == 'threads')
 DEVICE_NAME = '/dev/vdb'
 RPC_TIMEOUT = 60
 SQLITE_BUSY_TIMEOUT = 30
@@ -574,10 +578,10 @@ def serve(port, state):
     ]
     for rpc_server in rpc_servers:
         rpc_server.start()
-    httpd = wsgi_server.make_server('127.0.0.1', port,
-                                    FloorAPI(db, conductor, compute))
+    httpd = embedded_server.Server(FloorAPI(db, conductor, compute),
+                                   '127.0.0.1', port, THREADS)
     try:
-        wsgi_server.serve_until_signalled(httpd)
+        httpd.serve_until_signalled()
     finally:
         for rpc_server in rpc_servers:
             rpc_server.stop()

@@ -44,8 +44,7 @@ def _list(req, view):
         marker=page['marker'], limit=page['limit'], offset=page['offset'],
         sort_dir=page['sort_dir'])
     result = {'attachments': [view(a) for a in found]}
-    links = util.next_links(req, 'attachments', found, page['limit'],
-                            'limit' in req.GET)
+    links = util.next_links(req, found, page['limit'], 'limit' in req.GET)
     if links:
         result['attachments_links'] = links
     return result

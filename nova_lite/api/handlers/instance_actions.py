@@ -15,13 +15,13 @@ from oslo_utils import timeutils
 from nova_lite.api import links
 from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import instance_actions as schema
-from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
 from nova_lite.policies import instance_actions as policies
+from nova_lite import utils
 
 DELETED_SERVERS = '2.21'
 EVENTS_FOR_ALL = '2.51'
@@ -47,11 +47,11 @@ def _serialize_action(action, want):
         'message': action.message,
         'project_id': action.project_id,
         'request_id': action.request_id,
-        'start_time': util.isotime(action.start_time),
+        'start_time': utils.isotime(action.start_time),
         'user_id': action.user_id,
     }
     if want.matches(PAGING):
-        view['updated_at'] = util.isotime(action.updated_at)
+        view['updated_at'] = utils.isotime(action.updated_at)
     return view
 
 
@@ -65,8 +65,8 @@ def _serialize_event(event, want, project_id, show_traceback,
                      show_details):
     view = {
         'event': event.event,
-        'start_time': util.isotime(event.start_time),
-        'finish_time': util.isotime(event.finish_time),
+        'start_time': utils.isotime(event.start_time),
+        'finish_time': utils.isotime(event.finish_time),
         'result': event.result,
     }
     if show_traceback:
@@ -114,8 +114,11 @@ def list_instance_actions(req, server_id):
                       changes_before=_time_param(req, 'changes-before'))
     actions = objects.InstanceAction.get_all_by_instance(
         ctxt, instance.uuid, **kwargs)
-    if kwargs and len(actions) > kwargs['limit'] - 1:
+    more = bool(kwargs) and len(actions) > kwargs['limit'] - 1
+    if more:
         actions = actions[:kwargs['limit'] - 1]
+    # limit=0 is an empty page, with no next one to point at.
+    if more and actions:
         body_links = [{'rel': 'next', 'href': '%s?limit=%d&marker=%s' % (
             links.collection_url(
                 req, 'servers/%s/os-instance-actions' % instance.uuid),

@@ -1,4 +1,4 @@
-"""Version discovery documents: ``/``, ``/v2.1`` and ``/v3``.
+"""Version discovery documents: ``/``, ``/v2.1``, ``/v3`` and ``/volume``.
 
 These are not under microversion control and need no token, as in Nova; they
 advertise each sub-API's ``min_version``/``version`` so that keystoneauth,
@@ -55,7 +55,9 @@ def compute_version_document(base):
     return {'version': v21}
 
 
-def volume_versions(base):
+def volume_versions(base, prefix=''):
+    """Cinder's version list; ``prefix``: the path the block-storage API
+    is mounted at (``''`` or ``'/volume'``)."""
     return {'versions': [{
         'id': 'v3.0',
         'status': 'CURRENT',
@@ -64,7 +66,7 @@ def volume_versions(base):
         'updated': VOLUME_UPDATED,
         'links': [
             {'rel': 'describedby', 'type': 'text/html', 'href': DOCS_URL},
-            {'rel': 'self', 'href': base + '/v3/'},
+            {'rel': 'self', 'href': base + prefix + '/v3/'},
         ],
         'media-types': [{
             'base': 'application/json',
@@ -111,4 +113,14 @@ def volume_root(conf):
     @webob.dec.wsgify
     def app(req):
         return _json(200, volume_versions(_base_url(req, conf)))
+    return app
+
+
+def volume_choices(conf, prefix):
+    """Cinder's root: the version list with 300 Multiple Choices, at
+    ``prefix`` (``/volume``, where devstack and the keystone tier register
+    the block-storage endpoint) and any unversioned path below it."""
+    @webob.dec.wsgify
+    def app(req):
+        return _json(300, volume_versions(_base_url(req, conf), prefix))
     return app

@@ -8,6 +8,7 @@ schedules and the compute host builds, ``status`` moving BUILD -> ACTIVE.
 """
 
 import hashlib
+import ipaddress
 import re
 
 from oslo_utils import strutils
@@ -26,6 +27,7 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
 from nova_lite.policies import servers as policies
+from nova_lite import utils
 
 
 def _view_bands(kind):
@@ -75,7 +77,7 @@ def _flavor(req, instance, want):
 
 
 def _fault(fault, is_admin):
-    view = {'code': fault.code, 'created': util.isotime(fault.created_at),
+    view = {'code': fault.code, 'created': utils.isotime(fault.created_at),
             'message': fault.message}
     if fault.details and (is_admin or fault.code != 500):
         view['details'] = fault.details
@@ -102,12 +104,15 @@ def _extended_attributes(instance, want, show_all):
             })
     if want.matches(schema.EXTENDED_VOLUMES_DOT) and (
             show_all or want.matches(schema.HOSTNAME_FOR_ALL)):
-        view['OS-EXT-SRV-ATTR:hostname'] = _hostname(instance.display_name)
+        view['OS-EXT-SRV-ATTR:hostname'] = (
+            instance.hostname or _hostname(instance.display_name))
     return view
 
 
 def serialize_server(req, instance, want, bdms, fault, show_extended,
-                     is_admin):
+                     is_admin, listing=False):
+    """The detailed view of a server (``listing``: as an item of
+    ``/servers/detail``, which has no ``server_groups``, as in Nova)."""
     volumes = []
     for bdm in bdms:
         if bdm.volume_id:
@@ -122,22 +127,22 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
         'status': status,
         'tenant_id': instance.project_id,
         'user_id': instance.user_id,
-        'metadata': {},
+        'metadata': instance.server_metadata or {},
         'hostId': host_id(instance),
         'image': _image(req, instance),
         'flavor': _flavor(req, instance, want),
-        'created': util.isotime(instance.created_at),
-        'updated': util.isotime(instance.updated_at or instance.created_at),
+        'created': utils.isotime(instance.created_at),
+        'updated': utils.isotime(instance.updated_at or instance.created_at),
         'addresses': {},
-        'accessIPv4': '',
-        'accessIPv6': '',
+        'accessIPv4': instance.access_ip_v4 or '',
+        'accessIPv6': instance.access_ip_v6 or '',
         'links': links.resource_links(req, 'servers', instance.uuid),
         'OS-DCF:diskConfig': 'MANUAL',
         'OS-EXT-AZ:availability_zone': instance.availability_zone or '',
         'config_drive': '',
         'key_name': None,
-        'OS-SRV-USG:launched_at': util.isotime(instance.launched_at),
-        'OS-SRV-USG:terminated_at': util.isotime(instance.terminated_at),
+        'OS-SRV-USG:launched_at': utils.isotime(instance.launched_at),
+        'OS-SRV-USG:terminated_at': utils.isotime(instance.terminated_at),
         'OS-EXT-STS:task_state': instance.task_state,
         'OS-EXT-STS:vm_state': instance.vm_state,
         'OS-EXT-STS:power_state': instance.power_state,
@@ -150,7 +155,7 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
         view['fault'] = _fault(fault, is_admin)
     optional = [
         (schema.LOCKED, 'locked', instance.locked),
-        (schema.DESCRIPTION, 'description', None),
+        (schema.DESCRIPTION, 'description', instance.display_description),
         (schema.TAGS, 'tags', []),
         (schema.TRUSTED_CERTS, 'trusted_image_certificates', None),
         (schema.SERVER_GROUPS, 'server_groups', []),
@@ -159,12 +164,12 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
         (schema.SCHEDULER_HINTS, 'scheduler_hints', {}),
     ]
     for first, key, value in optional:
-        if want.matches(first):
+        if want.matches(first) and not (listing and key == 'server_groups'):
             view[key] = value
     return view
 
 
-def serialize_servers(req, ctxt, instances, want):
+def serialize_servers(req, ctxt, instances, want, listing=False):
     """Views of many servers with a fixed number of queries."""
     uuids = [i.uuid for i in instances]
     bdms = objects.BlockDeviceMapping.get_all_by_instances(ctxt, uuids)
@@ -175,7 +180,8 @@ def serialize_servers(req, ctxt, instances, want):
                              fatal=False)
     return [serialize_server(req, i, want, bdms.get(i.uuid, []),
                              faults.get(i.uuid), show_extended,
-                             ctxt.is_admin) for i in instances]
+                             ctxt.is_admin, listing=listing)
+            for i in instances]
 
 
 def get_instance(req, ctxt, server_id, rule=None):
@@ -205,7 +211,8 @@ def _select(req, ctxt, detail):
                             marker=req.GET.get('marker'))
     page = instances[:limit]
     next_links = []
-    if len(instances) > limit:
+    # limit=0 is an empty page, with no next one to point at.
+    if page and len(instances) > limit:
         path = 'servers/detail' if detail else 'servers'
         next_links = [{'rel': 'next', 'href': '%s?limit=%d&marker=%s' % (
             links.collection_url(req, path), limit, page[-1].uuid)}]
@@ -235,7 +242,8 @@ def list_servers_detail(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.DETAIL, target={'project_id': ctxt.project_id})
     page, next_links = _select(req, ctxt, detail=True)
-    body = {'servers': serialize_servers(req, ctxt, page, mv.want(req))}
+    body = {'servers': serialize_servers(req, ctxt, page, mv.want(req),
+                                         listing=True)}
     if next_links:
         body['servers_links'] = next_links
     return body
@@ -275,6 +283,15 @@ def _check_networks(server):
                       'or no networks.'))
 
 
+def _access_ip(value):
+    """An access address in its canonical text, as Nova stores it
+    (``0000::babe:220.12.22.2`` is ``::babe:dc0c:1602``). The schema has
+    checked it is an address."""
+    if not value:
+        return value
+    return str(ipaddress.ip_address(value))
+
+
 @_create_bands
 @validation.response(202, schema.CREATE_RESPONSE, '2.1')
 def create_server(req, body):
@@ -300,7 +317,12 @@ def create_server(req, body):
         block_device_mapping=bdms, min_count=min_count, max_count=max_count,
         availability_zone=server.get('availability_zone'),
         supports_multiattach=want.matches(mv.MULTIATTACH),
-        share_multiattach=want.matches(mv.ATTACH_MODE))
+        share_multiattach=want.matches(mv.ATTACH_MODE),
+        access_ip_v4=_access_ip(server.get('accessIPv4')),
+        access_ip_v6=_access_ip(server.get('accessIPv6')),
+        hostname=server.get('hostname'),
+        description=server.get('description'),
+        metadata=server.get('metadata'))
     if strutils.bool_from_string(server.get('return_reservation_id', False)):
         return router.reply(202, {'reservation_id': reservation_id})
     first = instances[0]
@@ -314,6 +336,43 @@ def create_server(req, body):
     }
     return router.reply(202, {'server': view},
                         {'Location': server_links[0]['href']})
+
+
+# -- update ------------------------------------------------------------------
+# PUT /servers/{id} keys and the server fields they change.
+_UPDATE_FIELDS = {'name': 'display_name', 'accessIPv4': 'access_ip_v4',
+                  'accessIPv6': 'access_ip_v6',
+                  'description': 'display_description',
+                  'hostname': 'hostname'}
+
+
+def _update_bands(fn):
+    for lo, hi, body in schema.UPDATE_BANDS:
+        fn = validation.request_body(body, lo, hi)(fn)
+    for lo, hi, body in schema.UPDATE_RESPONSE_BANDS:
+        fn = validation.response(200, body, lo, hi)(fn)
+    return fn
+
+
+@_update_bands
+def update_server(req, server_id, body):
+    ctxt = req.environ['nova_lite.context']
+    api, instance = get_instance(req, ctxt, server_id, policies.UPDATE)
+    changes = {}
+    for key, field in _UPDATE_FIELDS.items():
+        if key in body['server']:
+            value = body['server'][key]
+            if key in ('accessIPv4', 'accessIPv6'):
+                value = _access_ip(value)
+            changes[field] = value
+    api.update(ctxt, instance, **changes)
+    want = mv.want(req)
+    view = serialize_servers(req, ctxt, [instance], want)[0]
+    if not want.matches(schema.UPDATE_ALL_ATTRIBUTES):
+        view = {k: v for k, v in view.items()
+                if not (k.startswith(schema.UPDATE_HIDDEN_PREFIXES) or
+                        k in schema.UPDATE_HIDDEN_KEYS)}
+    return {'server': view}
 
 
 # -- delete -------------------------------------------------------------------

@@ -2,11 +2,11 @@
 
 from nova_lite.api import microversion
 from nova_lite.api.schemas import services as schema
-from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite.policies import services as policies
+from nova_lite import utils
 
 
 def _serialize_service(svc, want, down_time):
@@ -19,7 +19,7 @@ def _serialize_service(svc, want, down_time):
         'host': svc.host,
         'state': 'up' if svc.is_up(down_time) else 'down',
         'status': 'disabled' if svc.disabled else 'enabled',
-        'updated_at': util.isotime(last),
+        'updated_at': utils.isotime(last),
         'zone': zone,
     }
     if want.matches('2.11'):

@@ -39,10 +39,13 @@ NETWORKS_REQUIRED = mv.NETWORKS_NONE
 BDM_TAG_RESTORED = '2.42'
 BDM_VOLUME_TYPE = '2.67'
 BDM_ATTACH_MODE = mv.ATTACH_MODE   # attach_mode ro/rw (nova_lite's own)
+CREATE_HOSTNAME = '2.90'        # hostname (a short name)
+UPDATE_ALL_ATTRIBUTES = '2.75'  # PUT answers the whole show view
+HOSTNAME_FQDN = '2.94'          # hostname may be a FQDN
 
 CREATE_CHANGES = ['2.1', DESCRIPTION, BDM_TAG, BDM_TAG_REMOVED,
                   NETWORKS_REQUIRED, BDM_TAG_RESTORED, BDM_VOLUME_TYPE,
-                  BDM_ATTACH_MODE]
+                  CREATE_HOSTNAME, HOSTNAME_FQDN, BDM_ATTACH_MODE]
 
 
 def bands(changes):
@@ -111,7 +114,7 @@ def _volumes_attached(version):
     return {'type': 'array', 'items': item}
 
 
-def server_view(version):
+def server_view(version, listing=False):
     """The server object of show/detail at ``version`` (an APIVersion)."""
     props = {
         'id': common.UUID,
@@ -179,7 +182,9 @@ def server_view(version):
         (SCHEDULER_HINTS, 'scheduler_hints', {'type': 'object'}),
     ]
     for first, name, prop in additions:
-        if version >= _v(first):
+        # /servers/detail has no server_groups (Nova 2.71: show only).
+        if version >= _v(first) and not (listing and
+                                         name == 'server_groups'):
             props[name] = prop
             required.append(name)
     if version >= _v(FLAVOR_EMBEDDED):
@@ -201,7 +206,8 @@ def detail_response(version):
     return {
         'type': 'object',
         'properties': {
-            'servers': {'type': 'array', 'items': server_view(version)},
+            'servers': {'type': 'array',
+                        'items': server_view(version, listing=True)},
             'servers_links': LINKS,
         },
         'required': ['servers'],
@@ -305,10 +311,22 @@ _SERVER_CREATE = {
         'config_drive': va_schema.BOOLEAN,
         'user_data': {'type': 'string', 'maxLength': 65535},
         'adminPass': {'type': 'string'},
+        'accessIPv4': {'type': 'string', 'format': 'ipv4'},
+        'accessIPv6': {'type': 'string', 'format': 'ipv6'},
     },
     'required': ['name', 'flavorRef'],
     'additionalProperties': False,
 }
+
+
+def _hostname_schema(version):
+    """Nova's: a short name up to 2.93, a FQDN from 2.94."""
+    return {
+        'type': 'string', 'minLength': 2,
+        'maxLength': 255 if version >= _v(HOSTNAME_FQDN) else 63,
+        'pattern': '^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$'
+        if version >= _v(HOSTNAME_FQDN) else
+        '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$'}
 
 
 def create(version):
@@ -326,6 +344,8 @@ def create(version):
     if version >= _v(BDM_VOLUME_TYPE):
         bdm['volume_type'] = {'type': ['string', 'null'], 'minLength': 0,
                               'maxLength': 255}
+    if version >= _v(CREATE_HOSTNAME):
+        props['hostname'] = _hostname_schema(version)
     if version >= _v(BDM_ATTACH_MODE):
         # volume-multiattach-enhancements: volume mappings only (a local
         # one with attach_mode is refused by the request checks, 400).
@@ -373,6 +393,55 @@ CREATE_RESPONSE = {
 
 
 # -- actions ------------------------------------------------------------------
+def update(version):
+    """The PUT /servers/{id} body at ``version``."""
+    props = {
+        'name': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+        'accessIPv4': {'type': 'string', 'format': 'ipv4'},
+        'accessIPv6': {'type': 'string', 'format': 'ipv6'},
+        'OS-DCF:diskConfig': {'enum': ['AUTO', 'MANUAL']},
+    }
+    if version >= _v(DESCRIPTION):
+        props['description'] = {'type': ['string', 'null'],
+                                'maxLength': 255}
+    if version >= _v(CREATE_HOSTNAME):
+        props['hostname'] = _hostname_schema(version)
+    return {
+        'type': 'object',
+        'properties': {'server': {'type': 'object', 'properties': props,
+                                  'additionalProperties': False}},
+        'required': ['server'],
+        'additionalProperties': False,
+    }
+
+
+UPDATE_CHANGES = ['2.1', DESCRIPTION, CREATE_HOSTNAME, HOSTNAME_FQDN]
+UPDATE_BANDS = [(lo, hi, update(_v(lo))) for lo, hi in bands(UPDATE_CHANGES)]
+
+# Below 2.75 the update answers the server without the extended
+# attributes (Nova's view for PUT); from 2.75 the whole show view.
+UPDATE_HIDDEN_PREFIXES = ('OS-EXT-AZ:', 'OS-EXT-SRV-ATTR:', 'OS-EXT-STS:',
+                          'OS-SRV-USG:', 'os-extended-volumes:')
+UPDATE_HIDDEN_KEYS = ('config_drive', 'key_name', 'server_groups')
+
+
+def update_response(version):
+    body = show_response(version)
+    if version < _v(UPDATE_ALL_ATTRIBUTES):
+        view = body['properties']['server']
+        view['required'] = [
+            k for k in view['required']
+            if not (k.startswith(UPDATE_HIDDEN_PREFIXES) or
+                    k in UPDATE_HIDDEN_KEYS)]
+    return body
+
+
+UPDATE_RESPONSE_BANDS = [
+    (lo, hi, update_response(_v(lo)))
+    for lo, hi in bands(sorted(set(SERVER_VIEW_CHANGES +
+                                   [UPDATE_ALL_ATTRIBUTES]), key=_v))]
+
+
 def any_action(name):
     """``{"<name>": <anything>}``: actions whose value is ignored."""
     return {

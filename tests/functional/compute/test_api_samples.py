@@ -93,6 +93,12 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
                    'servers', 'servers-list')
         self._call(self.api, '2.100', 'GET', '/v2.1/servers/detail'
                    '?name=web', 'servers', 'servers-details')
+        self._call(self.api, '2.1', 'PUT', path, 'servers', 'server-update',
+                   body={'server': {'name': 'web-1-renamed',
+                                    'accessIPv4': '192.0.2.10'}})
+        self._call(self.api, '2.94', 'PUT', path, 'servers', 'server-update',
+                   body={'server': {'description': 'web tier',
+                                    'hostname': 'web-1.example.org'}})
         action = path + '/action'
         for name, body in [('server-action-stop', {'os-stop': None}),
                            ('server-action-start', {'os-start': None}),

@@ -411,7 +411,9 @@ class CancelTest(AsyncTestCase):
 class ConcurrencyTest(AsyncTestCase):
     COMPUTE_HOSTS = ['compute1', 'compute2']
     # Widen the window in which attaches overlap on a compute host.
-    CONF = dict(AsyncTestCase.CONF, **{'fake_driver.reserve_delay': 0.005})
+    CONF = dict(AsyncTestCase.CONF, **{
+        'fake_driver.reserve_delay': 0.005, 'quota.instances': -1,
+        'quota.cores': -1, 'quota.ram': -1, 'quota.volumes': -1})
     N = 10
 
     def _all_at_once(self, calls):

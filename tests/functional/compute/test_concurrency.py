@@ -26,8 +26,10 @@ def _mappings_of(context, volume_id):
 
 class ConcurrentAttachTest(base.TestCase):
     COMPUTE_HOSTS = ['compute1', 'compute2']
-    # Widen the window in which attaches overlap on a compute host.
-    CONF = {'fake_driver.reserve_delay': 0.005}
+    # Widen the window in which attaches overlap on a compute host; more
+    # servers and volumes than the default quotas take.
+    CONF = {'fake_driver.reserve_delay': 0.005, 'quota.instances': -1,
+            'quota.cores': -1, 'quota.ram': -1, 'quota.volumes': -1}
 
     def _all_at_once(self, calls):
         barrier = threading.Barrier(len(calls))

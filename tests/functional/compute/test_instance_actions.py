@@ -44,6 +44,11 @@ class InstanceActionsTest(base.TestCase):
         self.assertEqual(['create'], [a['action'] for a in rest])
         resp = api.get(self.url + '?limit=1')
         self.assertIn('marker=', resp.body['links'][0]['href'])
+        # limit=0 (found by the fuzz tier: a 500).
+        resp = api.get(self.url + '?limit=0')
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual([], resp.body['instanceActions'])
+        self.assertNotIn('links', resp.body)
         self.assertEqual(400, api.get(self.url + '?marker=nope').status)
         self.assertEqual(400, api.get(self.url + '?foo=1').status)
         self.assertEqual(200, self.api.get(self.url + '?foo=1').status)

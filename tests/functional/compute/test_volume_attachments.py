@@ -23,6 +23,14 @@ def set_rows(model, where, **values):
     update(nl_context.get_admin_context())
 
 
+def get_rows(model, where):
+    @db_api.context_manager.reader
+    def select(context):
+        return context.session.execute(
+            sa.select(model).where(where)).scalars().all()
+    return select(nl_context.get_admin_context())
+
+
 class AttachmentTestCase(base.TestCase):
     def setUp(self):
         super().setUp()
@@ -173,6 +181,58 @@ class ViewsTest(AttachmentTestCase):
 
 
 class AttachGuardsTest(AttachmentTestCase):
+    def test_detach_as_soon_as_in_use_takes_over_the_attach(self):
+        # The host completes the attachment (the volume is in-use, which
+        # is what a client waits for) and clears its task right after:
+        # a detach in between is accepted, not 409.
+        volume_id = self.create_volume()
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == volume_id,
+                 task='attaching', task_step='connected',
+                 task_owner='nova-lite-compute:compute1')
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        system.wait_for(lambda: self.attachments(self.server_id) == [])
+        # An attach whose attachment is not complete is another matter:
+        # 409.
+        other = self.create_volume()
+        self.attach(self.server_id, other)
+        self.wait_for_volume_status(other, 'in-use')
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == other,
+                 task='attaching', task_step='connecting',
+                 attachment_id='00000000-0000-4000-8000-000000000000',
+                 task_owner='nova-lite-compute:compute1')
+        resp = self.detach(self.server_id, other, expect=409)
+        self.assertIn('busy with another operation (attaching)',
+                      self.message(resp))
+
+    def test_detach_again_while_detaching_is_accepted(self):
+        # A second DELETE while the first one's detach is in flight is
+        # 202 and changes nothing (Nova accepts it too); once the mapping
+        # is gone, 404.
+        volume_id = self.create_volume()
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        in_flight = dict(task='detaching', task_step='guest_detaching',
+                         task_owner='nova-lite-compute:compute9')
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == volume_id,
+                 **in_flight)
+        self.detach(self.server_id, volume_id)
+        row = get_rows(models.BlockDeviceMapping,
+                       models.BlockDeviceMapping.volume_id == volume_id)[0]
+        self.assertEqual(in_flight, {k: getattr(row, k) for k in in_flight})
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == volume_id,
+                 task=None, task_step=None, task_owner=None)
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.detach(self.server_id, volume_id, expect=404)
+
     def test_attach_detach_round_trip(self):
         volume_id = self.create_volume()
         self.attach(self.server_id, volume_id)
@@ -350,7 +410,9 @@ class DetachGuardsTest(AttachmentTestCase):
         resp = self.detach(self.server_id, volume_id, expect=400)
         self.assertIn("Volume status must be 'in-use'", self.message(resp))
 
-    def test_compute_host_down(self):
+    def test_compute_host_down_detaches_locally(self):
+        # Nova's local cleanup: no host to ask, the API deletes the
+        # attachment and the mapping itself.
         volume_id = self.attached_volume()
         old = datetime.datetime.utcnow() - datetime.timedelta(
             seconds=self.conf.service_down_time + 60)
@@ -361,9 +423,12 @@ class DetachGuardsTest(AttachmentTestCase):
         self.sys.system.services = []
         set_rows(models.Service, models.Service.host == 'compute1',
                  last_seen_up=old)
-        resp = self.detach(self.server_id, volume_id, expect=409)
-        self.assertIn('unavailable', self.message(resp))
-        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        self.detach(self.server_id, volume_id)
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('available', []),
+                         (volume['status'], volume['attachments']))
+        self.assertEqual([], self.attachments(self.server_id))
+        self.detach(self.server_id, volume_id, expect=404)
 
     def test_delete_attached_volume_is_refused_by_block_storage(self):
         volume_id = self.attached_volume()

@@ -58,6 +58,12 @@ def _bdm_values(instance_uuid, **values):
     return result
 
 
+def add_metadata_of_nothing(manager, context):
+    with manager.writer.using(context) as session:
+        session.add(models.VolumeMetadata(
+            volume_id=uuidutils.generate_uuid(), key='k', value='v'))
+
+
 class _SchemaTests(test_migrations.ModelsMigrationsSync):
     """Run on each backend: ``self.manager`` is a configured manager on an
     empty database."""
@@ -120,6 +126,22 @@ class _SchemaTests(test_migrations.ModelsMigrationsSync):
                           volume_id=uuidutils.generate_uuid(),
                           device_name='/dev/vdb')
 
+        # One access row per (volume type, project).
+        type_id = uuidutils.generate_uuid()
+        with self.manager.writer.using(context) as session:
+            session.add(models.VolumeType(id=type_id, name='private',
+                                          is_public=False))
+            session.flush()
+            session.add(models.VolumeTypeProject(volume_type_id=type_id,
+                                                 project_id='demo'))
+
+        def add_access():
+            with self.manager.writer.using(context) as session:
+                session.add(models.VolumeTypeProject(
+                    volume_type_id=type_id, project_id='demo'))
+
+        self.assertRaises(db_exc.DBDuplicateEntry, add_access)
+
     def test_cascades_and_defaults(self):
         context = self._migrated()
         with self.manager.writer.using(context) as session:
@@ -134,6 +156,8 @@ class _SchemaTests(test_migrations.ModelsMigrationsSync):
             session.add(models.VolumeTypeExtraSpec(
                 volume_type_id=volume_type.id, key='multiattach',
                 value='<is> True'))
+            session.add(models.VolumeTypeProject(
+                volume_type_id=volume_type.id, project_id='demo'))
         with self.manager.reader.using(context) as session:
             bdm = session.execute(
                 sa.select(models.BlockDeviceMapping)).scalar_one()
@@ -147,9 +171,39 @@ class _SchemaTests(test_migrations.ModelsMigrationsSync):
             session.execute(sa.delete(models.VolumeType))
         with self.manager.reader.using(context) as session:
             for model in (models.BlockDeviceMapping,
-                          models.VolumeTypeExtraSpec):
+                          models.VolumeTypeExtraSpec,
+                          models.VolumeTypeProject):
                 self.assertEqual(0, session.execute(
                     sa.select(sa.func.count()).select_from(model)).scalar())
+
+    def test_volume_metadata_keys_are_exact(self):
+        # Keys compare byte for byte on every backend (utf8mb4_bin on
+        # MariaDB, whose default collation ignores case); one row per key.
+        context = self._migrated()
+        volume_id = uuidutils.generate_uuid()
+        with self.manager.writer.using(context) as session:
+            session.add(models.Volume(
+                id=volume_id, project_id='p', user_id='u', size=1,
+                status='available', attach_status='detached'))
+            session.flush()
+            session.add_all([
+                models.VolumeMetadata(volume_id=volume_id, key=key,
+                                      value=value)
+                for key, value in (('Type', 'Work'), ('type', 'work'))])
+
+        def add(key):
+            with self.manager.writer.using(context) as session:
+                session.add(models.VolumeMetadata(volume_id=volume_id,
+                                                  key=key, value='x'))
+
+        self.assertRaises(db_exc.DBDuplicateEntry, add, 'Type')
+        self.assertRaises(db_exc.DBReferenceError, add_metadata_of_nothing,
+                          self.manager, context)
+        with self.manager.reader.using(context) as session:
+            found = session.execute(
+                sa.select(models.VolumeMetadata.key).where(
+                    models.VolumeMetadata.value == 'work')).scalars().all()
+        self.assertEqual(['type'], found)
 
     def test_foreign_keys_enforced(self):
         context = self._migrated()
@@ -197,6 +251,10 @@ class TestModelsMigrationsMySQL(_OpportunisticBackend, testtools.TestCase):
                          type(columns['connection_info']['type']).__name__)
         self.assertEqual('InnoDB', inspector.get_table_options(
             'volumes')['mysql_engine'])
+        columns = {c['name']: c
+                   for c in inspector.get_columns('volume_metadata')}
+        for name in ('key', 'value'):
+            self.assertEqual('utf8mb4_bin', columns[name]['type'].collation)
 
 
 class TestModelsMigrationsPostgreSQL(_OpportunisticBackend,
@@ -262,8 +320,9 @@ class TestMigrationAPI(testtools.TestCase):
         reader = db_api.get_engine(use_reader=True)
         self.assertIsNot(writer, reader)
         self.assertEqual(writer.url, reader.url)
+        # oslo.db's choice for SQLite files: a connection per transaction.
         for engine in (writer, reader):
-            self.assertIsInstance(engine.pool, sa.pool.QueuePool)
+            self.assertIsInstance(engine.pool, sa.pool.NullPool)
         with reader.connect() as connection:
             self.assertEqual('wal', connection.exec_driver_sql(
                 'PRAGMA journal_mode').scalar())
@@ -384,8 +443,8 @@ class TestSQLiteLocking(testtools.TestCase):
         self.assertEqual(5, self._version())
 
     def _trace_begins(self):
-        # The BEGINs go to the sqlite3 connection itself, not through a
-        # SQLAlchemy execution: sqlite3's trace callback sees them.
+        # sqlite3's trace callback sees every statement the connection runs,
+        # the BEGINs of the 'begin' listeners included.
         statements = []
         for engine in (db_api.get_engine(), db_api.get_engine(True)):
             def checkout(dbapi_conn, record, proxy, engine=engine):
@@ -424,11 +483,13 @@ class TestSQLiteLocking(testtools.TestCase):
             return found
 
         write(Context())
-        # One BEGIN per transaction: oslo.db's own deferred BEGIN (and the
-        # ROLLBACK that would replace it) is gone.
-        self.assertEqual([(writer, 'BEGIN IMMEDIATE'), (writer, 'COMMIT')],
+        # oslo.db's deferred BEGIN, swapped for an immediate one before
+        # anything ran in it.
+        self.assertEqual([(writer, 'BEGIN'), (writer, 'ROLLBACK'),
+                          (writer, 'BEGIN IMMEDIATE'), (writer, 'COMMIT')],
                          ends())
         read(Context())
+        # The reader keeps the one deferred BEGIN.
         self.assertEqual([(reader, 'BEGIN'), (reader, 'ROLLBACK')], ends())
 
     def test_write_lock_not_granted_is_a_db_error(self):

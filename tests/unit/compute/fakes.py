@@ -26,13 +26,18 @@ class FakeVolumeClient(client.VolumeClient):
         self._lock = threading.Lock()
 
     def create_volume(self, size=1, multiattach=False, status='available',
-                      migration_status=None):
+                      migration_status=None, name=None, description=None,
+                      volume_type=None, metadata=None):
         volume_id = uuidutils.generate_uuid()
         self.volumes[volume_id] = {
             'id': volume_id, 'status': status, 'attach_status': 'detached',
-            'size': size, 'multiattach': multiattach, 'bootable': False,
+            'size': size, 'name': name, 'description': description,
+            'created_at': '2026-11-21T20:36:%02d.000000' % (
+                len(self.volumes) % 60),
+            'snapshot_id': None, 'metadata': dict(metadata or {}),
+            'multiattach': multiattach, 'bootable': False,
             'availability_zone': 'nova', 'migration_status': migration_status,
-            'volume_type': None, 'encrypted': False}
+            'volume_type': volume_type, 'encrypted': False}
         return volume_id
 
     def _record(self, name, *args):
@@ -62,9 +67,9 @@ class FakeVolumeClient(client.VolumeClient):
         volume['status'] = 'in-use' if status == 'attached' else status
         volume['attach_status'] = status
 
-    def get(self, ctxt, volume_id):
-        self._record('get', volume_id)
+    def _view(self, volume_id):
         volume = dict(self._volume(volume_id))
+        volume['metadata'] = dict(volume['metadata'])
         volume['attachments'] = [
             {'attachment_id': a['id'], 'server_id': a['instance'],
              'host_name': None, 'device': a.get('mountpoint'),
@@ -72,6 +77,32 @@ class FakeVolumeClient(client.VolumeClient):
             for a in self.attachments.values()
             if a['volume_id'] == volume_id and a['status'] == 'attached']
         return volume
+
+    def get(self, ctxt, volume_id):
+        self._record('get', volume_id)
+        return self._view(volume_id)
+
+    def get_all(self, ctxt, limit=None, offset=None):
+        self._record('get_all', limit, offset)
+        # Newest first, as Cinder lists them.
+        ids = list(reversed(list(self.volumes)))[offset or 0:]
+        if limit is not None:
+            ids = ids[:limit]
+        return [self._view(volume_id) for volume_id in ids]
+
+    def create(self, ctxt, size, name=None, description=None,
+               volume_type=None, metadata=None, availability_zone=None,
+               snapshot_id=None):
+        self._record('create', size, name)
+        if snapshot_id:
+            raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
+        if not isinstance(size, int) or size <= 0:
+            raise exception.InvalidInput(
+                reason="Volume size '%s' must be an integer and greater "
+                       "than 0" % size)
+        return self._view(self.create_volume(
+            size=size, name=name, description=description,
+            volume_type=volume_type, metadata=metadata))
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):

@@ -100,6 +100,27 @@ class AttachTest(VolumeOpsTestBase):
                           self.instance, bdm)
         self._assert_rolled_back(bdm)
 
+    def test_a_detach_that_took_over_the_completed_attach_is_left(self):
+        # The volume was in-use for the server, so the API handed the
+        # attach's task to a detach before this host cleared it.
+        bdm = self.reserved_bdm()
+        bdm.task, bdm.task_owner, bdm.task_step = (
+            'attaching', 'nova-lite-conductor:c1', 'cast')
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'move_task'))
+        self.useFixture(mockpatch(
+            objects.BlockDeviceMapping, 'end_task',
+            side_effect=exception.TaskOwnerChanged(
+                task='attaching', volume_id=bdm.volume_id,
+                instance_uuid=self.instance.uuid)))
+        volume_ops.attach(self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.assertEqual('in-use',
+                         self.volumes.volumes[bdm.volume_id]['status'])
+        self.assertIn('/dev/vdb',
+                      self.driver.guests[self.instance.uuid].devices)
+        self.assertEqual([], self.destroyed)
+        self.assertEqual(['start', 'end'], self.events())
+
     def test_attach_mode_travels_in_the_connector(self):
         bdm = self.reserved_bdm()
         bdm.attach_mode = 'ro'

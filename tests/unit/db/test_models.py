@@ -88,12 +88,17 @@ class TestColumns(testtools.TestCase):
         self.assertIn('ENGINE=InnoDB', ddl)
         self.assertIn('connection_info MEDIUMTEXT',
                       self._ddl('block_device_mappings', mysql.dialect()))
+        ddl = self._ddl('volume_metadata', mysql.dialect())
+        self.assertIn('`key` VARCHAR(255) COLLATE utf8mb4_bin', ddl)
+        self.assertIn('value VARCHAR(255) COLLATE utf8mb4_bin', ddl)
 
     def test_other_backends_types(self):
         for dialect in (sqlite.dialect(), postgresql.dialect()):
             ddl = self._ddl('volume_attachment', dialect)
             self.assertIn('connection_info TEXT', ddl)
             self.assertNotIn('MEDIUMTEXT', ddl)
+            self.assertNotIn('COLLATE', self._ddl('volume_metadata',
+                                                  dialect))
 
     def test_lengths_and_nullability(self):
         bdm = METADATA.tables['block_device_mappings'].c
