@@ -25,7 +25,13 @@ development mode; ``test`` adds the test requirements. The test tiers:
 constraints (``tests/tempest/*-constraints.txt``): Keystone's and tempest's
 dependencies are not nova_lite's.
 
-The last line is the total: ``tests: N passed, N failed, N skipped``.
+Each tier's whole output goes to ``.test-logs/<tier>.log``; what is
+printed is a line per tier with its counts and time, every failed test as
+it fails, and at the end of a tier the tracebacks of its failures (cut to
+``FAILURE_LINES`` lines each), so that a CI log shows why a run failed.
+On a terminal, or with ``NOVA_LITE_TEST_VERBOSE=1``, the whole output is
+streamed as well. The last line is the total:
+``tests: N passed, N failed, N skipped``.
 
 Installs are reproducible: pip takes ``constraints.txt`` (every version
 the suite passed with) as constraints. ``NOVA_LITE_LATEST=1`` installs the
@@ -41,6 +47,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 import venv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,9 +82,18 @@ def _digest(files, extra):
     return h.hexdigest()
 
 
+def _quiet(argv):
+    """Run an install command; show its output only if it fails."""
+    proc = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        sys.stdout.write(proc.stdout)
+        raise subprocess.CalledProcessError(proc.returncode, argv)
+
+
 def _pip(*args):
-    subprocess.check_call([PY, '-m', 'pip', '--disable-pip-version-check',
-                           '-q'] + list(args), cwd=ROOT)
+    _quiet([PY, '-m', 'pip', '--disable-pip-version-check', '-q'] +
+           list(args))
 
 
 def ensure_venv(with_tests):
@@ -118,9 +134,8 @@ def ensure_side_venv(spec):
     print('Installing %s into %s' % (requirement, directory), flush=True)
     if not os.path.exists(python):
         venv.EnvBuilder(with_pip=True).create(path)
-    subprocess.check_call(
-        [python, '-m', 'pip', '--disable-pip-version-check', '-q',
-         'install', '-c', constraints] + requirement.split(), cwd=ROOT)
+    _quiet([python, '-m', 'pip', '--disable-pip-version-check', '-q',
+            'install', '-c', constraints] + requirement.split())
     with open(stamp, 'w') as f:
         f.write(digest)
 
@@ -132,6 +147,70 @@ def cmd_run(argv):
 
 
 _COUNT_RE = re.compile(r'^ - (Passed|Failed|Skipped): (\d+)')
+_FAILED_RE = re.compile(r'\.\.\. FAILED$')
+_FAILURES_START = re.compile(r'^Failed \d+ tests - output below:')
+_FAILURES_END = re.compile(r'^=+$')
+
+LOG_DIR = os.path.join(ROOT, '.test-logs')
+# Lines printed of each failure's section of the log (its traceback first).
+FAILURE_LINES = 80
+
+
+def _verbose():
+    return (os.environ.get('NOVA_LITE_TEST_VERBOSE', '') == '1' or
+            sys.stdout.isatty())
+
+
+def failure_sections(lines):
+    """The per-test sections of stestr's "Failed N tests - output below"
+    block: [(test id, [lines])]."""
+    sections = []
+    inside = False
+    for i, line in enumerate(lines):
+        if _FAILURES_START.match(line):
+            inside = True
+            continue
+        if not inside:
+            continue
+        nxt = lines[i + 1] if i + 1 < len(lines) else ''
+        stripped = line.rstrip('\n')
+        if (stripped and nxt.rstrip('\n') == '-' * len(stripped)):
+            sections.append((stripped, []))
+        elif _FAILURES_END.match(line) and nxt.startswith('Totals'):
+            break
+        elif sections:
+            sections[-1][1].append(line)
+    return sections
+
+
+def _print_failures(lines, log_path):
+    for test_id, body in failure_sections(lines):
+        body = [line for line in body
+                if line.strip() and set(line.strip()) != {'-'}]
+        print('\n--- %s' % test_id)
+        for line in body[:FAILURE_LINES]:
+            sys.stdout.write(line)
+        if len(body) > FAILURE_LINES:
+            print('    ... %d more lines in %s' % (
+                len(body) - FAILURE_LINES, log_path))
+
+
+def _stream(proc, name, log_path):
+    """Copy ``proc``'s output to its log (and to stdout if verbose);
+    print failed tests as they fail; return the lines."""
+    os.makedirs(LOG_DIR, exist_ok=True)
+    verbose = _verbose()
+    lines = []
+    with open(log_path, 'w') as log:
+        for line in proc.stdout:
+            log.write(line)
+            lines.append(line)
+            if verbose:
+                sys.stdout.write(line)
+            elif _FAILED_RE.search(line.rstrip()):
+                sys.stdout.write('%s: %s' % (name, line))
+                sys.stdout.flush()
+    return lines
 
 
 # Tests that share one costly fixture run in one worker: the Keystone
@@ -139,23 +218,39 @@ _COUNT_RE = re.compile(r'^ - (Passed|Failed|Skipped): (\d+)')
 GROUP_REGEX = r'(tests\.integration\.test_keystone\.KeystoneTest)\.'
 
 
+def _report(name, counts, started, log_path):
+    print('=== %s: %d passed, %d failed, %d skipped in %.0f s (log: %s)' % (
+        name, counts['Passed'], counts['Failed'], counts['Skipped'],
+        time.monotonic() - started, os.path.relpath(log_path, ROOT)),
+        flush=True)
+
+
 def run_tier(name, path, env):
-    """Run one stestr tier, streaming its output; return its counts."""
+    """Run one stestr tier; return its counts."""
     print('\n=== %s tests (%s) ===' % (name, path), flush=True)
+    started = time.monotonic()
+    log_path = os.path.join(LOG_DIR, name + '.log')
     counts = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
     proc = subprocess.Popen(
         [PY, '-m', 'stestr', '--test-path', path, 'run', '--color',
          '--group-regex', GROUP_REGEX],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, bufsize=1)
-    for line in proc.stdout:
-        sys.stdout.write(line)
+    lines = _stream(proc, name, log_path)
+    for line in lines:
         match = _COUNT_RE.match(line)
         if match:
             counts[match.group(1)] = int(match.group(2))
     rc = proc.wait()
     if rc != 0 and counts['Failed'] == 0:
         counts['Failed'] = 1   # the runner itself failed (import error...)
+        if not _verbose():
+            print('%s: stestr exited with %d; the end of its output:' % (
+                name, rc))
+            sys.stdout.writelines(lines[-FAILURE_LINES:])
+    elif counts['Failed'] and not _verbose():
+        _print_failures(lines, log_path)
+    _report(name, counts, started, log_path)
     return counts
 
 
@@ -166,20 +261,30 @@ _TEMPEST_RE = re.compile(r'^tempest: (\d+) passed, (\d+) skipped, '
 def run_tempest(env):
     """Run tests/tempest/runner.py, streaming its output; its counts."""
     print('\n=== tempest (tests/tempest) ===', flush=True)
+    started = time.monotonic()
+    log_path = os.path.join(LOG_DIR, 'tempest.log')
     counts = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
     proc = subprocess.Popen(
         [PY, '-m', 'tests.tempest.runner'], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         bufsize=1)
-    for line in proc.stdout:
-        sys.stdout.write(line)
+    lines = _stream(proc, 'tempest', log_path)
+    for line in lines:
         match = _TEMPEST_RE.match(line)
         if match:
             counts = {'Passed': int(match.group(1)),
                       'Skipped': int(match.group(2)),
                       'Failed': int(match.group(3))}
-    if proc.wait() != 0 and counts['Failed'] == 0:
+    rc = proc.wait()
+    if (rc != 0 or counts['Failed']) and not _verbose():
+        # The runner's own report: each failure with its reason, counts.
+        report = [i for i, line in enumerate(lines)
+                  if line.startswith('FAILED ')]
+        start = report[0] if report else max(0, len(lines) - FAILURE_LINES)
+        sys.stdout.writelines(lines[start:start + 10 * FAILURE_LINES])
+    if rc != 0 and counts['Failed'] == 0:
         counts['Failed'] = 1
+    _report('tempest', counts, started, log_path)
     return counts
 
 
