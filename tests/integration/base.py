@@ -35,6 +35,7 @@ import unittest
 import fixtures
 import testtools
 
+from tests.fixtures import required
 from tests.integration import deployment as deploy
 
 # {test class: Deployment, or the exception its start raised}. Per class,
@@ -43,14 +44,6 @@ _DEPLOYMENTS = {}
 
 # Deadline of the asynchronous steps the helpers wait for.
 ACTION_TIMEOUT = 60
-
-
-def _first_cause(error):
-    # A fixture whose setUp fails raises MultipleExceptions(first cause,
-    # SetupError), nested once per level of useFixture.
-    while isinstance(error, fixtures.MultipleExceptions):
-        error = error.args[0][1]
-    return error
 
 
 class IntegrationTestCase(testtools.TestCase):
@@ -77,14 +70,13 @@ class IntegrationTestCase(testtools.TestCase):
             except fixtures.MultipleExceptions as e:
                 # The fixture cleaned itself up; keep the first cause (a
                 # skip stays a skip).
-                cause = _first_cause(e)
+                cause = required.first_cause(e)
                 cause.details = entry.log_details()
                 _DEPLOYMENTS[cls] = cause
                 raise cause
             _DEPLOYMENTS[cls] = entry
             return entry
-        if isinstance(entry, (unittest.SkipTest,
-                              deploy.IntegrationUnavailable)):
+        if isinstance(entry, (unittest.SkipTest, required.Unavailable)):
             raise entry
         if isinstance(entry, BaseException):
             raise AssertionError(

@@ -27,7 +27,8 @@ Names are unique per deployment (database ``nova_lite_test_<hex>``, vhost
 
 When RabbitMQ, MariaDB/PostgreSQL or the uWSGI binary is missing, starting
 a deployment raises ``unittest.SkipTest`` saying what is needed, or, with
-``NOVA_LITE_REQUIRE_INTEGRATION=1`` (CI), ``IntegrationUnavailable``.
+``NOVA_LITE_REQUIRE_INTEGRATION=1`` (CI),
+``tests.fixtures.required.Unavailable``.
 
 RabbitMQ vhost strategies, first that works:
 
@@ -85,6 +86,7 @@ from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
 from tests.fixtures import database as db_fixture
+from tests.fixtures import required
 from tests.fixtures import system
 
 REQUIRE_ENV = 'NOVA_LITE_REQUIRE_INTEGRATION'
@@ -114,17 +116,9 @@ ADMIN_TOKEN = 'admin:admin'
 _PR_SET_PDEATHSIG = 1
 
 
-class IntegrationUnavailable(AssertionError):
-    """Something the tier needs is missing and NOVA_LITE_REQUIRE_INTEGRATION
-    is 1."""
-
-
 def unavailable(message):
     """Skip (or, when the tier is required, fail) saying what is missing."""
-    if os.environ.get(REQUIRE_ENV) == '1':
-        raise IntegrationUnavailable('%s (required: %s=1)' % (
-            message, REQUIRE_ENV))
-    raise unittest.SkipTest(message)
+    required.unavailable(message, REQUIRE_ENV)
 
 
 def wait_for(predicate, timeout, interval=0.1, message=None):
@@ -141,13 +135,6 @@ def wait_for(predicate, timeout, interval=0.1, message=None):
             raise AssertionError(
                 message or 'condition not met within %ss' % timeout)
         time.sleep(interval)
-
-
-def free_port():
-    """A TCP port that was free on 127.0.0.1 a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
 
 
 def _die_with_parent():
@@ -524,7 +511,7 @@ class Deployment(fixtures.Fixture):
             return self.useFixture(self.database).url
         try:
             url, drop = db_fixture.opportunistic_url(self.backend)
-        except (unittest.SkipTest, db_fixture.BackendUnavailable) as e:
+        except (unittest.SkipTest, required.Unavailable) as e:
             unavailable(str(e))
         self.addCleanup(drop)
         return url
@@ -638,7 +625,7 @@ class Deployment(fixtures.Fixture):
     def _start_api(self):
         log_path = self._log_path(self.API)
         for attempt in range(3):
-            self.port = free_port()
+            self.port = required.free_port()
             ini = self.uwsgi_ini(self.port)
             proc = ServiceProcess(self.API, [self.uwsgi, '--ini', ini],
                                   log_path, self._env()).start()
@@ -648,8 +635,8 @@ class Deployment(fixtures.Fixture):
                 self.wait_for_api()
                 return
             except AssertionError:
-                # Another process took the port between free_port() and
-                # the bind: try another one.
+                # Another process took the port between free_port() and the
+                # bind: try another one.
                 if proc.running or 'Address already in use' not in (
                         proc.log_text()[-2000:]):
                     raise

@@ -10,6 +10,7 @@ import subprocess
 
 import fixtures
 
+from tests.fixtures import required
 from tests.integration import deployment as deploy
 
 
@@ -29,7 +30,7 @@ class PrivateMariaDB(fixtures.Fixture):
                                'mariadb-install-db')
         self.path = self.useFixture(fixtures.TempDir()).path
         self.data = os.path.join(self.path, 'data')
-        self.port = deploy.free_port()
+        self.port = required.free_port()
         result = subprocess.run(
             [install, '--no-defaults', '--datadir=%s' % self.data,
              '--user=%s' % _user(), '--auth-root-authentication-method=normal',
@@ -106,8 +107,8 @@ class PrivateRabbitMQ(fixtures.Fixture):
             deploy.unavailable('a private RabbitMQ node needs '
                                'rabbitmq-server')
         self.path = self.useFixture(fixtures.TempDir()).path
-        self.port = deploy.free_port()
-        dist_port = deploy.free_port()
+        self.port = required.free_port()
+        dist_port = required.free_port()
         plugins = os.path.join(self.path, 'enabled_plugins')
         with open(plugins, 'w') as f:
             f.write('[].\n')

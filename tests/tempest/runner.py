@@ -37,6 +37,7 @@ import unittest
 import fixtures
 
 from tests.fixtures import keystone
+from tests.fixtures import required
 from tests.integration import deployment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -225,9 +226,7 @@ def main(argv=None):
     try:
         deploy.setUp()
     except fixtures.MultipleExceptions as e:
-        cause = e
-        while isinstance(cause, fixtures.MultipleExceptions):
-            cause = cause.args[0][1]
+        cause = required.first_cause(e)
         if isinstance(cause, unittest.SkipTest):
             print('tempest tier skipped: %s' % cause)
             return 0

@@ -69,6 +69,7 @@ import fixtures  # noqa: E402
 import requests  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
+from tests.fixtures import required  # noqa: E402
 from tests.integration import deployment as deploy  # noqa: E402
 
 SYNC = ('sync', '2.100')
@@ -452,14 +453,13 @@ def main(argv=None):
         args.processes, args.threads, args.backend)
     try:
         deployment.setUp()
-    except (unittest.SkipTest, deploy.IntegrationUnavailable) as e:
+    except (unittest.SkipTest, required.Unavailable) as e:
         log('cannot start the system: %s', e)
         return 2
     except fixtures.MultipleExceptions as e:
         # The fixture cleaned up after itself; its first error says why.
-        cause = e.args[0][1]
-        if isinstance(cause, (unittest.SkipTest,
-                              deploy.IntegrationUnavailable)):
+        cause = required.first_cause(e)
+        if isinstance(cause, (unittest.SkipTest, required.Unavailable)):
             log('cannot start the system: %s', cause)
             return 2
         raise
