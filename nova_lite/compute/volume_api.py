@@ -146,21 +146,13 @@ class VolumeOperations(object):
             bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
         if offloaded or not host_up:
-            self._detach_volume_locally(context, instance, bdm, offloaded)
+            self._detach_volume_locally(context, instance, bdm, volume,
+                                        offloaded)
             return
-        # Owned by this API process until the host takes it over; 409 if
-        # another operation holds the mapping. If the host never takes it
-        # (the cast is lost), the conductor rolls it back.
-        try:
-            self._start_detach_task(context, bdm, volume)
-        except exception.VolumeTaskInProgress as e:
-            if e.kwargs['task'] != tasks.DETACHING:
-                raise
-            # The same detach again (a client retrying, or tempest's
-            # cleanup of a multiattach volume still in-use for others):
-            # accepted, as Nova does; the detach in flight does the work.
-            LOG.info('Volume %s of server %s is already being detached',
-                     volume_id, instance.uuid)
+        # Owned by this API process until the host takes it over. If the
+        # host never takes it (the cast is lost), the conductor rolls it
+        # back.
+        if not self._start_detach_task(context, bdm, volume):
             return
         mark = not volume['multiattach']
         try:
@@ -177,24 +169,43 @@ class VolumeOperations(object):
                     self.volume_api.roll_detaching(context, volume_id)
                 bdm.end_task()
 
-    def _start_detach_task(self, context, bdm, volume):
-        """The detach's task on the mapping. An attach whose attachment
-        block storage already completed (the volume is ``in-use`` for
-        this server: what a client waits for before it detaches) has only
-        the clearing of its task left, which its host does right after:
-        the detach takes the task over from it rather than answer 409 in
-        that instant (the host then finds its task moved and leaves it)."""
-        data = tasks.task_data(context)
+    def _start_detach_task(self, context, bdm, volume, local=False):
+        """The detach's task on the mapping, owned by this process; False
+        if a detach of it is already in flight.
+
+        The same detach again (a client retrying, or tempest's cleanup of
+        a multiattach volume still in use for others) is accepted, as Nova
+        does: the detach in flight does the work. Another operation on the
+        mapping is 409 (``VolumeTaskInProgress``).
+
+        An attach whose attachment block storage already completed (the
+        volume is ``in-use`` for this server: what a client waits for
+        before it detaches) has only the clearing of its task left, which
+        its host does right after: a detach through the host takes the
+        task over from it rather than answer 409 in that instant (the host
+        then finds its task moved and leaves it)."""
+        data = tasks.task_data(context, local=True) if local else (
+            tasks.task_data(context))
         completed = any(a.get('attachment_id') == bdm.attachment_id
                         for a in volume.get('attachments') or [])
-        if bdm.task == tasks.ATTACHING and bdm.attachment_id and completed:
-            try:
-                bdm.hand_over_task(tasks.DETACHING, self._owner(),
-                                   tasks.ACCEPTED, data)
-                return
-            except exception.TaskOwnerChanged:
-                pass    # the host cleared it meanwhile
-        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED, data)
+        try:
+            if (not local and bdm.task == tasks.ATTACHING and
+                    bdm.attachment_id and completed):
+                try:
+                    bdm.hand_over_task(tasks.DETACHING, self._owner(),
+                                       tasks.ACCEPTED, data)
+                    return True
+                except exception.TaskOwnerChanged:
+                    pass    # the host cleared it meanwhile
+            bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED,
+                           data)
+        except exception.VolumeTaskInProgress as e:
+            if e.kwargs['task'] != tasks.DETACHING:
+                raise
+            LOG.info('Volume %s of server %s is already being detached',
+                     bdm.volume_id, bdm.instance_uuid)
+            return False
+        return True
 
     def _cancel_pending_attach(self, context, instance, bdm):
         """Detach of an attach still in progress (or lost: a conductor that
@@ -209,7 +220,8 @@ class VolumeOperations(object):
             context, instance.uuid, instance_action.DETACH_VOLUME)
         return True
 
-    def _detach_volume_locally(self, context, instance, bdm, offloaded):
+    def _detach_volume_locally(self, context, instance, bdm, volume,
+                               offloaded):
         """No host can detach: the server is shelved-offloaded (no host
         has the disk), or its host is down (Nova's local cleanup: the
         guest on a dead host is not asked). The attachment is deleted
@@ -219,8 +231,8 @@ class VolumeOperations(object):
             LOG.warning('Host %s of server %s is down: detaching volume %s '
                         'without it', instance.host, instance.uuid,
                         bdm.volume_id)
-        bdm.start_task(tasks.DETACHING, self._owner(), tasks.ACCEPTED,
-                       tasks.task_data(context, local=True))
+        if not self._start_detach_task(context, bdm, volume, local=True):
+            return
         try:
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)

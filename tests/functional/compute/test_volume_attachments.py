@@ -414,6 +414,15 @@ class DetachGuardsTest(AttachmentTestCase):
         # Nova's local cleanup: no host to ask, the API deletes the
         # attachment and the mapping itself.
         volume_id = self.attached_volume()
+        self._compute_host_down()
+        self.detach(self.server_id, volume_id)
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('available', []),
+                         (volume['status'], volume['attachments']))
+        self.assertEqual([], self.attachments(self.server_id))
+        self.detach(self.server_id, volume_id, expect=404)
+
+    def _compute_host_down(self):
         old = datetime.datetime.utcnow() - datetime.timedelta(
             seconds=self.conf.service_down_time + 60)
         for svc in self.sys.system.services:
@@ -423,12 +432,32 @@ class DetachGuardsTest(AttachmentTestCase):
         self.sys.system.services = []
         set_rows(models.Service, models.Service.host == 'compute1',
                  last_seen_up=old)
+
+    def test_local_detach_again_while_detaching_is_accepted(self):
+        # As through the host: a local detach in flight (here one whose
+        # API process died; the conductor finishes it) makes the same
+        # DELETE 202 and changes nothing; another operation is 409.
+        volume_id = self.attached_volume()
+        busy = self.attached_volume()
+        self._compute_host_down()
+        in_flight = dict(task='detaching', task_step='local_detaching',
+                         task_owner='nova-lite-api:gone',
+                         task_data='{"local": true}')
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == volume_id,
+                 **in_flight)
+        set_rows(models.BlockDeviceMapping,
+                 models.BlockDeviceMapping.volume_id == busy,
+                 task='attaching', task_step='connecting',
+                 task_owner='nova-lite-compute:compute1')
         self.detach(self.server_id, volume_id)
-        volume = self.show_volume(volume_id)
-        self.assertEqual(('available', []),
-                         (volume['status'], volume['attachments']))
-        self.assertEqual([], self.attachments(self.server_id))
-        self.detach(self.server_id, volume_id, expect=404)
+        row = get_rows(models.BlockDeviceMapping,
+                       models.BlockDeviceMapping.volume_id == volume_id)[0]
+        self.assertEqual(in_flight, {k: getattr(row, k) for k in in_flight})
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        resp = self.detach(self.server_id, busy, expect=409)
+        self.assertIn('busy with another operation (attaching)',
+                      self.message(resp))
 
     def test_delete_attached_volume_is_refused_by_block_storage(self):
         volume_id = self.attached_volume()
