@@ -60,6 +60,18 @@ API_LOCAL_DELETE_AFTER_DECIDE = declare(
     'a server with no host or a dead one: the API moved it to deleting '
     '(its task); no volume is released yet')
 
+# -- block storage (volume/api.py), in the process that serves /v3 ----------
+VOLUME_EXTEND_AFTER_START = declare(
+    'api.volume_extend.after_start', 'api',
+    'the volume is extending with its new size (the quota counts it); the '
+    'backend was not asked to grow it')
+VOLUME_EXTEND_AFTER_BACKEND = declare(
+    'api.volume_extend.after_backend', 'api',
+    'the backend grew the volume; its row is still extending')
+VOLUME_DELETE_AFTER_START = declare(
+    'api.volume_delete.after_start', 'api',
+    'the volume is deleting; the backend still holds it')
+
 # -- the conductor (conductor/attach.py) -------------------------------------
 CONDUCTOR_ATTACH_AFTER_TAKE = declare(
     'conductor.attach.after_take', 'conductor',

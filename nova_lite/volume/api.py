@@ -32,6 +32,7 @@ from oslo_utils import excutils
 from oslo_utils import timeutils
 
 from nova_lite import context as nl_context
+from nova_lite import crashpoint
 from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
@@ -242,6 +243,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
     def _finish_delete(self, ctxt, volume):
         """The backend's delete, then the row's, of a ``deleting`` volume;
         a backend failure leaves it ``error_deleting`` (500)."""
+        crashpoint.hit(crashpoint.VOLUME_DELETE_AFTER_START)
         if volume.host and volume.host in drivers.get_backends(self.conf):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
@@ -279,6 +281,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         if not db.volume_extend_start(ctxt, volume_id, volume.size, new_size,
                                       quota_check=quota_check):
             raise self._not_extendable(db.volume_get(ctxt, volume_id))
+        crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
             drivers.get_driver(self.conf, volume.host).extend_volume(
                 _volume_dict(volume), new_size)
@@ -288,6 +291,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             db.volume_move(ctxt, volume_id, 'extend_failed',
                            values={'size': volume.size})
             return
+        crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_BACKEND)
         if not db.volume_move(ctxt, volume_id, 'extend_done'):
             # Settled meanwhile (this process was slower than [recovery]
             # stalled_after) or reset by an administrator: theirs stands.

@@ -1,5 +1,6 @@
 """Crash a real process at each named step of the attach and detach
-workflows and check that the volume is settled after the process is back.
+workflows (and of block storage's extend and delete) and check that the
+volume is settled after the process is back.
 
 For every crash point of ``nova_lite.crashpoint`` (the process it is in
 and the workflow its name says): the process is restarted with the point
@@ -9,7 +10,9 @@ SIGKILL, starts the process again without the point, and polls (deadline
 doc/source/contributor/crash-safety.rst says: ``in-use`` with its
 attachment on the server, or ``available`` with none; the request's
 instance action has no event left open (an ``Error`` one when it was
-rolled back); and the volume can be attached and detached again.
+rolled back); and the volume can be attached and detached again. An
+interrupted extend ends ``available`` with the size the backend holds and
+can be extended again; an interrupted delete is finished.
 
 The deployment settles stalled work quickly (``[recovery]
 settle_interval`` 1 s, ``stalled_after`` 5 s) so the cases that wait for a
@@ -56,7 +59,14 @@ CASES = {
     # The server's host is down: the API detaches or deletes without it.
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
+    # Block storage's own two-step operations (/v3, in the API process).
+    crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
+    crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
+    crashpoint.VOLUME_DELETE_AFTER_START: (FINISHED, 'delete'),
 }
+
+# The size of the volume the extend cases grow, and the size they ask.
+SIZE, NEW_SIZE = 1, 2
 
 
 class _CrashRecoveryTests(object):
@@ -97,7 +107,17 @@ class _CrashRecoveryTests(object):
             server_id, latest['request_id'])).body['instanceAction'][
                 'events']
 
+    def _volume_is(self, volume_id, status, size):
+        volume = self.show_volume(volume_id)
+        return (volume['status'], volume['size']) == (status, size)
+
     def _settled(self, server_id, volume_id, outcome, workflow):
+        if workflow == 'extend':
+            return self._volume_is(volume_id, 'available',
+                                   NEW_SIZE if outcome == FINISHED else SIZE)
+        if workflow == 'delete':
+            return self.admin_api.get(
+                '/v3/demo/volumes/%s' % volume_id).status == 404
         if workflow == 'local_delete':
             gone = self.admin_api.get('/v2.1/servers/%s' % server_id)
             return gone.status == 404 and \
@@ -123,6 +143,8 @@ class _CrashRecoveryTests(object):
         outcome, workflow = CASES[point]
         if workflow.startswith('local_'):
             return self._crash_without_host(point)
+        if workflow in ('extend', 'delete'):
+            return self._crash_volume_operation(point)
         server_id, host = self._server()
         volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
@@ -191,6 +213,37 @@ class _CrashRecoveryTests(object):
         self.assertEqual(202, self.attach_volume(other, volume_id,
                                                  api=async_api).status)
         self.wait_for_volume_status(volume_id, 'in-use')
+
+    def _crash_volume_operation(self, point):
+        """The API process dies between the move of the volume's row
+        (extending, deleting) and the backend's answer; the conductor's
+        settling finishes or rolls the operation back."""
+        workflow = CASES[point][1]
+        volume_id = self.create_volume(size=SIZE)
+        path = '/v3/demo/volumes/%s' % volume_id
+        api = self.deployment.API
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.restart_armed(api, point, mark)
+        self.addCleanup(self.deployment.restart_disarmed, api)
+        if workflow == 'extend':
+            self.assertRaises(requests.ConnectionError, self.api.post,
+                              path + '/action',
+                              body={'os-extend': {'new_size': NEW_SIZE}})
+        else:
+            self.assertRaises(requests.ConnectionError, self.api.delete,
+                              path)
+        self.deployment.wait_crashed(api, mark)
+        self.deployment.restart_disarmed(api)
+        self._wait_settled(point, None, volume_id)
+        if workflow == 'delete':
+            return
+        # The volume is usable again: it grows by one more GiB.
+        size = self.show_volume(volume_id)['size']
+        resp = self.api.post(path + '/action',
+                             body={'os-extend': {'new_size': size + 1}})
+        self.assertEqual(202, resp.status, resp)
+        self.wait_for(lambda: self._volume_is(volume_id, 'available',
+                                              size + 1))
 
     def _wait_settled(self, point, server_id, volume_id):
         outcome, workflow = CASES[point]
