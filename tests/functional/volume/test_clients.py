@@ -73,12 +73,10 @@ class VolumeClientTest(base.VolumeTestCase):
                      lambda: client.attachment_get(self.ctxt, instance),
                      lambda: client.attachment_create(
                          self.ctxt, volume_id, instance)):
-            try:
-                call()
-            except exception.NovaLiteException as e:
-                errors.append((type(e).__name__, e.code,
-                               e.format_message().replace(volume_id, 'V')
-                               .replace(instance, 'I')))
+            e = self.assertRaises(exception.NovaLiteException, call)
+            errors.append((type(e).__name__, e.code,
+                           e.format_message().replace(volume_id, 'V')
+                           .replace(instance, 'I')))
         seen.append(errors)
         text = json.dumps(seen, sort_keys=True)
         for value, mask in ((volume_id, 'VOLUME'), (instance, 'SERVER'),
@@ -150,10 +148,9 @@ class VolumeClientTest(base.VolumeTestCase):
                        {'size': 1, 'snapshot_id': 'snap'},
                        {'size': 1, 'availability_zone': 'zone9'},
                        {'size': 5000}):
-            try:
-                client.create(self.ctxt, **kwargs)
-            except exception.NovaLiteException as e:
-                errors.append((e.code, e.format_message()))
+            e = self.assertRaises(exception.NovaLiteException,
+                                  client.create, self.ctxt, **kwargs)
+            errors.append((e.code, e.format_message()))
         seen.append(errors)
         for volume in created:
             client.delete(self.ctxt, volume['id'])
