@@ -19,6 +19,32 @@ from nova_lite.volume import cinder_client
 from nova_lite.volume import local_client
 from tests.fixtures import system
 from tests.functional.volume import base
+from tests.unit.compute import fakes
+
+
+# Values compared by _shape; of the others only the type is.
+_SHAPE_VALUES = ('status', 'attach_status', 'attach_mode', 'access_mode',
+                 'multiattach', 'bootable')
+# connection_info's keys of the contract; the others are the driver's.
+_CONNECTION_KEYS = ('driver_volume_type', 'access_mode', 'attachment_id')
+
+
+def _shape(value, key=None):
+    """The keys at every level (of connection_info, the contract's), the
+    values of _SHAPE_VALUES, the types of the others; errors as (class,
+    code)."""
+    if isinstance(value, dict):
+        if key == 'connection_info':
+            value = {k: v for k, v in value.items() if k in _CONNECTION_KEYS}
+        return {k: _shape(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) == 3 and isinstance(value[0], str) and \
+                isinstance(value[1], int):
+            return value[:2]        # an error: class, code, message
+        return [_shape(v) for v in value]
+    if key in _SHAPE_VALUES or key is None:
+        return value
+    return type(value).__name__
 
 
 class VolumeClientTest(base.VolumeTestCase):
@@ -44,10 +70,10 @@ class VolumeClientTest(base.VolumeTestCase):
         self.assertIsInstance(volume_client.get_client(self.conf),
                               cinder_client.CinderClient)
 
-    def _walk(self, client):
+    def _walk(self, client, volume_id=None):
         """The attach and detach sequence Nova makes; returns what the
         client returned, with ids and times masked."""
-        volume_id = self.create_volume()['id']
+        volume_id = volume_id or self.create_volume()['id']
         instance = uuidutils.generate_uuid()
         svc = volume_client.service_context(self.ctxt)
         seen = [client.get(self.ctxt, volume_id)]
@@ -131,6 +157,15 @@ class VolumeClientTest(base.VolumeTestCase):
              'Volume attachment I could not be found.'],
             ['VolumeNotFound', 404, 'Volume V could not be found.'],
         ], errors)
+
+    def test_compute_unit_tests_fake_answers_in_the_same_shape(self):
+        # tests/unit/compute/fakes.FakeVolumeClient stands for the block
+        # storage in the compute unit tests: the same keys at every level,
+        # the same statuses and modes, the same errors (not messages).
+        fake = fakes.FakeVolumeClient(self.conf)
+        fake_shape = _shape(self._walk(fake, fake.create_volume())[0])
+        local_shape = _shape(self._walk(self.clients['local'])[0])
+        self.assertEqual(local_shape, fake_shape)
 
     def _create_and_list(self, client):
         """The compute API's os-volumes calls; returns what the client

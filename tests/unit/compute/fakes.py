@@ -13,9 +13,19 @@ from nova_lite.volume import client
 from tests import base
 
 
+# The attachment dict's keys (nova_lite.volume.client's contract).
+ATTACHMENT_KEYS = ('id', 'status', 'instance', 'volume_id', 'attached_at',
+                   'detached_at', 'attach_mode', 'connection_info')
+
+
 class FakeVolumeClient(client.VolumeClient):
     """The VolumeClient contract in memory. ``fail`` maps a method name
-    to an exception to raise from it; ``calls`` records every call."""
+    to an exception to raise from it; ``calls`` records every call.
+
+    Its answers have the shapes of the ``local`` client's (checked by
+    tests/functional/volume/test_clients.py): a connection_info of the
+    ``fake`` volume driver type, the mode granted and the attachment id.
+    """
 
     def __init__(self, conf=None):
         super().__init__(conf)
@@ -67,20 +77,32 @@ class FakeVolumeClient(client.VolumeClient):
         volume['status'] = 'in-use' if status == 'attached' else status
         volume['attach_status'] = status
 
-    def _view(self, volume_id):
+    @staticmethod
+    def _sees_hosts(ctxt):
+        roles = [r.lower() for r in getattr(ctxt, 'roles', None) or []]
+        return bool(getattr(ctxt, 'is_admin', False)) or 'service' in roles
+
+    def _view(self, volume_id, ctxt=None):
         volume = dict(self._volume(volume_id))
         volume['metadata'] = dict(volume['metadata'])
+        show_host = self._sees_hosts(ctxt)
         volume['attachments'] = [
             {'attachment_id': a['id'], 'server_id': a['instance'],
-             'host_name': None, 'device': a.get('mountpoint'),
-             'attached_at': None}
+             'host_name': a['host'] if show_host else None,
+             'device': a['mountpoint'], 'attached_at': a['attached_at']}
             for a in self.attachments.values()
             if a['volume_id'] == volume_id and a['status'] == 'attached']
         return volume
 
+    @staticmethod
+    def _answer(attachment):
+        answer = {key: attachment[key] for key in ATTACHMENT_KEYS}
+        answer['connection_info'] = dict(answer['connection_info'])
+        return answer
+
     def get(self, ctxt, volume_id):
         self._record('get', volume_id)
-        return self._view(volume_id)
+        return self._view(volume_id, ctxt)
 
     def get_all(self, ctxt, limit=None, offset=None):
         self._record('get_all', limit, offset)
@@ -88,7 +110,7 @@ class FakeVolumeClient(client.VolumeClient):
         ids = list(reversed(list(self.volumes)))[offset or 0:]
         if limit is not None:
             ids = ids[:limit]
-        return [self._view(volume_id) for volume_id in ids]
+        return [self._view(volume_id, ctxt) for volume_id in ids]
 
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
@@ -102,7 +124,7 @@ class FakeVolumeClient(client.VolumeClient):
                        "than 0" % size)
         return self._view(self.create_volume(
             size=size, name=name, description=description,
-            volume_type=volume_type, metadata=metadata))
+            volume_type=volume_type, metadata=metadata), ctxt)
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
@@ -125,10 +147,12 @@ class FakeVolumeClient(client.VolumeClient):
             attachment = {'id': uuidutils.generate_uuid(),
                           'volume_id': volume_id, 'instance': instance_uuid,
                           'status': 'reserved', 'attach_mode': 'null',
-                          'connection_info': {}}
+                          'attached_at': '', 'detached_at': '',
+                          'connection_info': {}, 'host': None,
+                          'mountpoint': None}
             self.attachments[attachment['id']] = attachment
             volume['status'] = 'reserved'
-            return dict(attachment)
+            return self._answer(attachment)
 
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):
@@ -136,25 +160,36 @@ class FakeVolumeClient(client.VolumeClient):
                      mountpoint)
         with self._lock:
             attachment = self._attachment(attachment_id)
+            mode = connector.get('mode', 'rw')
             attachment.update(
-                status='attaching', mountpoint=mountpoint,
-                attach_mode=connector.get('mode', 'rw'),
+                status='attaching', mountpoint=mountpoint, attach_mode=mode,
+                host=connector.get('host'),
                 connection_info={'driver_volume_type': 'fake',
-                                 'data': {'volume_id':
-                                          attachment['volume_id']}})
+                                 'access_mode': mode,
+                                 'attachment_id': attachment_id,
+                                 'volume_id': attachment['volume_id']})
             self._recompute(self._volume(attachment['volume_id']))
-            return dict(attachment)
+            return self._answer(attachment)
 
     def attachment_complete(self, ctxt, attachment_id):
         self._record('attachment_complete', attachment_id)
         with self._lock:
             attachment = self._attachment(attachment_id)
-            attachment['status'] = 'attached'
+            attachment.update(status='attached',
+                              attached_at='2026-11-21T20:37:00.000000')
             self._recompute(self._volume(attachment['volume_id']))
 
     def attachment_get(self, ctxt, attachment_id):
         self._record('attachment_get', attachment_id)
-        return dict(self._attachment(attachment_id))
+        with self._lock:
+            attachment = self._attachment(attachment_id)
+            answer = self._answer(attachment)
+            answer['shared_connections_by_attachment'] = [
+                a['id'] for a in self.attachments.values()
+                if a['id'] != attachment_id and
+                a['volume_id'] == attachment['volume_id'] and
+                a['host'] is not None and a['host'] == attachment['host']]
+        return answer
 
     def attachment_delete(self, ctxt, attachment_id):
         self._record('attachment_delete', attachment_id)
@@ -164,7 +199,11 @@ class FakeVolumeClient(client.VolumeClient):
                 raise exception.VolumeAttachmentNotFound(
                     attachment_id=attachment_id)
             self._recompute(self._volume(attachment['volume_id']))
-        return {'shared_connections': []}
+            shared = [a['id'] for a in self.attachments.values()
+                      if a['volume_id'] == attachment['volume_id'] and
+                      a['host'] is not None and
+                      a['host'] == attachment['host']]
+        return {'shared_connections': shared}
 
     def begin_detaching(self, ctxt, volume_id):
         self._record('begin_detaching', volume_id)

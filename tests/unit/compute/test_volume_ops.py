@@ -54,8 +54,9 @@ class AttachTest(VolumeOpsTestBase):
         self.assertEqual('in-use', volume['status'])
         self.assertIn('/dev/vdb',
                       self.driver.guests[self.instance.uuid].devices)
-        self.assertEqual({'driver_volume_type': 'fake',
-                          'data': {'volume_id': bdm.volume_id}},
+        self.assertEqual({'driver_volume_type': 'fake', 'access_mode': 'rw',
+                          'attachment_id': bdm.attachment_id,
+                          'volume_id': bdm.volume_id},
                          bdm.get_connection_info())
         self.assertEqual(['start', 'end'], self.events())
         update = [c for c in self.volumes.calls
