@@ -118,29 +118,22 @@ def _name_devices(context, driver, instance, bdms):
 def _connect(context, driver, volume_api, host, instance, bdms, touched):
     """Connect each volume to this host; ``touched`` collects the mappings
     whose connection was attempted (for the rollback)."""
-    svc = _svc(context)
     disks = []
     for bdm in bdms:
-        connector = driver.get_volume_connector(instance)
-        if bdm.attach_mode:
-            connector['mode'] = bdm.attach_mode
         touched.append(bdm)
         try:
-            attachment = volume_api.attachment_update(
-                svc, bdm.attachment_id, connector,
-                mountpoint=bdm.device_name)
+            info, mode = volume_ops.connect(context, driver, volume_api,
+                                            instance, bdm)
         except Exception as exc:
             reason = (exc.format_message()
                       if isinstance(exc, exception.NovaLiteException)
                       else type(exc).__name__)
             raise exception.UnshelveVolumeConnectFailed(
                 volume_id=bdm.volume_id, host=host, reason=reason)
-        info = attachment.get('connection_info') or {}
         bdm.set_connection_info(info)
         bdm.save()
         disks.append({'mount_device': bdm.device_name,
-                      'connection_info': info,
-                      'mode': volume_ops._mode(attachment)})
+                      'connection_info': info, 'mode': mode})
     return disks
 
 

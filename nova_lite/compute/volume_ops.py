@@ -47,9 +47,28 @@ def _svc(context):
     return volume_client.service_context(context)
 
 
-def _mode(attachment):
-    mode = (attachment or {}).get('attach_mode')
-    return mode if mode in ('ro', 'rw') else 'rw'
+def connect(context, driver, volume_api, instance, bdm, attachment_id=None,
+            mode=None):
+    """The host-side connect step of every workflow that gives a guest a
+    volume (attach, swap, spawn, unshelve): this host's connector, carrying
+    the mode asked (``mode``, else the mapping's ``attach_mode``) so that
+    block storage records it on the attachment, and the attachment's
+    update (the volume ``attaching``).
+
+    ``attachment_id``: the attachment to connect (the mapping's unless a
+    swap connects its new volume's). Returns ``(connection_info, guest
+    mode)``: the mode block storage granted (the attachment's, e.g. ``ro``
+    for a read-only volume), else the one asked, else ``rw``."""
+    connector = driver.get_volume_connector(instance)
+    asked = mode or bdm.attach_mode
+    if asked:
+        connector['mode'] = asked
+    attachment = volume_api.attachment_update(
+        _svc(context), attachment_id or bdm.attachment_id, connector,
+        mountpoint=bdm.device_name)
+    granted = attachment.get('attach_mode')
+    return (attachment.get('connection_info') or {},
+            granted if granted in ('ro', 'rw') else asked or 'rw')
 
 
 def reserve_device_name(context, conf, driver, instance, volume_id,
@@ -203,12 +222,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
     svc = _svc(context)
     guest_attached = False
     try:
-        connector = driver.get_volume_connector(instance)
-        if bdm.attach_mode:
-            connector['mode'] = bdm.attach_mode
-        attachment = volume_api.attachment_update(
-            svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
-        info = attachment.get('connection_info') or {}
+        info, mode = connect(context, driver, volume_api, instance, bdm)
         if _tracked(bdm):
             bdm.move_task(tasks.CONNECTED,
                           connection_info=jsonutils.dumps(info))
@@ -217,7 +231,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
             bdm.save()
         crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_CONNECT)
         driver.attach_volume(context, info, instance, bdm.device_name,
-                             mode=_mode(attachment))
+                             mode=mode)
         guest_attached = True
         crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH)
         volume_api.attachment_complete(svc, bdm.attachment_id)
@@ -310,12 +324,8 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
     old_info = bdm.get_connection_info()
     old_attachment_id = bdm.attachment_id
     try:
-        connector = driver.get_volume_connector(instance)
-        if bdm.attach_mode:
-            connector['mode'] = bdm.attach_mode
-        attachment = volume_api.attachment_update(
-            svc, new_attachment_id, connector, mountpoint=bdm.device_name)
-        new_info = attachment.get('connection_info') or {}
+        new_info, _ = connect(context, driver, volume_api, instance, bdm,
+                              attachment_id=new_attachment_id)
         driver.swap_volume(context, old_info, new_info, instance,
                            bdm.device_name)
         volume_api.attachment_complete(svc, new_attachment_id)
@@ -341,23 +351,16 @@ def connect_for_spawn(context, driver, volume_api, instance, bdms):
     block storage records it on the attachment (an attachment reserved
     with a mode keeps it); the mode block storage grants (the
     attachment's, e.g. ``ro`` for a read-only volume) is the guest's."""
-    svc = _svc(context)
     disks = []
     for bdm in bdms:
         if not bdm.is_volume or not bdm.attachment_id:
             continue
-        connector = driver.get_volume_connector(instance)
-        connector['mode'] = bdm.effective_attach_mode
-        attachment = volume_api.attachment_update(
-            svc, bdm.attachment_id, connector, mountpoint=bdm.device_name)
-        info = attachment.get('connection_info') or {}
+        info, mode = connect(context, driver, volume_api, instance, bdm,
+                             mode=bdm.effective_attach_mode)
         bdm.set_connection_info(info)
         bdm.save()
-        granted = attachment.get('attach_mode')
         disks.append({'mount_device': bdm.device_name,
-                      'connection_info': info,
-                      'mode': granted if granted in ('ro', 'rw')
-                      else bdm.effective_attach_mode})
+                      'connection_info': info, 'mode': mode})
     return disks
 
 

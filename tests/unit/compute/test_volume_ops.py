@@ -45,6 +45,66 @@ def mockpatch(obj, attr, **kwargs):
     return fixtures.MockPatchObject(obj, attr, **kwargs)
 
 
+class ConnectTest(VolumeOpsTestBase):
+    def _connector_sent(self):
+        [call] = [c for c in self.volumes.calls
+                  if c[0] == 'attachment_update']
+        return call[2]
+
+    def test_connects_the_mapping_in_its_mode(self):
+        bdm = self.reserved_bdm()
+        bdm.attach_mode = 'ro'
+        info, mode = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                        self.instance, bdm)
+        self.assertEqual('ro', self._connector_sent()['mode'])
+        self.assertEqual(('ro', 'ro', bdm.attachment_id),
+                         (mode, info['access_mode'], info['attachment_id']))
+        self.assertEqual('attaching', self.volumes.attachments[
+            bdm.attachment_id]['status'])
+
+    def test_mode_asked_wins_over_the_mappings(self):
+        bdm = self.reserved_bdm()
+        bdm.attach_mode = 'ro'
+        info, mode = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                        self.instance, bdm, mode='rw')
+        self.assertEqual(('rw', 'rw'), (self._connector_sent()['mode'], mode))
+
+    def test_no_mode_asked_is_rw_without_mode_in_the_connector(self):
+        bdm = self.reserved_bdm()
+        bdm.attach_mode = None      # a mapping made before 2.105
+        info, mode = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                        self.instance, bdm)
+        self.assertNotIn('mode', self._connector_sent())
+        self.assertEqual('rw', mode)
+
+    def test_the_mode_block_storage_granted_is_the_guests(self):
+        bdm = self.reserved_bdm()
+        update = self.volumes.attachment_update
+
+        def read_only_volume(*args, **kwargs):
+            return dict(update(*args, **kwargs), attach_mode='ro')
+        self.volumes.attachment_update = read_only_volume
+        info, mode = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                        self.instance, bdm, mode='rw')
+        self.assertEqual('ro', mode)
+
+    def test_another_attachment_of_the_mapping(self):
+        # A swap connects the new volume's attachment at the mapping's
+        # device; the mapping's own attachment is left alone.
+        bdm = self.reserved_bdm()
+        new = self.volumes.attachment_create(
+            self.ctxt, self.volumes.create_volume(), self.instance.uuid)
+        info, mode = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                        self.instance, bdm,
+                                        attachment_id=new['id'])
+        self.assertEqual(new['id'], info['attachment_id'])
+        self.assertEqual(('attaching', 'reserved'), (
+            self.volumes.attachments[new['id']]['status'],
+            self.volumes.attachments[bdm.attachment_id]['status']))
+        self.assertEqual('/dev/vdb',
+                         self.volumes.attachments[new['id']]['mountpoint'])
+
+
 class AttachTest(VolumeOpsTestBase):
     def test_attach(self):
         bdm = self.reserved_bdm()
