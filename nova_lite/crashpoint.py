@@ -79,6 +79,10 @@ CONDUCTOR_ATTACH_AFTER_TAKE = declare(
 CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE = declare(
     'conductor.attach.after_reserve_device', 'conductor',
     'the host gave the mapping its device name')
+CONDUCTOR_ATTACH_AFTER_RESERVE = declare(
+    'conductor.attach.after_reserve', 'conductor',
+    'block storage reserved the volume (an attachment exists); its id is '
+    'not recorded on the mapping yet')
 CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE = declare(
     'conductor.attach.after_attachment_create', 'conductor',
     'block storage reserved the volume; the attachment id is in the '

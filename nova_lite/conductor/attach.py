@@ -185,7 +185,10 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                 mode=bdm.attach_mode,
                 timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
-            # Before anything else: what the roll back must delete.
+            crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE)
+            # Before anything else: what the roll back must delete (one
+            # that dies before this line leaves it unrecorded: the
+            # settling finds it, conductor.recovery).
             bdm.move_task(tasks.RESERVED, data=dict(
                 bdm.get_task_data(), attachment_id=attachment_id))
             crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE)

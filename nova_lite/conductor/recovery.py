@@ -149,6 +149,16 @@ def _settle(context, volume_api, notifier, host, bdm, previous_owner):
                       previous_owner)
 
 
+def _unrecorded_attachments(svc, volume_api, bdm):
+    """The attachments of the mapping's volume to its server that are not
+    ``attached``: made by block storage for an attach whose owner died
+    before it recorded the id (the mapping is unique per server and
+    volume, so they are this attach's)."""
+    return [a['id'] for a in volume_api.attachment_get_all(
+        svc, instance_id=bdm.instance_uuid, volume_id=bdm.volume_id)
+        if a['status'] != 'attached']
+
+
 def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
     ctxt = tasks.request_context(context, bdm)
     svc = volume_client.service_context(ctxt)
@@ -159,7 +169,8 @@ def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
     if bdm.task == tasks.ATTACHING:
         attachment_id = bdm.attachment_id or \
             bdm.get_task_data().get('attachment_id')
-        if attachment_id:
+        for attachment_id in ([attachment_id] if attachment_id else
+                              _unrecorded_attachments(svc, volume_api, bdm)):
             try:
                 volume_api.attachment_delete(svc, attachment_id)
             except exception.VolumeAttachmentNotFound:

@@ -222,6 +222,16 @@ class CinderClient(client.VolumeClient):
         result.setdefault('shared_connections_by_attachment', None)
         return result
 
+    def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
+        cs = self._client(ctxt, self._version(
+            views.CLIENT_ATTACHMENT_VERSION))
+        search_opts = {key: value for key, value in (
+            ('instance_id', instance_id), ('volume_id', volume_id))
+            if value}
+        attachments = self._call(None, lambda: cs.attachments.list(
+            search_opts=search_opts, detailed=True))
+        return [views.client_attachment(a.to_dict()) for a in attachments]
+
     def attachment_delete(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
             views.CLIENT_ATTACHMENT_VERSION))

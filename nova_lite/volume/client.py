@@ -63,6 +63,12 @@ mode=None)``
     The attachment dict plus ``shared_connections_by_attachment``: ids of
     the other live attachments of the same volume connected to the same
     host whose detach has not begun (``None``: not known, a real Cinder).
+``attachment_get_all(ctxt, instance_id=None, volume_id=None)``
+    The attachments (attachment dicts) of a server, of a volume, or of a
+    server and a volume, in no promised order (Nova's
+    ``attachment_get_all``, Cinder's 3.31 filters). Settling uses it to
+    find an attachment block storage made but whose id its maker never
+    recorded (it died between the two).
 ``attachment_delete(ctxt, attachment_id)``
     Terminate the backend's connection to the attachment's host, unless
     another attachment of the volume on that host still uses it, and
@@ -175,6 +181,10 @@ class VolumeClient(abc.ABC):
 
     @abc.abstractmethod
     def attachment_get(self, ctxt, attachment_id):
+        pass
+
+    @abc.abstractmethod
+    def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
         pass
 
     @abc.abstractmethod

@@ -68,6 +68,13 @@ class LocalClient(client.VolumeClient):
         return views.client_attachment(views.attachment_detail(attachment),
                                        shared=shared)
 
+    def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
+        filters = {key: value for key, value in (
+            ('instance_uuid', instance_id), ('volume_id', volume_id))
+            if value}
+        return [views.client_attachment(views.attachment_detail(a))
+                for a in self.api.attachment_get_all(ctxt, filters=filters)]
+
     def attachment_delete(self, ctxt, attachment_id):
         _remaining, shared = self.api.attachment_delete(
             ctxt, attachment_id, with_remaining=False)

@@ -48,6 +48,7 @@ CASES = {
     crashpoint.CONDUCTOR_ATTACH_AFTER_TAKE: (ROLLED_BACK, 'attach'),
     crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE: (ROLLED_BACK,
                                                        'attach'),
+    crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE: (ROLLED_BACK, 'attach'),
     crashpoint.CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE: (ROLLED_BACK,
                                                           'attach'),
     crashpoint.CONDUCTOR_ATTACH_AFTER_HANDOVER: (ROLLED_BACK, 'attach'),

@@ -13,6 +13,8 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.volume import client as volume_client
+from nova_lite.volume import local_client
 from tests.functional.compute import test_volume_attachments as base
 
 GONE_API = 'nova-lite-api:gone'
@@ -73,6 +75,34 @@ class SettlingTest(base.AttachmentTestCase):
         # The detach can be asked again.
         self.detach(self.server_id, volume_id)
         self.wait_for_volume_status(volume_id, 'available')
+
+    def test_attachment_a_dead_conductor_did_not_record_is_deleted(self):
+        # The conductor died between block storage's attachment_create
+        # and the write of its id on the mapping: the settling finds the
+        # attachment by server and volume and deletes it.
+        volume_id = self.create_volume()
+        ctxt = context.RequestContext('demo', 'demo', roles=['member'])
+        bdm = objects.BlockDeviceMapping.new_volume(ctxt, self.server_id,
+                                                    volume_id)
+        bdm.set_task(tasks.ATTACHING, 'nova-lite-conductor:gone',
+                     tasks.RESERVING, tasks.task_data(ctxt))
+        bdm.create()
+        client = local_client.LocalClient(self.conf)
+        svc = volume_client.service_context(ctxt)
+        client.attachment_create(svc, volume_id, self.server_id)
+        self.assertEqual('reserved', self.show_volume(volume_id)['status'])
+        base.set_rows(models.BlockDeviceMapping,
+                      models.BlockDeviceMapping.volume_id == volume_id,
+                      task_updated_at=self.long_ago())
+        self.settle()
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+        self.assertEqual([], client.attachment_get_all(svc,
+                                                       volume_id=volume_id))
+        self.assertRaises(exception.VolumeBDMNotFound, self.mapping,
+                          volume_id)
+        # Attachable again.
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
 
     def test_fresh_work_is_left_alone(self):
         volume_id = self.attached_volume()

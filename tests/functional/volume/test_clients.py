@@ -87,6 +87,10 @@ class VolumeClientTest(base.VolumeTestCase):
         seen.append(client.get(self.ctxt, volume_id))
         seen.append(client.get(svc, volume_id))
         seen.append(client.attachment_get(self.ctxt, attachment['id']))
+        seen.append(client.attachment_get_all(self.ctxt, instance_id=instance,
+                                              volume_id=volume_id))
+        seen.append(client.attachment_get_all(
+            self.ctxt, instance_id=uuidutils.generate_uuid()))
         client.begin_detaching(svc, volume_id)
         seen.append(client.get(self.ctxt, volume_id)['status'])
         client.roll_detaching(svc, volume_id)
@@ -117,7 +121,9 @@ class VolumeClientTest(base.VolumeTestCase):
         local, cinder = results['local'], results['cinder']
         # Times differ between the two runs; mask them too.
         for result in (local, cinder):
-            for item in result:
+            items = [i for item in result
+                     for i in (item if isinstance(item, list) else [item])]
+            for item in items:
                 if isinstance(item, dict):
                     for key in ('attached_at', 'created_at'):
                         if item.get(key):
@@ -128,7 +134,8 @@ class VolumeClientTest(base.VolumeTestCase):
 
         # And what they say is the contract.
         (before, reserved, volume_reserved, updated, in_use, in_use_svc,
-         shown, detaching, rolled, deleted, after, errors) = local
+         shown, listed, none_listed, detaching, rolled, deleted, after,
+         errors) = local
         self.assertEqual('available', before['status'])
         self.assertEqual('detached', before['attach_status'])
         self.assertEqual('reserved', reserved['status'])
@@ -148,6 +155,8 @@ class VolumeClientTest(base.VolumeTestCase):
         self.assertEqual('compute1',
                          in_use_svc['attachments'][0]['host_name'])
         self.assertEqual([], shown['shared_connections_by_attachment'])
+        shown.pop('shared_connections_by_attachment')
+        self.assertEqual(([shown], []), (listed, none_listed))
         self.assertEqual(('detaching', 'in-use'), (detaching, rolled))
         self.assertEqual({'shared_connections': []}, deleted)
         self.assertEqual('available', after['status'])

@@ -191,6 +191,13 @@ class FakeVolumeClient(client.VolumeClient):
                 a['host'] is not None and a['host'] == attachment['host']]
         return answer
 
+    def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
+        self._record('attachment_get_all', instance_id, volume_id)
+        with self._lock:
+            return [self._answer(a) for a in self.attachments.values()
+                    if instance_id in (None, a['instance']) and
+                    volume_id in (None, a['volume_id'])]
+
     def attachment_delete(self, ctxt, attachment_id):
         self._record('attachment_delete', attachment_id)
         with self._lock:
