@@ -27,8 +27,9 @@ dependencies are not nova_lite's.
 
 Each tier's whole output goes to ``.test-logs/<tier>.log``; what is
 printed is a line per tier with its counts and time, every failed test as
-it fails, and at the end of a tier the tracebacks of its failures (cut to
-``FAILURE_LINES`` lines each), so that a CI log shows why a run failed.
+it fails, a progress line now and then, and at the end of a tier the
+tracebacks of its failures (cut to ``FAILURE_LINES`` lines each), so that
+a CI log shows why a run failed.
 On a terminal, or with ``NOVA_LITE_TEST_VERBOSE=1``, the whole output is
 streamed as well. The last line is the total:
 ``tests: N passed, N failed, N skipped``.
@@ -148,6 +149,9 @@ def cmd_run(argv):
 
 _COUNT_RE = re.compile(r'^ - (Passed|Failed|Skipped): (\d+)')
 _FAILED_RE = re.compile(r'\.\.\. FAILED$')
+_RESULT_RE = re.compile(r'\.\.\. (ok|FAILED|SKIPPED.*|skip.*)$')
+# Seconds between the progress lines of a quiet tier.
+PROGRESS_INTERVAL = 60
 _FAILURES_START = re.compile(r'^Failed \d+ tests - output below:')
 _FAILURES_END = re.compile(r'^=+$')
 
@@ -201,15 +205,26 @@ def _stream(proc, name, log_path):
     os.makedirs(LOG_DIR, exist_ok=True)
     verbose = _verbose()
     lines = []
+    done = 0
+    started = last = time.monotonic()
     with open(log_path, 'w') as log:
         for line in proc.stdout:
             log.write(line)
             lines.append(line)
+            if _RESULT_RE.search(line.rstrip()):
+                done += 1
             if verbose:
                 sys.stdout.write(line)
-            elif _FAILED_RE.search(line.rstrip()):
+                continue
+            if _FAILED_RE.search(line.rstrip()):
                 sys.stdout.write('%s: %s' % (name, line))
                 sys.stdout.flush()
+            now = time.monotonic()
+            if now - last >= PROGRESS_INTERVAL:
+                last = now
+                print('%s: %d tests done in %.0f s' % (name, done,
+                                                       now - started),
+                      flush=True)
     return lines
 
 
