@@ -51,6 +51,11 @@ API_DETACH_AFTER_BEGIN = declare(
     'api.detach.after_begin_detaching', 'api',
     'the detach task is started (owned by the API), the volume is '
     'detaching and the action recorded; the host was not told yet')
+API_SWAP_AFTER_RESERVE = declare(
+    'api.swap.after_reserve', 'api',
+    'the swap task is started (owned by the API), the old volume is '
+    'detaching, the new one reserved (its attachment id recorded) and the '
+    'action recorded; the host was not told yet')
 API_LOCAL_DETACH_AFTER_DECIDE = declare(
     'api.local_detach.after_decide', 'api',
     'no host can detach (offloaded server or host down): the API moved '
@@ -103,6 +108,18 @@ COMPUTE_ATTACH_AFTER_CONNECT = declare(
 COMPUTE_ATTACH_AFTER_GUEST_ATTACH = declare(
     'compute.attach.after_guest_attach', 'compute',
     'the guest has the disk; the attachment is not complete')
+COMPUTE_SWAP_AFTER_CONNECT = declare(
+    'compute.swap.after_connect', 'compute',
+    'the new volume is connected to the host (its attachment updated, its '
+    'connection_info in the task data); the guest still has the old one')
+COMPUTE_SWAP_AFTER_GUEST_SWAP = declare(
+    'compute.swap.after_guest_swap', 'compute',
+    'the guest has the new volume; its attachment is not complete and the '
+    'mapping is still the old volume\'s')
+COMPUTE_SWAP_AFTER_MOVE = declare(
+    'compute.swap.after_move', 'compute',
+    'the new attachment is complete and the mapping is the new volume\'s; '
+    'the old volume\'s attachment is not deleted yet')
 COMPUTE_DETACH_AFTER_TAKE = declare(
     'compute.detach.after_take', 'compute',
     'the host took the detach over; the guest still has the disk')

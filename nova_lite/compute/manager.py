@@ -455,6 +455,17 @@ class ComputeManager(manager.Manager):
         self._cast_operation(context, instance, 'compute_detach_volume', run,
                              with_event=True)
 
+    @staticmethod
+    def _swapped(context, instance, new_volume_id, new_attachment_id):
+        """Whether the server's mapping is the new volume's already (a
+        second delivery of a swap that is done)."""
+        try:
+            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                context, new_volume_id, instance.uuid)
+        except exception.VolumeBDMNotFound:
+            return False
+        return bdm.attachment_id == new_attachment_id
+
     def swap_volume(self, context, instance, old_volume_id, new_volume_id,
                     new_attachment_id):
         def run():
@@ -462,10 +473,21 @@ class ComputeManager(manager.Manager):
                 bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                     context, old_volume_id, instance.uuid)
             except exception.VolumeBDMNotFound:
+                if self._swapped(context, instance, new_volume_id,
+                                 new_attachment_id):
+                    LOG.info('Volume %s of %s is already swapped for %s',
+                             old_volume_id, instance.uuid, new_volume_id)
+                    return
                 # Detached meanwhile: release what the API reserved.
                 volume_ops.release_swap(context, self.volume_api,
                                         old_volume_id, new_attachment_id)
                 raise
-            volume_ops.swap(context, self.driver, self.volume_api, instance,
-                            bdm, new_volume_id, new_attachment_id)
+            with self._working_on(bdm) as mine:
+                if not mine:
+                    LOG.info('Already swapping volume %s of %s',
+                             old_volume_id, instance.uuid)
+                    return
+                volume_ops.swap(context, self.driver, self.volume_api,
+                                instance, bdm, new_volume_id,
+                                new_attachment_id)
         self._cast_operation(context, instance, 'compute_swap_volume', run)

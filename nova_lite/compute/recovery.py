@@ -19,6 +19,12 @@ not in hand (a message lost in a broker failover, for instance).
   instance fault, an ``instance.volume_attach.error`` notification).
 * **detach**: finished (it is what the user asked for; every step is
   idempotent): guest device, attachment and mapping removed.
+* **swap**: finished once the guest has the new volume (step
+  ``guest_swapped`` or later): the new attachment is completed, the
+  mapping becomes the new volume's, the old attachment is deleted; rolled
+  back before that (the guest still has the old volume): the new
+  attachment is deleted (the host disconnects from the new volume unless
+  shared), the old volume is ``in-use`` again, and the user sees why.
 
 Each item is taken over first (compare-and-swap on its last move), so an
 item another service settled meanwhile is skipped.
@@ -42,6 +48,7 @@ ROLLED_BACK = 'rolled back'
 
 ATTACH_EVENT = 'compute_attach_volume'
 DETACH_EVENT = 'compute_detach_volume'
+SWAP_EVENT = 'compute_swap_volume'
 
 
 def settle(context, driver, volume_api, notifier, host, in_hand=(),
@@ -72,6 +79,8 @@ def _settle_one(context, driver, volume_api, notifier, host, bdm):
     if bdm.task == tasks.DETACHING:
         return _settle_detach(ctxt, driver, volume_api, host, instance,
                               bdm)
+    if bdm.task == tasks.SWAPPING:
+        return _settle_swap(ctxt, driver, volume_api, host, instance, bdm)
     LOG.warning('No settling rule for task %s of volume %s of %s',
                 bdm.task, bdm.volume_id, bdm.instance_uuid)
     return None
@@ -125,4 +134,42 @@ def _settle_detach(ctxt, driver, volume_api, host, instance, bdm):
     bdm.destroy()
     instance_action.settle_events(ctxt, instance.uuid, DETACH_EVENT,
                                   host=host)
+    return FINISHED
+
+
+def _settle_swap(ctxt, driver, volume_api, host, instance, bdm):
+    data = bdm.get_task_data()
+    new_volume_id = data.get('new_volume_id')
+    new_attachment_id = data.get('new_attachment_id')
+    new_info = data.get('new_connection_info') or {}
+    if bdm.task_step == tasks.SWAPPED:
+        volume_ops.release_old_volume(ctxt, driver, volume_api, bdm, data)
+    elif bdm.task_step == tasks.GUEST_SWAPPED:
+        # The guest has the new volume (a guest restored from the mapping
+        # has the old one: the driver's swap is asked again, idempotent).
+        svc = volume_client.service_context(ctxt)
+        driver.swap_volume(ctxt, bdm.get_connection_info(), new_info,
+                           instance, bdm.device_name)
+        volume_api.attachment_complete(svc, new_attachment_id)
+        volume_ops.finish_swap(ctxt, driver, volume_api, bdm, new_volume_id,
+                               new_attachment_id, new_info)
+    else:
+        exc = exception.OperationInterrupted(
+            task='swap', volume_id=bdm.volume_id,
+            reason='the compute service on %s stopped' % host)
+        if new_attachment_id:
+            volume_ops.release_connection(ctxt, driver, volume_api,
+                                          new_volume_id, new_attachment_id,
+                                          new_info)
+        try:
+            volume_api.roll_detaching(volume_client.service_context(ctxt),
+                                      bdm.volume_id)
+        except (exception.InvalidVolume, exception.VolumeNotFound):
+            pass    # not detaching (anymore), or gone
+        bdm.end_task()
+        instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT,
+                                      exc=exc, host=host)
+        objects.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
+        return ROLLED_BACK
+    instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT, host=host)
     return FINISHED

@@ -22,6 +22,7 @@ API_BINARY = 'nova-lite-api'
 # Tasks (block_device_mappings.task).
 ATTACHING = 'attaching'
 DETACHING = 'detaching'
+SWAPPING = 'swapping'
 
 # Steps (task_step), in the order an attach or a detach records them.
 ACCEPTED = 'accepted'              # API: mapping + action written
@@ -33,6 +34,10 @@ CONNECTED = 'connected'            # host: connection made, info saved
 GUEST_DETACHING = 'guest_detaching'  # host took the detach
 GUEST_DETACHED = 'guest_detached'  # host: the guest no longer has it
 LOCAL_DETACHING = 'local_detaching'  # API: no host; finish without one
+# A swap records ACCEPTED, RESERVED (API), CONNECTING, CONNECTED (host)
+# and then:
+GUEST_SWAPPED = 'guest_swapped'    # host: the guest has the new volume
+SWAPPED = 'swapped'                # host: the mapping is the new volume's
 
 
 def task_data(context, **values):

@@ -308,23 +308,39 @@ class VolumeOperations(object):
             return
         if not instance.host or not self.host_is_up(context, instance.host):
             raise exception.ComputeServiceUnavailable(host=instance.host)
-        self.volume_api.begin_detaching(context, old_volume_id)
+        # Owned by this API process until the host takes it over (409 if
+        # another operation holds the mapping); the conductor rolls it back
+        # if the host never does (doc/source/contributor/crash-safety.rst).
+        data = tasks.task_data(context, new_volume_id=new_volume_id)
+        bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
+        attachment = None
         try:
-            self._check_swap_multiattach(context, old_volume)
-            attachment = self.volume_api.attachment_create(
-                context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                self.volume_api.roll_detaching(context, old_volume_id)
-        try:
+            self.volume_api.begin_detaching(context, old_volume_id)
+            try:
+                self._check_swap_multiattach(context, old_volume)
+                attachment = self.volume_api.attachment_create(
+                    context, new_volume_id, instance.uuid,
+                    mode=bdm.attach_mode)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    self.volume_api.roll_detaching(context, old_volume_id)
+            bdm.move_task(tasks.RESERVED, data=dict(
+                data, new_attachment_id=attachment['id']))
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.SWAP_VOLUME)
+            crashpoint.hit(crashpoint.API_SWAP_AFTER_RESERVE)
             self.compute_rpcapi.swap_volume(context, instance, bdm.volume_id,
                                             new_volume_id, attachment['id'])
         except Exception:
             with excutils.save_and_reraise_exception():
-                self._release_new_attachment(context, attachment['id'])
-                self.volume_api.roll_detaching(context, old_volume_id)
+                if attachment is not None:
+                    self._release_new_attachment(context, attachment['id'])
+                    self.volume_api.roll_detaching(context, old_volume_id)
+                try:
+                    bdm.end_task()
+                except exception.TaskOwnerChanged:
+                    LOG.warning('The swap of volume %s of %s was settled '
+                                'meanwhile', old_volume_id, instance.uuid)
 
     def _check_swap_multiattach(self, context, old_volume):
         if (old_volume['multiattach'] and

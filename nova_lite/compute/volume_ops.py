@@ -319,28 +319,92 @@ def release_swap(context, volume_api, old_volume_id, new_attachment_id):
 def swap(context, driver, volume_api, instance, bdm, new_volume_id,
          new_attachment_id):
     """Move ``bdm`` (the old volume) to ``new_volume_id``; on failure the
-    new attachment is deleted and the old volume is ``in-use`` again."""
+    new attachment is deleted, the guest keeps the old volume and the old
+    volume is ``in-use`` again. A delivery of a swap this host no longer
+    has to do (done, settled, or being done by another delivery) does
+    nothing.
+
+    The steps, each recorded on the mapping's task before the next one
+    (``compute.recovery`` settles a swap from the last one recorded): the
+    host takes it over (``connecting``); the new volume is connected
+    (``connected``, its connection_info in the task data); the guest is
+    moved to it (``guest_swapped``); the new attachment is completed and
+    the mapping becomes the new volume's (``swapped``, one statement); the
+    old volume's attachment is deleted and the task ended."""
+    owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, driver.host)
+    tracked = _tracked(bdm)
+    if tracked and (bdm.task != tasks.SWAPPING or
+                    not take_over(bdm, owner, tasks.CONNECTING)):
+        LOG.info('The swap of volume %s of %s is not pending on this host; '
+                 'nothing to do', bdm.volume_id, instance.uuid)
+        return
     svc = _svc(context)
     old_info = bdm.get_connection_info()
-    old_attachment_id = bdm.attachment_id
+    guest_swapped = False
     try:
         new_info, _ = connect(context, driver, volume_api, instance, bdm,
                               attachment_id=new_attachment_id)
+        if tracked:
+            bdm.move_task(tasks.CONNECTED, data=dict(
+                bdm.get_task_data(), new_connection_info=new_info))
+        crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_CONNECT)
         driver.swap_volume(context, old_info, new_info, instance,
                            bdm.device_name)
+        guest_swapped = True
+        if tracked:
+            bdm.move_task(tasks.GUEST_SWAPPED)
+        crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP)
         volume_api.attachment_complete(svc, new_attachment_id)
     except Exception:
         with excutils.save_and_reraise_exception():
+            if guest_swapped:
+                try:
+                    driver.swap_volume(context, new_info, old_info, instance,
+                                       bdm.device_name)
+                except Exception:
+                    LOG.exception('Could not give the guest of %s its old '
+                                  'volume back', instance.uuid)
             release_swap(context, volume_api, bdm.volume_id,
                          new_attachment_id)
-    old_volume_id = bdm.volume_id
-    bdm.volume_id = new_volume_id
-    bdm.attachment_id = new_attachment_id
-    bdm.set_connection_info(new_info)
-    bdm.save()
-    if old_attachment_id:
-        release_connection_logged(context, driver, volume_api,
-                                  old_volume_id, old_attachment_id, old_info)
+            if tracked:
+                bdm.end_task()
+    finish_swap(context, driver, volume_api, bdm, new_volume_id,
+                new_attachment_id, new_info)
+
+
+def finish_swap(context, driver, volume_api, bdm, new_volume_id,
+                new_attachment_id, new_info):
+    """The swap's last steps, once the new attachment is complete: the
+    mapping becomes the new volume's (with the old one's ids in the task
+    data, until it is released), then the old attachment is deleted and
+    the host disconnects from the old volume unless shared."""
+    old = {'old_volume_id': bdm.volume_id,
+           'old_attachment_id': bdm.attachment_id,
+           'old_connection_info': bdm.get_connection_info()}
+    changes = {'volume_id': new_volume_id,
+               'attachment_id': new_attachment_id,
+               'connection_info': jsonutils.dumps(new_info)}
+    if _tracked(bdm):
+        bdm.move_task(tasks.SWAPPED, data=dict(bdm.get_task_data(), **old),
+                      **changes)
+    else:
+        bdm.volume_id = new_volume_id
+        bdm.attachment_id = new_attachment_id
+        bdm.set_connection_info(new_info)
+        bdm.save()
+    crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_MOVE)
+    release_old_volume(context, driver, volume_api, bdm, old)
+
+
+def release_old_volume(context, driver, volume_api, bdm, old):
+    """The swap's end: the old volume's attachment deleted (it is
+    ``available``), the task ended."""
+    if old['old_attachment_id']:
+        release_connection_logged(
+            context, driver, volume_api, old['old_volume_id'],
+            old['old_attachment_id'], old['old_connection_info'])
+    if _tracked(bdm):
+        bdm.end_task()
 
 
 def connect_for_spawn(context, driver, volume_api, instance, bdms):

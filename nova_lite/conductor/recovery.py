@@ -12,7 +12,8 @@ yet, so giving the volume back is safe and the user may simply retry):
   ``[recovery] stalled_after`` seconds;
 * work an API process owned that stopped moving for ``stalled_after``
   seconds: an attach no conductor took (its message was lost, or the API
-  process died before sending it), a detach no host took.
+  process died before sending it), a detach or a swap no host took (the
+  swap's new attachment is deleted, the old volume ``in-use`` again).
 
 What it finishes instead (``compute.release``): a local detach (no host
 could detach: offloaded server or host down) that its API process had
@@ -58,6 +59,7 @@ FINISHED = 'finished'
 
 ATTACH_EVENT = 'conductor_attach_volume'
 DETACH_EVENT = 'compute_detach_volume'
+SWAP_EVENT = 'compute_swap_volume'
 
 
 def _due(bdm, me, down, stalled_before, at_start):
@@ -136,7 +138,8 @@ def _finish_local_deletes(context, volume_api, me, stalled_before):
     return finished
 
 
-_OPERATION = {tasks.ATTACHING: 'attach', tasks.DETACHING: 'detach'}
+_OPERATION = {tasks.ATTACHING: 'attach', tasks.DETACHING: 'detach',
+              tasks.SWAPPING: 'swap'}
 
 
 def _settle(context, volume_api, notifier, host, bdm, previous_owner):
@@ -149,14 +152,32 @@ def _settle(context, volume_api, notifier, host, bdm, previous_owner):
                       previous_owner)
 
 
-def _unrecorded_attachments(svc, volume_api, bdm):
-    """The attachments of the mapping's volume to its server that are not
-    ``attached``: made by block storage for an attach whose owner died
-    before it recorded the id (the mapping is unique per server and
-    volume, so they are this attach's)."""
+def _unrecorded_attachments(svc, volume_api, bdm, volume_id=None):
+    """The attachments of the mapping's volume (or of ``volume_id``, a
+    swap's new volume) to its server that are not ``attached``: made by
+    block storage for an attach or swap whose owner died before it
+    recorded the id (a server maps a volume once, so they are this
+    operation's)."""
     return [a['id'] for a in volume_api.attachment_get_all(
-        svc, instance_id=bdm.instance_uuid, volume_id=bdm.volume_id)
+        svc, instance_id=bdm.instance_uuid,
+        volume_id=volume_id or bdm.volume_id)
         if a['status'] != 'attached']
+
+
+def _delete_attachments(svc, volume_api, attachment_ids):
+    for attachment_id in attachment_ids:
+        try:
+            volume_api.attachment_delete(svc, attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+
+
+def _roll_detaching(svc, volume_api, volume_id):
+    try:
+        volume_api.roll_detaching(svc, volume_id)
+    except (exception.InvalidVolume, exception.VolumeNotFound):
+        # Not marked detaching (a multiattach volume), or gone.
+        pass
 
 
 def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
@@ -169,22 +190,26 @@ def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
     if bdm.task == tasks.ATTACHING:
         attachment_id = bdm.attachment_id or \
             bdm.get_task_data().get('attachment_id')
-        for attachment_id in ([attachment_id] if attachment_id else
-                              _unrecorded_attachments(svc, volume_api, bdm)):
-            try:
-                volume_api.attachment_delete(svc, attachment_id)
-            except exception.VolumeAttachmentNotFound:
-                pass
+        _delete_attachments(svc, volume_api, [attachment_id] if attachment_id
+                            else _unrecorded_attachments(svc, volume_api,
+                                                         bdm))
         bdm.destroy()
         event = ATTACH_EVENT
     elif bdm.task == tasks.DETACHING:
-        try:
-            volume_api.roll_detaching(svc, bdm.volume_id)
-        except (exception.InvalidVolume, exception.VolumeNotFound):
-            # Not marked detaching (a multiattach volume), or gone.
-            pass
+        _roll_detaching(svc, volume_api, bdm.volume_id)
         bdm.end_task()
         event = DETACH_EVENT
+    elif bdm.task == tasks.SWAPPING:
+        data = bdm.get_task_data()
+        new_volume_id = data.get('new_volume_id')
+        if data.get('new_attachment_id'):
+            _delete_attachments(svc, volume_api, [data['new_attachment_id']])
+        elif new_volume_id:
+            _delete_attachments(svc, volume_api, _unrecorded_attachments(
+                svc, volume_api, bdm, volume_id=new_volume_id))
+        _roll_detaching(svc, volume_api, bdm.volume_id)
+        bdm.end_task()
+        event = SWAP_EVENT
     else:
         LOG.warning('No settling rule for task %s of volume %s of %s',
                     bdm.task, bdm.volume_id, bdm.instance_uuid)

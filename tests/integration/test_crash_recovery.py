@@ -60,6 +60,11 @@ CASES = {
     # The server's host is down: the API detaches or deletes without it.
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
+    # Swap (PUT os-volume_attachments/{old} with the new volume).
+    crashpoint.API_SWAP_AFTER_RESERVE: (ROLLED_BACK, 'swap'),
+    crashpoint.COMPUTE_SWAP_AFTER_CONNECT: (ROLLED_BACK, 'swap'),
+    crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP: (FINISHED, 'swap'),
+    crashpoint.COMPUTE_SWAP_AFTER_MOVE: (FINISHED, 'swap'),
     # Block storage's own two-step operations (/v3, in the API process).
     crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
     crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
@@ -113,6 +118,18 @@ class _CrashRecoveryTests(object):
         return (volume['status'], volume['size']) == (status, size)
 
     def _settled(self, server_id, volume_id, outcome, workflow):
+        if workflow == 'swap':
+            old, new = volume_id
+            attached, available = (new, old) if outcome == FINISHED else (
+                old, new)
+            if not (self._attached(server_id, attached) and
+                    self._available(server_id, available)):
+                return False
+            events = self._events(server_id, 'swap_volume')
+            if any(e['finish_time'] is None for e in events):
+                return False
+            return outcome == FINISHED or any(
+                e['result'] == 'Error' for e in events)
         if workflow == 'extend':
             return self._volume_is(volume_id, 'available',
                                    NEW_SIZE if outcome == FINISHED else SIZE)
@@ -146,6 +163,8 @@ class _CrashRecoveryTests(object):
             return self._crash_without_host(point)
         if workflow in ('extend', 'delete'):
             return self._crash_volume_operation(point)
+        if workflow == 'swap':
+            return self._crash_swap(point)
         server_id, host = self._server()
         volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
@@ -215,6 +234,43 @@ class _CrashRecoveryTests(object):
                                                  api=async_api).status)
         self.wait_for_volume_status(volume_id, 'in-use')
 
+    def _crash_swap(self, point):
+        """An administrator swaps a server's volume for another; the API
+        or the host dies at the point; the swap is finished (the server
+        has the new volume) or rolled back (the old one)."""
+        outcome = CASES[point][0]
+        server_id, host = self._server()
+        old = self.create_volume()
+        new = self.create_volume()
+        api = self.api.as_(compute_version='2.101')
+        self.assertEqual(202, self.attach_volume(server_id, old,
+                                                 api=api).status)
+        self.wait_for_volume_status(old, 'in-use')
+        name = self._process(point, host)
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.restart_armed(name, point, mark)
+        self.addCleanup(self.deployment.restart_disarmed, name)
+        admin = self.admin_api.as_(compute_version='2.101')
+        path = '/v2.1/servers/%s/os-volume_attachments/%s' % (server_id, old)
+        body = {'volumeAttachment': {'volumeId': new}}
+        if name == self.deployment.API:
+            self.assertRaises(requests.ConnectionError, admin.put, path,
+                              body=body)
+        else:
+            resp = admin.put(path, body=body)
+            self.assertEqual(202, resp.status, resp)
+        self.deployment.wait_crashed(name, mark)
+        self.deployment.restart_disarmed(name)
+        self._wait_settled(point, server_id, (old, new))
+        # The server's volume detaches, and the other one attaches.
+        attached, other = (new, old) if outcome == FINISHED else (old, new)
+        self.assertEqual(202, self.detach_volume(server_id, attached,
+                                                 api=api).status)
+        self.wait_for_volume_status(attached, 'available')
+        self.assertEqual(202, self.attach_volume(server_id, other,
+                                                 api=api).status)
+        self.wait_for_volume_status(other, 'in-use')
+
     def _crash_volume_operation(self, point):
         """The API process dies between the move of the volume's row
         (extending, deleting) and the backend's answer; the conductor's
@@ -253,7 +309,10 @@ class _CrashRecoveryTests(object):
             lambda: self._settled(server_id, volume_id, outcome, workflow),
             timeout=SETTLE_TIMEOUT,
             message=lambda: '%s: not %s within %ss: volume %s' % (
-                point, outcome, SETTLE_TIMEOUT, self.show_volume(volume_id)))
+                point, outcome, SETTLE_TIMEOUT, [
+                    self.show_volume(v) for v in (
+                        volume_id if isinstance(volume_id, tuple)
+                        else (volume_id,))]))
         self._record(point, outcome, time.monotonic() - restarted)
 
     def _record(self, point, outcome, seconds):

@@ -104,6 +104,39 @@ class SettlingTest(base.AttachmentTestCase):
         self.attach(self.server_id, volume_id)
         self.wait_for_volume_status(volume_id, 'in-use')
 
+    def test_swap_a_dead_api_process_left_is_rolled_back(self):
+        # The API died after block storage made the new volume's
+        # attachment but before it recorded its id: the old volume is
+        # detaching, the new one reserved. The settling gives the server
+        # its old volume back and frees the new one.
+        old = self.attached_volume()
+        new = self.create_volume()
+        ctxt = context.RequestContext('demo', 'demo',
+                                      roles=['member', 'reader'])
+        client = local_client.LocalClient(self.conf)
+        svc = volume_client.service_context(ctxt)
+        bdm = self.mapping(old)
+        bdm.start_task(tasks.SWAPPING, GONE_API, tasks.ACCEPTED,
+                       tasks.task_data(ctxt, new_volume_id=new))
+        client.begin_detaching(svc, old)
+        client.attachment_create(svc, new, self.server_id)
+        base.set_rows(models.BlockDeviceMapping,
+                      models.BlockDeviceMapping.volume_id == old,
+                      task_updated_at=self.long_ago())
+        self.settle()
+        self.assertEqual(('in-use', 'available'), (
+            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual([], client.attachment_get_all(svc, volume_id=new))
+        bdm = self.mapping(old)
+        self.assertEqual((None, None), (bdm.task, bdm.task_owner))
+        # Swappable again.
+        resp = self.at('2.20', self.admin_api).put(
+            self.url(volume_id=old),
+            body={'volumeAttachment': {'volumeId': new}})
+        self.assertEqual(202, resp.status, resp.text)
+        self.wait_for_volume_status(new, 'in-use')
+        self.wait_for_volume_status(old, 'available')
+
     def test_fresh_work_is_left_alone(self):
         volume_id = self.attached_volume()
         base.set_rows(
