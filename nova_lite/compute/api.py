@@ -24,7 +24,7 @@ from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import shelve_api
 from nova_lite.compute import states
 from nova_lite.compute import volume_api
-from nova_lite.conductor import api as conductor_api
+from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
@@ -68,7 +68,7 @@ def _reservation_id():
 class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
     def __init__(self, conf):
         self.conf = conf
-        self.compute_task_api = conductor_api.ComputeTaskAPI(conf)
+        self.conductor_rpcapi = conductor_rpcapi.ConductorAPI(conf)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
         self._volume_api = None
 
@@ -218,7 +218,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                     LOG.exception('Could not clean up server %s',
                                   instance.uuid)
             raise
-        self.compute_task_api.build_instances(context, instances)
+        self.conductor_rpcapi.build_instances(context, instances)
         return instances, reservation_id
 
     def _create_one(self, context, name, flavor, image_ref, parsed, index,

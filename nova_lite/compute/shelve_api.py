@@ -108,7 +108,7 @@ class ShelveOperations(object):
         self._start(context, instance, 'unshelve', states.UNSHELVE_VM_STATES,
                     states.UNSHELVING, UNSHELVE)
         self._cast(instance, states.UNSHELVING,
-                   self.compute_task_api.unshelve_instance, context, instance,
+                   self.conductor_rpcapi.unshelve_instance, context, instance,
                    host)
 
     # -- deferred delete ---------------------------------------------------

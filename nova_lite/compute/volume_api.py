@@ -2,7 +2,7 @@
 and update, with every fast guard of API-CONTRACT.md 2.5 to 2.7.
 
 Mixed into ``compute.api.API`` (``self.volume_api`` is the block-storage
-client, ``self.compute_task_api`` the conductor, ``self.compute_rpcapi``
+client, ``self.conductor_rpcapi`` the conductor, ``self.compute_rpcapi``
 the compute hosts). The guards run at every microversion, in the API
 process, with no RPC to a compute host; the attach itself is the
 conductor's workflow (``conductor/attach.py``), called below 2.101 or cast
@@ -96,16 +96,18 @@ class VolumeOperations(object):
                     raise exception.MultiattachToShelvedNotSupported()
             checks.check_attach_mode_supported(context, instance,
                                                attach_mode)
-            self.compute_task_api.check_can_attach_volume()
+            # ServiceTooOld (503) if the conductor cannot take an attach
+            # with its mapping (RPC 1.2).
+            self.conductor_rpcapi.check_version('1.2')
             bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
         crashpoint.hit(crashpoint.API_ATTACH_AFTER_ACCEPT)
         try:
-            return self.compute_task_api.attach_volume(
-                context, instance, volume_id, device=device, tag=tag,
-                delete_on_termination=delete_on_termination,
-                multiattach=volume['multiattach'], bdm=bdm, do_cast=do_cast)
+            return self.conductor_rpcapi.attach_volume(
+                context, instance, volume_id, device, tag,
+                delete_on_termination, volume['multiattach'], bdm=bdm,
+                do_cast=do_cast)
         except messaging.MessagingTimeout:
             # The conductor may still be working on it: the mapping is its
             # to complete or remove.

@@ -393,7 +393,7 @@ class CancelTest(AsyncTestCase):
         api = compute_api.get_api(self.conf)
         volume_id = self.create_volume()
         # The cast never reaches a conductor (e.g. one that died with it).
-        with mock.patch.object(api.compute_task_api.conductor_rpcapi.client,
+        with mock.patch.object(api.conductor_rpcapi.client,
                                'prepare'):
             self.attach_async(volume_id)
         item = self.show(volume_id).body['volumeAttachment']

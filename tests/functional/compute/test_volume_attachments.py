@@ -365,7 +365,7 @@ class AttachGuardsTest(AttachmentTestCase):
     def test_conductor_too_old_is_a_500(self):
         from nova_lite.compute import api as compute_api
         api = compute_api.get_api(self.conf)
-        client = api.compute_task_api.conductor_rpcapi.client
+        client = api.conductor_rpcapi.client
         volume_id = self.create_volume()
         with mock.patch.object(client, 'can_send_version',
                                return_value=False):
