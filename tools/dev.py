@@ -207,7 +207,7 @@ def _stream(proc, name, log_path):
     lines = []
     done = 0
     started = last = time.monotonic()
-    with open(log_path, 'w') as log:
+    with open(log_path, 'w', buffering=1) as log:   # tail -f works
         for line in proc.stdout:
             log.write(line)
             lines.append(line)
