@@ -120,22 +120,35 @@ class ComputeManager(manager.Manager):
             self._terminate(context, instance)
             return
         if instance.vm_state == states.BUILDING:
+            # As a build that fails: the volumes it may have connected are
+            # given back (attachments deleted, host disconnected, mappings
+            # destroyed), the server is ERROR with a fault.
             exc = exception.NovaLiteException(
                 message='The compute service restarted during the build.')
+            volume_ops.release_for_failed_build(
+                context, self.driver, self.volume_api, instance, bdms)
             instance.vm_state = states.ERROR
             instance.task_state = None
             instance.save()
             objects.InstanceFault.record(context, instance.uuid, exc,
                                          host=self.host)
+            self._settle_action(context, instance, instance_action.CREATE,
+                                'compute_build_and_run_instance', exc)
             return
         if instance.vm_state == states.ERROR and not instance.launched_at:
             # A build that failed: it never had a guest to restore.
             return
         if instance.vm_state == states.SHELVED_OFFLOADED:
-            # Placed here for an unshelve that never ran: offloaded again.
-            instance.host = None
-            instance.task_state = None
-            instance.save()
+            # Placed here for an unshelve: offloaded again, with every
+            # volume attached and none connected (what the unshelve had
+            # connected is closed, as when it fails).
+            exc = exception.NovaLiteException(
+                message='The compute service restarted during the '
+                        'unshelve.')
+            shelve_ops.release_interrupted_unshelve(
+                context, self.driver, self.volume_api, instance, bdms)
+            self._settle_action(context, instance, instance_action.UNSHELVE,
+                                'compute_unshelve_instance', exc)
             return
         if instance.task_state is not None:
             instance.task_state = None
@@ -146,6 +159,20 @@ class ComputeManager(manager.Manager):
                  for b in bdms if b.is_volume and b.device_name and
                  b.connection_info]
         self.driver.restore_guest(context, instance, disks)
+
+    @staticmethod
+    def _settle_action(context, instance, action, event_name, exc):
+        """End the events the server's latest ``action`` (the request a
+        restart interrupted) left open, with ``exc``."""
+        latest = [a for a in instance_action.InstanceAction
+                  .get_all_by_instance(context, instance.uuid, limit=10)
+                  if a.action == action]
+        if not latest:
+            return
+        ctxt = context.elevated()
+        ctxt.request_id = latest[0].request_id
+        instance_action.settle_events(ctxt, instance.uuid, event_name,
+                                      exc=exc)
 
     @property
     def volume_api(self):

@@ -17,9 +17,9 @@ from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 
-SHELVE = 'shelve'
-SHELVE_OFFLOAD = 'shelveOffload'
-UNSHELVE = 'unshelve'
+SHELVE = instance_action.SHELVE
+SHELVE_OFFLOAD = instance_action.SHELVE_OFFLOAD
+UNSHELVE = instance_action.UNSHELVE
 RESTORE = 'restore'
 FORCE_DELETE = 'forceDelete'
 

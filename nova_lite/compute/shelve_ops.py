@@ -140,11 +140,30 @@ def _connect(context, driver, volume_api, host, instance, bdms, touched):
 def _roll_back(context, driver, volume_api, instance, touched):
     """Back to shelved_offloaded with every volume attached and none
     connected."""
+    _back_to_offloaded(context, driver, volume_api, instance, touched,
+                       expected_task_state=[states.SPAWNING])
+
+
+def _connected(context, volume_api, bdm):
+    try:
+        return bool(volume_api.attachment_get(
+            _svc(context), bdm.attachment_id).get('connection_info'))
+    except exception.VolumeAttachmentNotFound:
+        return False
+
+
+def _back_to_offloaded(context, driver, volume_api, instance, bdms,
+                       only_connected=False, **save_kwargs):
+    """The guest destroyed; each of ``bdms`` attached to the server and
+    not connected to this host (only those whose attachment has a
+    connection, ``only_connected``); the server shelved_offloaded."""
     try:
         driver.destroy(context, instance, None)
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    for bdm in touched:
+    for bdm in bdms:
+        if only_connected and not _connected(context, volume_api, bdm):
+            continue
         try:
             # A connected attachment is completed first: block storage
             # takes a new reservation for the same server only next to an
@@ -164,7 +183,20 @@ def _roll_back(context, driver, volume_api, instance, touched):
     instance.task_state = None
     instance.power_state = states.NOSTATE
     instance.host = None
-    instance.save(expected_task_state=[states.SPAWNING])
+    instance.save(**save_kwargs)
+
+
+def release_interrupted_unshelve(context, driver, volume_api, instance,
+                                 bdms):
+    """At the host's restart, a server placed here to be unshelved from
+    offloaded whose unshelve did not finish: back to shelved_offloaded
+    as when the unshelve fails, every volume attached and none connected
+    (an attachment the unshelve connected is replaced by one completed
+    without a connector)."""
+    _back_to_offloaded(
+        context, driver, volume_api, instance,
+        [b for b in bdms if b.is_volume and b.attachment_id],
+        only_connected=True)
 
 
 def _power_on(driver, instance):

@@ -37,6 +37,9 @@ UNLOCK = 'unlock'
 ATTACH_VOLUME = 'attach_volume'
 DETACH_VOLUME = 'detach_volume'
 SWAP_VOLUME = 'swap_volume'
+SHELVE = 'shelve'
+SHELVE_OFFLOAD = 'shelveOffload'
+UNSHELVE = 'unshelve'
 UPDATE_VOLUME = 'update_volume'
 
 

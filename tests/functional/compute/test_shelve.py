@@ -15,9 +15,11 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.volume import drivers
+from nova_lite.volume import client as volume_client
 from nova_lite.volume import local_client
 from tests.fixtures import system
 from tests.functional.compute import base
+from tests.functional.compute import test_servers
 from tests.functional.compute import test_volume_attachments as tva
 
 
@@ -384,6 +386,42 @@ class SwapTest(ShelveTestCase):
         self.assertIn('multi-attach', resp.text.lower())
         self.assertEqual('in-use', self.show_volume(old)['status'])
         self.assertEqual('available', self.show_volume(new)['status'])
+
+
+class InterruptedUnshelveTest(ShelveTestCase):
+    def test_restart_during_unshelve_goes_back_to_offloaded(self):
+        # The host was chosen and connected the volume, then its compute
+        # service died: at its restart the server is offloaded again, the
+        # volume attached to it and connected to no host; unshelve works.
+        volume_id = self.create_volume()
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.shelve()
+        [bdm] = self.mappings()
+        ctxt = nl_context.RequestContext('demo', 'demo',
+                                         roles=['member', 'reader'])
+        client = local_client.LocalClient(self.conf)
+        svc = volume_client.service_context(ctxt)
+        connected = client.attachment_update(
+            svc, bdm.attachment_id, {'host': 'compute1', 'mode': 'rw'},
+            mountpoint='/dev/vdb')
+        bdm.set_connection_info(connected['connection_info'])
+        bdm.save()
+        test_servers.set_instance(self.server_id, host='compute1',
+                                  task_state='spawning')
+        tva.ComputeRestartTest.restart_compute(self, 'compute1')
+        self.wait_for_server_status(self.server_id, 'SHELVED_OFFLOADED')
+        system.wait_for(lambda: self.show_server(self.server_id)[
+            'OS-EXT-STS:task_state'] is None)
+        self.assertIsNone(self.host())
+        [bdm] = self.mappings()
+        attachment = client.attachment_get(svc, bdm.attachment_id)
+        self.assertEqual(('attached', {}), (attachment['status'],
+                                            attachment['connection_info']))
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        self.unshelve()
+        _host, guest = self.guest()
+        self.assertEqual(['/dev/vdb'], list(guest.devices))
 
 
 class UnshelveTest(ShelveTestCase):

@@ -633,3 +633,19 @@ class ComputeRestartTest(AttachmentTestCase):
         manager = self.restart_compute()
         system.wait_for(lambda: self.server_id in manager.driver.guests)
         self.assertNotIn(building, manager.driver.guests)
+
+    def test_interrupted_build_gives_its_volumes_back(self):
+        # A build the restart interrupted after it connected a volume
+        # (block_device_mapping_v2, multi-create): as a failed build, the
+        # volume is free again and the server holds no mapping of it.
+        building = self.create_server(name='b')
+        volume_id = self.attached_volume(server_id=building)
+        test_servers.set_instance(building, vm_state='building',
+                                  task_state='spawning', launched_at=None)
+        self.restart_compute()
+        server = self.wait_for_server_status(building, 'ERROR')
+        self.assertIn('restarted', server['fault']['message'])
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertEqual([], self.attachments(building))
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
