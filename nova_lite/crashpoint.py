@@ -120,6 +120,14 @@ COMPUTE_SWAP_AFTER_MOVE = declare(
     'compute.swap.after_move', 'compute',
     'the new attachment is complete and the mapping is the new volume\'s; '
     'the old volume\'s attachment is not deleted yet')
+COMPUTE_BUILD_AFTER_CONNECT = declare(
+    'compute.build.after_connect', 'compute',
+    "the server's volumes are connected (attachments updated, "
+    "connection_info on the mappings); the guest is not spawned")
+COMPUTE_UNSHELVE_AFTER_CONNECT = declare(
+    'compute.unshelve.after_connect', 'compute',
+    "an offloaded server's volumes are connected to this host; the guest "
+    "is not spawned")
 COMPUTE_DETACH_AFTER_TAKE = declare(
     'compute.detach.after_take', 'compute',
     'the host took the detach over; the guest still has the disk')

@@ -23,6 +23,7 @@ from nova_lite.compute import rpcapi
 from nova_lite.compute import shelve_ops
 from nova_lite.compute import states
 from nova_lite.compute import volume_ops
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import manager
 from nova_lite import objects
@@ -119,10 +120,37 @@ class ComputeManager(manager.Manager):
         if instance.task_state == states.DELETING:
             self._terminate(context, instance)
             return
+        if instance.vm_state in (states.BUILDING, states.SHELVED_OFFLOADED):
+            # Placed here for a build or an unshelve: interrupted if it had
+            # begun (``spawning``); otherwise its message is still queued
+            # for this host and comes once the service consumes (one lost
+            # with a process that died before its first write is settled
+            # by the periodic task once it stalled).
+            if instance.task_state == states.SPAWNING:
+                self._settle_placement(context, instance, bdms)
+            return
+        if instance.vm_state == states.ERROR and not instance.launched_at:
+            # A build that failed: it never had a guest to restore.
+            return
+        if instance.task_state is not None:
+            instance.task_state = None
+            instance.save()
+        disks = [{'mount_device': b.device_name,
+                  'connection_info': b.get_connection_info(),
+                  'mode': b.attach_mode or 'rw'}
+                 for b in bdms if b.is_volume and b.device_name and
+                 b.connection_info]
+        self.driver.restore_guest(context, instance, disks)
+
+    def _settle_placement(self, context, instance, bdms):
+        """A build or an unshelve on this host that a restart (or a lost
+        message) interrupted, as if it had failed: a build gives back the
+        volumes it may have connected (attachments deleted, host
+        disconnected, mappings destroyed) and the server is ERROR with a
+        fault; an unshelve puts the server back to shelved_offloaded with
+        every volume attached and none connected. The request's event ends
+        with the error."""
         if instance.vm_state == states.BUILDING:
-            # As a build that fails: the volumes it may have connected are
-            # given back (attachments deleted, host disconnected, mappings
-            # destroyed), the server is ERROR with a fault.
             exc = exception.NovaLiteException(
                 message='The compute service restarted during the build.')
             volume_ops.release_for_failed_build(
@@ -135,30 +163,49 @@ class ComputeManager(manager.Manager):
             self._settle_action(context, instance, instance_action.CREATE,
                                 'compute_build_and_run_instance', exc)
             return
-        if instance.vm_state == states.ERROR and not instance.launched_at:
-            # A build that failed: it never had a guest to restore.
-            return
-        if instance.vm_state == states.SHELVED_OFFLOADED:
-            # Placed here for an unshelve: offloaded again, with every
-            # volume attached and none connected (what the unshelve had
-            # connected is closed, as when it fails).
-            exc = exception.NovaLiteException(
-                message='The compute service restarted during the '
-                        'unshelve.')
-            shelve_ops.release_interrupted_unshelve(
-                context, self.driver, self.volume_api, instance, bdms)
-            self._settle_action(context, instance, instance_action.UNSHELVE,
-                                'compute_unshelve_instance', exc)
-            return
-        if instance.task_state is not None:
-            instance.task_state = None
-            instance.save()
-        disks = [{'mount_device': b.device_name,
-                  'connection_info': b.get_connection_info(),
-                  'mode': b.attach_mode or 'rw'}
-                 for b in bdms if b.is_volume and b.device_name and
-                 b.connection_info]
-        self.driver.restore_guest(context, instance, disks)
+        exc = exception.NovaLiteException(
+            message='The compute service restarted during the unshelve.')
+        shelve_ops.release_interrupted_unshelve(
+            context, self.driver, self.volume_api, instance, bdms)
+        objects.InstanceFault.record(context, instance.uuid, exc,
+                                     host=self.host)
+        self._settle_action(context, instance, instance_action.UNSHELVE,
+                            'compute_unshelve_instance', exc)
+
+    def _settle_stalled_placements(self, context, stalled_before):
+        """Servers placed on this host whose build or unshelve message
+        never came (taken by a process of this host that died before its
+        first write) and that have not moved since ``stalled_before``:
+        taken (a compare-and-swap to ``spawning``), then settled as
+        interrupted."""
+        for status, vm_state, task_state in (
+                ('BUILD', states.BUILDING, states.SCHEDULING),
+                ('SHELVED_OFFLOADED', states.SHELVED_OFFLOADED,
+                 states.UNSHELVING)):
+            for instance in instance_obj.get_all(context, status=status,
+                                                 host=self.host):
+                moved = instance.updated_at
+                if (instance.vm_state != vm_state or
+                        instance.task_state != task_state or moved is None or
+                        moved.replace(tzinfo=None) >= stalled_before):
+                    continue
+                instance.task_state = states.SPAWNING
+                try:
+                    instance.save(expected_task_state=[task_state])
+                except (exception.UnexpectedTaskStateError,
+                        exception.InstanceNotFound):
+                    continue    # its message came meanwhile, or deleted
+                LOG.warning('The %s of server %s never reached this host; '
+                            'settling it', 'build' if vm_state ==
+                            states.BUILDING else 'unshelve', instance.uuid)
+                try:
+                    self._settle_placement(
+                        context, instance,
+                        objects.BlockDeviceMapping.get_all_by_instance(
+                            context, instance.uuid))
+                except Exception:
+                    LOG.exception('Could not settle server %s',
+                                  instance.uuid)
 
     @staticmethod
     def _settle_action(context, instance, action, event_name, exc):
@@ -249,6 +296,7 @@ class ComputeManager(manager.Manager):
         try:
             disks = volume_ops.connect_for_spawn(
                 context, self.driver, self.volume_api, instance, bdms)
+            crashpoint.hit(crashpoint.COMPUTE_BUILD_AFTER_CONNECT)
             self.driver.spawn(context, instance, disks)
             volume_ops.complete_for_spawn(context, self.volume_api, bdms)
         except Exception as exc:
@@ -390,9 +438,10 @@ class ComputeManager(manager.Manager):
     # -- periodic tasks ----------------------------------------------------
     def periodic_tasks(self, context):
         if self.conf.recovery.settle_interval > 0:
-            self._settle(context, stalled_before=obj_base.utcnow(
-            ).replace(tzinfo=None) - datetime.timedelta(
-                seconds=self.conf.recovery.stalled_after))
+            stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
+                datetime.timedelta(seconds=self.conf.recovery.stalled_after)
+            self._settle(context, stalled_before=stalled_before)
+            self._settle_stalled_placements(context, stalled_before)
         if self.conf.shelved_offload_time > 0:
             self._offload_shelved(context)
         if self.conf.reclaim_instance_interval > 0:

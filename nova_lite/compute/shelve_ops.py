@@ -25,6 +25,7 @@ from oslo_log import log as logging
 
 from nova_lite.compute import states
 from nova_lite.compute import volume_ops
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
@@ -222,6 +223,7 @@ def unshelve(context, driver, volume_api, host, instance):
             _name_devices(context, driver, instance, bdms)
             disks = _connect(context, driver, volume_api, host, instance,
                              bdms, touched)
+            crashpoint.hit(crashpoint.COMPUTE_UNSHELVE_AFTER_CONNECT)
             driver.spawn(context, instance, disks)
             for bdm in bdms:
                 volume_api.attachment_complete(_svc(context),

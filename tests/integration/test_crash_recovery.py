@@ -65,6 +65,10 @@ CASES = {
     crashpoint.COMPUTE_SWAP_AFTER_CONNECT: (ROLLED_BACK, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_MOVE: (FINISHED, 'swap'),
+    # The volumes a build or an unshelve connects: the host's restart
+    # settles the server's state (compute.manager._recover).
+    crashpoint.COMPUTE_BUILD_AFTER_CONNECT: (ROLLED_BACK, 'build'),
+    crashpoint.COMPUTE_UNSHELVE_AFTER_CONNECT: (ROLLED_BACK, 'unshelve'),
     # Block storage's own two-step operations (/v3, in the API process).
     crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
     crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
@@ -117,7 +121,31 @@ class _CrashRecoveryTests(object):
         volume = self.show_volume(volume_id)
         return (volume['status'], volume['size']) == (status, size)
 
+    def _server_settled(self, server_id, volume_id, workflow):
+        server = self.admin_api.get('/v2.1/servers/%s' % server_id).body[
+            'server']
+        if workflow == 'build':
+            # ERROR, the volume free and not mapped to the server.
+            if server['status'] != 'ERROR' or \
+                    not self._available(server_id, volume_id):
+                return False
+            action = 'create'
+        else:
+            # Offloaded again, the volume attached to it and connected to
+            # no host.
+            if (server['status'], server['OS-EXT-SRV-ATTR:host'],
+                    server['OS-EXT-STS:task_state']) != (
+                        'SHELVED_OFFLOADED', None, None) or \
+                    not self._attached(server_id, volume_id):
+                return False
+            action = 'unshelve'
+        events = self._events(server_id, action)
+        return all(e['finish_time'] is not None for e in events) and any(
+            e['result'] == 'Error' for e in events)
+
     def _settled(self, server_id, volume_id, outcome, workflow):
+        if workflow in ('build', 'unshelve'):
+            return self._server_settled(server_id, volume_id, workflow)
         if workflow == 'swap':
             old, new = volume_id
             attached, available = (new, old) if outcome == FINISHED else (
@@ -165,6 +193,8 @@ class _CrashRecoveryTests(object):
             return self._crash_volume_operation(point)
         if workflow == 'swap':
             return self._crash_swap(point)
+        if workflow in ('build', 'unshelve'):
+            return self._crash_server_operation(point)
         server_id, host = self._server()
         volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
@@ -270,6 +300,48 @@ class _CrashRecoveryTests(object):
         self.assertEqual(202, self.attach_volume(server_id, other,
                                                  api=api).status)
         self.wait_for_volume_status(other, 'in-use')
+
+    def _crash_server_operation(self, point):
+        """The compute host dies after it connected the server's volume
+        for a build (block_device_mapping_v2) or an unshelve from
+        offloaded, before the guest is spawned."""
+        workflow = CASES[point][1]
+        volume_id = self.create_volume()
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        if workflow == 'build':
+            # Either host may get the build: both are armed, the first to
+            # reach the point dies.
+            for host in self.deployment.compute_hosts:
+                self.deployment.restart_armed(host, point, mark)
+                self.addCleanup(self.deployment.restart_disarmed, host)
+            server_id = self.create_server(block_device_mapping_v2=[{
+                'source_type': 'volume', 'destination_type': 'volume',
+                'uuid': volume_id}])
+            self.wait_for(lambda: os.path.exists(mark))
+            host = self.show_server(server_id)['OS-EXT-SRV-ATTR:host']
+        else:
+            server_id, host = self._server()
+            api = self.api.as_(compute_version='2.101')
+            self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                     api=api).status)
+            self.wait_for_volume_status(volume_id, 'in-use')
+            self.server_action(server_id, {'shelve': None})
+            self.wait_for_server_status(server_id, 'SHELVED_OFFLOADED')
+            self.deployment.restart_armed(host, point, mark)
+            self.addCleanup(self.deployment.restart_disarmed, host)
+            resp = self.admin_api.as_(compute_version='2.91').post(
+                '/v2.1/servers/%s/action' % server_id,
+                body={'unshelve': {'host': host}})
+            self.assertEqual(202, resp.status, resp)
+        self.deployment.wait_crashed(host, mark)
+        for name in self.deployment.compute_hosts:
+            self.deployment.restart_disarmed(name)
+        self._wait_settled(point, server_id, volume_id)
+        if workflow == 'unshelve':
+            # Unshelved again, with its volume.
+            self.server_action(server_id, {'unshelve': None})
+            self.wait_for_server_status(server_id, 'ACTIVE')
+            self.assertTrue(self._attached(server_id, volume_id))
 
     def _crash_volume_operation(self, point):
         """The API process dies between the move of the volume's row

@@ -634,6 +634,27 @@ class ComputeRestartTest(AttachmentTestCase):
         system.wait_for(lambda: self.server_id in manager.driver.guests)
         self.assertNotIn(building, manager.driver.guests)
 
+    def test_build_whose_message_never_came_is_settled_once_stalled(self):
+        # Placed on compute1 (scheduling) and never taken: a restart leaves
+        # it (its message may still be queued); the periodic task fails it
+        # once it stalled, giving its volume back.
+        lost = self.create_server(name='lost')
+        volume_id = self.attached_volume(server_id=lost)
+        test_servers.set_instance(lost, vm_state='building',
+                                  task_state='scheduling', launched_at=None)
+        manager = self.restart_compute()
+        self.assertEqual('BUILD', self.show_server(lost)['status'])
+        ctxt = nl_context.get_admin_context()
+        manager.periodic_tasks(ctxt)
+        self.assertEqual('BUILD', self.show_server(lost)['status'])
+        test_servers.set_instance(lost, updated_at=datetime.datetime(
+            2026, 1, 1))
+        manager.periodic_tasks(ctxt)
+        server = self.show_server(lost)
+        self.assertEqual('ERROR', server['status'])
+        self.assertIn('restarted', server['fault']['message'])
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+
     def test_interrupted_build_gives_its_volumes_back(self):
         # A build the restart interrupted after it connected a volume
         # (block_device_mapping_v2, multi-create): as a failed build, the
