@@ -65,6 +65,16 @@ API_LOCAL_DELETE_AFTER_DECIDE = declare(
     'a server with no host or a dead one: the API moved it to deleting '
     '(its task); no volume is released yet')
 
+# -- nova-lite-manage (cmd/volume_attachment.py) ------------------------------
+MANAGE_REFRESH_AFTER_CREATE = declare(
+    'manage.refresh.after_create', 'manage',
+    'the refresh task is started and the server locked; block storage made '
+    'the new attachment with the connector; its id is not recorded yet')
+MANAGE_REFRESH_AFTER_MOVE = declare(
+    'manage.refresh.after_move', 'manage',
+    "the mapping has the new attachment and its connection_info; the new "
+    "attachment is not complete, the old one not deleted")
+
 # -- block storage (volume/api.py), in the process that serves /v3 ----------
 VOLUME_EXTEND_AFTER_START = declare(
     'api.volume_extend.after_start', 'api',

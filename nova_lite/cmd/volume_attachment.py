@@ -2,15 +2,19 @@
 attachments (doc/source/admin/recovery.rst).
 
 Exit codes: 0 done, 1 the mapping (or server) was not found, 2 work is
-still waiting for a compute host (``reconcile``)."""
+still waiting for a compute host (``reconcile``), 3 refused (``refresh``:
+the server is not stopped, or another operation holds the mapping), 4 the
+connector file cannot be read."""
 
 import json
 
 from oslo_serialization import jsonutils
 
+from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite.conductor import recovery
 from nova_lite import context as nl_context
+from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
@@ -64,6 +68,102 @@ def _show(conf):
     else:
         _print(data)
     return 0
+
+
+def _read_connector(path):
+    with open(path) as f:
+        connector = jsonutils.loads(f.read())
+    if not isinstance(connector, dict) or not connector.get('host'):
+        raise ValueError('not a connector: a JSON object with a "host"')
+    return connector
+
+
+def _refresh(conf):
+    """Nova's ``volume_attachment refresh``: a new attachment, made with
+    the connector in ``connector_path`` (os-brick's
+    ``get_connector_properties`` of the server's host, as JSON), replaces
+    the mapping's; the server must
+    be stopped, and is locked meanwhile. Recorded as a task on the mapping
+    (``refreshing``): if this command dies, the conductor's settling
+    finishes it once the mapping has the new attachment, and rolls it back
+    before (the new attachment deleted), then unlocks the server."""
+    ctxt = _context()
+    args = conf.command
+    try:
+        connector = _read_connector(args.connector_path)
+    except (OSError, ValueError) as e:
+        print('Cannot read the connector from %s: %s' % (
+            args.connector_path, e))
+        return 4
+    try:
+        instance = objects.Instance.get_by_uuid(ctxt, args.instance_uuid)
+        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            ctxt, args.volume_id, args.instance_uuid)
+    except exception.NotFound as e:
+        print(str(e))
+        return 1
+    if instance.vm_state != states.STOPPED or instance.task_state:
+        print('Server %s must be stopped (SHUTOFF, no task) to refresh its '
+              'volume attachment; it is %s (task %s).' % (
+                  instance.uuid, instance.vm_state, instance.task_state))
+        return 3
+    policy.init(conf)
+    client = volume_client.get_client(conf)
+    svc = volume_client.service_context(ctxt)
+    owner = service_obj.owner_name(tasks.MANAGE_BINARY, conf.host)
+    try:
+        bdm.start_task(tasks.REFRESHING, owner, tasks.ACCEPTED,
+                       tasks.task_data(ctxt))
+    except exception.VolumeTaskInProgress as e:
+        print(e.format_message())
+        return 3
+    locked_here = not instance.locked
+    if locked_here:
+        instance.locked = True
+        instance.locked_by = 'admin'
+        instance.locked_reason = tasks.REFRESH_LOCK_REASON
+        instance.save()
+    else:
+        print('Server %s is locked already (%s); it stays locked.' % (
+            instance.uuid, instance.locked_reason))
+    old_attachment_id = bdm.attachment_id
+    new = None
+    try:
+        new = client.attachment_create(svc, bdm.volume_id, instance.uuid,
+                                       connector=connector,
+                                       mode=bdm.attach_mode)
+        crashpoint.hit(crashpoint.MANAGE_REFRESH_AFTER_CREATE)
+        bdm.move_task(tasks.RESERVED, data=dict(
+            bdm.get_task_data(), new_attachment_id=new['id'],
+            old_attachment_id=old_attachment_id))
+        bdm.move_task(tasks.REFRESHED, attachment_id=new['id'],
+                      connection_info=jsonutils.dumps(
+                          new['connection_info']))
+        crashpoint.hit(crashpoint.MANAGE_REFRESH_AFTER_MOVE)
+    except Exception:
+        if new is not None and bdm.task_step != tasks.REFRESHED:
+            _delete_attachment(client, svc, new['id'])
+        bdm.end_task()
+        if locked_here:
+            _unlock(instance)
+        raise
+    # Complete the new attachment, delete the old one, end the task and
+    # unlock: the same steps as the settling of a refresh that got here.
+    recovery.finish_refresh(ctxt, client, bdm)
+    print('Volume %s of server %s: attachment %s replaced by %s.' % (
+        bdm.volume_id, instance.uuid, old_attachment_id, new['id']))
+    return 0
+
+
+def _delete_attachment(client, svc, attachment_id):
+    try:
+        client.attachment_delete(svc, attachment_id)
+    except exception.VolumeAttachmentNotFound:
+        pass
+
+
+def _unlock(instance):
+    recovery.unlock_refreshed(instance)
 
 
 def _describe(item):
@@ -123,6 +223,15 @@ def add_parsers(subparsers):
     show.add_argument('volume_id')
     show.add_argument('--json', action='store_true')
     show.set_defaults(func=_show)
+    refresh = sub.add_parser(
+        'refresh', help="Replace a stopped server's attachment of a volume "
+        "by one made with the connector in a file (Nova's refresh).")
+    refresh.add_argument('instance_uuid')
+    refresh.add_argument('volume_id')
+    refresh.add_argument('connector_path',
+                         help='A JSON file: the connector of the host, as '
+                         "os-brick's get_connector_properties gives it.")
+    refresh.set_defaults(func=_refresh)
     reconcile = sub.add_parser(
         'reconcile', help='Settle interrupted volume operations once and '
         'print what was done and what waits for a compute host.')

@@ -17,12 +17,11 @@ from nova_lite import exception
 
 LOG = logging.getLogger(__name__)
 
-API_BINARY = 'nova-lite-api'
-
 # Tasks (block_device_mappings.task).
 ATTACHING = 'attaching'
 DETACHING = 'detaching'
 SWAPPING = 'swapping'
+REFRESHING = 'refreshing'   # nova-lite-manage volume_attachment refresh
 
 # Steps (task_step), in the order an attach or a detach records them.
 ACCEPTED = 'accepted'              # API: mapping + action written
@@ -38,6 +37,13 @@ LOCAL_DETACHING = 'local_detaching'  # API: no host; finish without one
 # and then:
 GUEST_SWAPPED = 'guest_swapped'    # host: the guest has the new volume
 SWAPPED = 'swapped'                # host: the mapping is the new volume's
+# A refresh records ACCEPTED, RESERVED (its new attachment made) and:
+REFRESHED = 'refreshed'            # the mapping has the new attachment
+
+API_BINARY = 'nova-lite-api'
+MANAGE_BINARY = 'nova-lite-manage'
+# The lock reason of a server whose attachment is being refreshed.
+REFRESH_LOCK_REASON = 'Refreshing volume attachment'
 
 
 def task_data(context, **values):

@@ -74,7 +74,7 @@ def _due(bdm, me, down, stalled_before, at_start):
         return at_start or stalled
     if binary == service_obj.CONDUCTOR_BINARY:
         return owner in down or stalled
-    if binary == tasks.API_BINARY:
+    if binary in (tasks.API_BINARY, tasks.MANAGE_BINARY):
         return stalled
     return False
 
@@ -142,7 +142,52 @@ _OPERATION = {tasks.ATTACHING: 'attach', tasks.DETACHING: 'detach',
               tasks.SWAPPING: 'swap'}
 
 
+def unlock_refreshed(instance):
+    """Unlock a server that a refresh locked (its lock reason says so)."""
+    if instance.locked and \
+            instance.locked_reason == tasks.REFRESH_LOCK_REASON:
+        instance.locked = False
+        instance.locked_by = None
+        instance.locked_reason = None
+        instance.save()
+
+
+def finish_refresh(context, volume_api, bdm):
+    """The last steps of ``nova-lite-manage volume_attachment refresh``,
+    once the mapping has the new attachment (step ``refreshed``): the new
+    attachment completed, the old one deleted, the task ended, the server
+    unlocked. Each is idempotent."""
+    svc = volume_client.service_context(context)
+    data = bdm.get_task_data()
+    volume_api.attachment_complete(svc, bdm.attachment_id)
+    if data.get('old_attachment_id'):
+        _delete_attachments(svc, volume_api, [data['old_attachment_id']])
+    bdm.end_task()
+    unlock_refreshed(objects.Instance.get_by_uuid(
+        context, bdm.instance_uuid))
+
+
+def _settle_refresh(context, volume_api, bdm):
+    """A refresh whose nova-lite-manage died: finished once the mapping
+    has the new attachment, else rolled back (the new attachment, recorded
+    or found by server and volume, deleted); the server unlocked."""
+    if bdm.task_step == tasks.REFRESHED:
+        finish_refresh(context, volume_api, bdm)
+        return FINISHED
+    svc = volume_client.service_context(context)
+    new_id = bdm.get_task_data().get('new_attachment_id')
+    _delete_attachments(svc, volume_api, [new_id] if new_id else [
+        a for a in _unrecorded_attachments(svc, volume_api, bdm)
+        if a != bdm.attachment_id])
+    bdm.end_task()
+    unlock_refreshed(objects.Instance.get_by_uuid(
+        context, bdm.instance_uuid))
+    return ROLLED_BACK
+
+
 def _settle(context, volume_api, notifier, host, bdm, previous_owner):
+    if bdm.task == tasks.REFRESHING:
+        return _settle_refresh(context.elevated(), volume_api, bdm)
     if bdm.task == tasks.DETACHING and \
             bdm.task_step == tasks.LOCAL_DETACHING:
         release.finish_local_detach(tasks.request_context(context, bdm),

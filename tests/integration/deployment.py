@@ -556,13 +556,15 @@ class Deployment(fixtures.Fixture):
     def manage(self, *args, **kwargs):
         """Run ``nova-lite-manage --config-file <conf> args``; its standard
         output. Fails the test with both outputs if it exits with another
-        code than ``exit_code`` (0)."""
+        code than ``exit_code`` (0; -9 for a SIGKILL). ``env``: variables
+        to add (a crash point)."""
         exit_code = kwargs.pop('exit_code', 0)
+        env = dict(self._env(), **kwargs.pop('env', {}))
         argv = self._command('nova-lite-manage', 'nova_lite.cmd.manage') + [
             '--config-file', self.conf_file] + list(args)
         result = subprocess.run(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, timeout=COMMAND_TIMEOUT, cwd=ROOT, env=self._env())
+            text=True, timeout=COMMAND_TIMEOUT, cwd=ROOT, env=env)
         if result.returncode != exit_code:
             raise AssertionError('%s failed (%s):\n%s\n%s' % (
                 ' '.join(argv), result.returncode, result.stdout[-10000:],

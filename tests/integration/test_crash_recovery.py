@@ -69,6 +69,10 @@ CASES = {
     # settles the server's state (compute.manager._recover).
     crashpoint.COMPUTE_BUILD_AFTER_CONNECT: (ROLLED_BACK, 'build'),
     crashpoint.COMPUTE_UNSHELVE_AFTER_CONNECT: (ROLLED_BACK, 'unshelve'),
+    # nova-lite-manage volume_attachment refresh, killed: the conductor
+    # settles the refresh task it leaves.
+    crashpoint.MANAGE_REFRESH_AFTER_CREATE: (ROLLED_BACK, 'refresh'),
+    crashpoint.MANAGE_REFRESH_AFTER_MOVE: (FINISHED, 'refresh'),
     # Block storage's own two-step operations (/v3, in the API process).
     crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
     crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
@@ -77,6 +81,32 @@ CASES = {
 
 # The size of the volume the extend cases grow, and the size they ask.
 SIZE, NEW_SIZE = 1, 2
+
+
+def stopped_server_with_volume(test):
+    """A stopped server with a volume attached, and a connector file of
+    its host: what ``volume_attachment refresh`` needs."""
+    server_id = test.create_server()
+    host = test.wait_for_server_status(server_id, 'ACTIVE')[
+        'OS-EXT-SRV-ATTR:host']
+    volume_id = test.create_volume()
+    api = test.api.as_(compute_version='2.101')
+    test.assertEqual(202, test.attach_volume(server_id, volume_id,
+                                             api=api).status)
+    test.wait_for_volume_status(volume_id, 'in-use')
+    test.server_action(server_id, {'os-stop': None})
+    test.wait_for_server_status(server_id, 'SHUTOFF')
+    connector = os.path.join(tempfile.mkdtemp(), 'connector.json')
+    with open(connector, 'w') as f:
+        json.dump({'host': host, 'ip': '127.0.0.1', 'platform': 'x86_64',
+                   'os_type': 'linux', 'multipath': False,
+                   'initiator': 'iqn.2010-10.org.openstack:%s' % host}, f)
+    return server_id, volume_id, connector
+
+
+def locked(test, server_id):
+    return test.show_server(server_id, api=test.admin_api.as_(
+        compute_version='2.9'))['locked']
 
 
 class _CrashRecoveryTests(object):
@@ -195,6 +225,8 @@ class _CrashRecoveryTests(object):
             return self._crash_swap(point)
         if workflow in ('build', 'unshelve'):
             return self._crash_server_operation(point)
+        if workflow == 'refresh':
+            return self._crash_refresh(point)
         server_id, host = self._server()
         volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
@@ -343,6 +375,49 @@ class _CrashRecoveryTests(object):
             self.wait_for_server_status(server_id, 'ACTIVE')
             self.assertTrue(self._attached(server_id, volume_id))
 
+    def _attachment(self, server_id, volume_id):
+        return json.loads(self.deployment.manage(
+            'volume_attachment', 'show', server_id, volume_id, '--json'))
+
+    def _refresh_settled(self, server_id, volume_id, old_attachment_id,
+                         outcome):
+        shown = self._attachment(server_id, volume_id)
+        mapping = shown['mapping']
+        replaced = mapping['attachment_id'] != old_attachment_id
+        return (mapping['task'] is None and
+                replaced == (outcome == FINISHED) and
+                shown['attachment']['status'] == 'attached' and
+                len(self.show_volume(volume_id)['attachments']) == 1 and
+                not locked(self, server_id))
+
+    def _crash_refresh(self, point):
+        """``nova-lite-manage volume_attachment refresh`` dies at the
+        point; the conductor's settling finishes or rolls back the task it
+        left, and unlocks the server."""
+        outcome = CASES[point][0]
+        server_id, volume_id, connector = stopped_server_with_volume(self)
+        old = self._attachment(server_id, volume_id)['mapping'][
+            'attachment_id']
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.manage(
+            'volume_attachment', 'refresh', server_id, volume_id, connector,
+            exit_code=-9, env={'NOVA_LITE_CRASH_AT': point,
+                               'NOVA_LITE_CRASH_MARK': mark})
+        self.assertTrue(os.path.exists(mark))
+        restarted = time.monotonic()
+        self.wait_for(
+            lambda: self._refresh_settled(server_id, volume_id, old, outcome),
+            timeout=SETTLE_TIMEOUT,
+            message=lambda: '%s: not %s within %ss: %s' % (
+                point, outcome, SETTLE_TIMEOUT,
+                self._attachment(server_id, volume_id)))
+        self._record(point, outcome, time.monotonic() - restarted)
+        # The server starts with its volume, which detaches.
+        self.server_action(server_id, {'os-start': None})
+        self.wait_for_server_status(server_id, 'ACTIVE')
+        self.assertEqual(202, self.detach_volume(server_id, volume_id).status)
+        self.wait_for_volume_status(volume_id, 'available')
+
     def _crash_volume_operation(self, point):
         """The API process dies between the move of the volume's row
         (extending, deleting) and the backend's answer; the conductor's
@@ -467,3 +542,36 @@ class TestManageVolumeAttachment(base.IntegrationTestCase):
             'volume_attachment', 'reconcile'))
         self.assertIn('not attached', self.deployment.manage(
             'volume_attachment', 'show', server_id, volume_id, exit_code=1))
+
+    def test_refresh(self):
+        server_id, volume_id, connector = stopped_server_with_volume(self)
+        before = json.loads(self.deployment.manage(
+            'volume_attachment', 'show', server_id, volume_id, '--json'))
+        # Refused while the server runs, or with a bad connector file.
+        self.server_action(server_id, {'os-start': None})
+        self.wait_for_server_status(server_id, 'ACTIVE')
+        self.assertIn('must be stopped', self.deployment.manage(
+            'volume_attachment', 'refresh', server_id, volume_id, connector,
+            exit_code=3))
+        self.server_action(server_id, {'os-stop': None})
+        self.wait_for_server_status(server_id, 'SHUTOFF')
+        self.assertIn('Cannot read the connector', self.deployment.manage(
+            'volume_attachment', 'refresh', server_id, volume_id,
+            connector + '.missing', exit_code=4))
+        self.assertIn('replaced by', self.deployment.manage(
+            'volume_attachment', 'refresh', server_id, volume_id, connector))
+        after = json.loads(self.deployment.manage(
+            'volume_attachment', 'show', server_id, volume_id, '--json'))
+        self.assertNotEqual(before['mapping']['attachment_id'],
+                            after['mapping']['attachment_id'])
+        self.assertEqual(('attached', None),
+                         (after['attachment']['status'],
+                          after['mapping']['task']))
+        self.assertEqual([after['mapping']['attachment_id']],
+                         [a['attachment_id'] for a in
+                          self.show_volume(volume_id)['attachments']])
+        self.assertFalse(locked(self, server_id))
+        self.server_action(server_id, {'os-start': None})
+        self.wait_for_server_status(server_id, 'ACTIVE')
+        self.assertEqual(202, self.detach_volume(server_id, volume_id).status)
+        self.wait_for_volume_status(volume_id, 'available')
