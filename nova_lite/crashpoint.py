@@ -42,7 +42,7 @@ def declare(name, process, description):
     return name
 
 
-# -- the API (compute/volume_api.py) ----------------------------------------
+# -- the API (compute/server_volumes.py) -------------------------------------
 API_ATTACH_AFTER_ACCEPT = declare(
     'api.attach.after_accept', 'api',
     'the mapping (owned by the API) and the action are written; the '

@@ -19,7 +19,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import policy
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 _BDM_FIELDS = ('instance_uuid', 'volume_id', 'device_name', 'attachment_id',
                'attach_mode', 'delete_on_termination', 'task', 'task_owner',
@@ -56,10 +56,10 @@ def _show(conf):
     data['mapping']['task_data'] = bdm.get_task_data() if bdm.task else None
     if bdm.attachment_id:
         policy.init(conf)
-        client = volume_client.get_client(conf)
+        client = block_storage.get_client(conf)
         try:
             attachment = client.attachment_get(
-                volume_client.service_context(ctxt), bdm.attachment_id)
+                block_storage.service_context(ctxt), bdm.attachment_id)
         except exception.VolumeAttachmentNotFound:
             attachment = 'not found in block storage'
         data['attachment'] = attachment
@@ -108,8 +108,8 @@ def _refresh(conf):
                   instance.uuid, instance.vm_state, instance.task_state))
         return 3
     policy.init(conf)
-    client = volume_client.get_client(conf)
-    svc = volume_client.service_context(ctxt)
+    client = block_storage.get_client(conf)
+    svc = block_storage.service_context(ctxt)
     owner = service_obj.owner_name(tasks.MANAGE_BINARY, conf.host)
     try:
         bdm.start_task(tasks.REFRESHING, owner, tasks.ACCEPTED,
@@ -178,7 +178,7 @@ def _describe(item):
 def _reconcile(conf):
     ctxt = _context()
     policy.init(conf)
-    client = volume_client.get_client(conf)
+    client = block_storage.get_client(conf)
     settled = recovery.settle(ctxt, conf, client, None, conf.host)
     done = [dict(_describe(item), outcome=outcome)
             for item, outcome in settled]

@@ -3,8 +3,9 @@
 Every fast guard runs here, in the API process, before anything is asked
 of a compute host: ownership (404), lock and state (409), request checks
 (400). Long work goes to the conductor (build, attach) or, for one host's
-business, straight to that host by cast. Volume operations are in
-``volume_api.py`` (the ``VolumeOperations`` part of this class).
+business, straight to that host by cast. A server's volume operations are
+``API().volumes`` (``server_volumes.py``), shelving ``API().shelving``
+(``shelve_api.py``).
 
 ``get_api(conf)`` returns the one ``API`` per configuration of a process.
 """
@@ -21,9 +22,9 @@ from nova_lite.compute import checks
 from nova_lite.compute import quotas
 from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.compute import server_volumes
 from nova_lite.compute import shelve_api
 from nova_lite.compute import states
-from nova_lite.compute import volume_api
 from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -33,11 +34,9 @@ from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
-
-DEFAULT_AVAILABILITY_ZONE = 'nova'
 
 # Every task_state a delete may interrupt (all but a delete in progress).
 _DELETABLE_TASK_STATES = [None, states.SCHEDULING, states.SPAWNING,
@@ -65,23 +64,25 @@ def _reservation_id():
     return 'r-%s' % uuidutils.generate_uuid()[:8]
 
 
-class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
+class API(object):
     def __init__(self, conf):
         self.conf = conf
         self.conductor_rpcapi = conductor_rpcapi.ConductorAPI(conf)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
-        self._volume_api = None
+        self._volume_client = None
+        self.volumes = server_volumes.ServerVolumes(self)
+        self.shelving = shelve_api.Shelving(self)
 
     @property
-    def volume_api(self):
+    def volume_client(self):
         """The block-storage client (``nova_lite.volume.client``)."""
-        if self._volume_api is None:
-            self._volume_api = volume_client.get_client(self.conf)
-        return self._volume_api
+        if self._volume_client is None:
+            self._volume_client = block_storage.get_client(self.conf)
+        return self._volume_client
 
-    @volume_api.setter
-    def volume_api(self, client):
-        self._volume_api = client
+    @volume_client.setter
+    def volume_client(self, client):
+        self._volume_client = client
 
     # -- lookups -------------------------------------------------------------
     def get(self, context, instance_uuid, read_deleted=False):
@@ -145,7 +146,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             raise exception.InvalidInput(message=multi)
         for volume_id in ids:
             try:
-                volume = self.volume_api.get(context, volume_id)
+                volume = self.volume_client.get(context, volume_id)
             except exception.VolumeNotFound:
                 raise exception.InvalidBDMVolume(id=volume_id)
             if volume['multiattach']:
@@ -181,10 +182,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         if min_count > max_count:
             raise exception.InvalidInput(
                 message=_('min_count must be <= max_count'))
-        if availability_zone not in (None, DEFAULT_AVAILABILITY_ZONE):
-            raise exception.InvalidInput(
-                message=_('The requested availability zone is not '
-                          'available'))
+        checks.check_availability_zone(availability_zone)
         parsed = block_device.parse_request(block_device_mapping, image_ref)
         self._check_volumes(context, parsed, supports_multiattach, max_count,
                             share_multiattach=share_multiattach)
@@ -212,7 +210,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             for instance in instances:
                 try:
                     self._start_local_delete(instance)
-                    release.delete_locally(context, self.volume_api,
+                    release.delete_locally(context, self.volume_client,
                                            instance)
                 except Exception:
                     LOG.exception('Could not clean up server %s',
@@ -230,7 +228,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
             context, uuid=uuid,
             display_name=name if count == 1 else '%s-%d' % (name, index + 1),
             project_id=context.project_id, user_id=context.user_id,
-            host=None, availability_zone=DEFAULT_AVAILABILITY_ZONE,
+            host=None, availability_zone=checks.DEFAULT_AVAILABILITY_ZONE,
             flavor_id=flavor.flavorid, image_ref=image_ref or '',
             vm_state=states.BUILDING, task_state=states.SCHEDULING,
             power_state=states.NOSTATE, locked=False, locked_by=None,
@@ -258,22 +256,23 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         reservation is accepted. The compute host connects it at build
         (``attachment_update`` with its connector: ``attaching``, then
         ``attached``), or releases it if the build fails."""
-        svc = volume_client.service_context(context)
+        svc = block_storage.service_context(context)
         for bdm in objects.BlockDeviceMapping.get_all_by_instance(
                 context, instance.uuid):
             if not (bdm.is_volume and bdm.volume_id):
                 continue
-            attachment = self.volume_api.attachment_create(
+            attachment = self.volume_client.attachment_create(
                 context, bdm.volume_id, instance.uuid, mode=bdm.attach_mode)
             try:
                 bdm.attachment_id = attachment['id']
                 bdm.save()
                 if shared:
-                    self.volume_api.attachment_complete(svc,
-                                                        attachment['id'])
+                    self.volume_client.attachment_complete(svc,
+                                                           attachment['id'])
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    self._release_new_attachment(context, attachment['id'])
+                    self.volumes.release_new_attachment(
+                        context, attachment['id'])
 
     # -- delete --------------------------------------------------------------
     def _start_local_delete(self, instance, **expected):
@@ -281,7 +280,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         (``instance.save`` compares ``expected``); the conductor finishes
         it if this process stops before ``release.delete_locally``."""
         instance.task_state = states.DELETING
-        instance.task_owner = self._owner()
+        instance.task_owner = server_volumes.owner(self.conf)
         instance.task_updated_at = obj_base.utcnow()
         instance.save(**expected)
 
@@ -330,7 +329,7 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
                     return
             else:
                 crashpoint.hit(crashpoint.API_LOCAL_DELETE_AFTER_DECIDE)
-                release.delete_locally(context, self.volume_api, instance)
+                release.delete_locally(context, self.volume_client, instance)
                 return
         instance.task_state = states.DELETING
         try:
@@ -338,6 +337,72 @@ class API(volume_api.VolumeOperations, shelve_api.ShelveOperations):
         except exception.UnexpectedTaskStateError:
             return  # another delete got there first
         self.compute_rpcapi.terminate_instance(context, instance)
+
+    # -- actions cast to the host -----------------------------------------
+    def start_action(self, context, instance, method, vm_states,
+                     task_state, action):
+        """Guards, the compare-and-swap of ``task_state`` from idle, the
+        instance action."""
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_state(instance, method, vm_states)
+        instance.task_state = task_state
+        instance.save(expected_task_state=[None])
+        instance_action.InstanceAction.action_start(context, instance.uuid,
+                                                    action)
+
+    @staticmethod
+    def cast_or_idle(instance, task_state, cast, *args):
+        """Cast; if the message cannot be sent, the server is idle again."""
+        try:
+            cast(*args)
+        except Exception:
+            instance.task_state = None
+            try:
+                instance.save(expected_task_state=[task_state])
+            except exception.NovaLiteException:
+                pass
+            raise
+
+    def host_must_be_up(self, context, instance):
+        if not instance.host or not self.host_is_up(context, instance.host):
+            raise exception.ComputeServiceUnavailable(host=instance.host)
+
+    # -- deferred delete ---------------------------------------------------
+    def can_soft_delete(self, context, instance):
+        """Soft delete applies with ``reclaim_instance_interval`` to an idle,
+        launched server on a host that is up (otherwise: deleted now)."""
+        return (self.conf.reclaim_instance_interval > 0 and
+                instance.vm_state != states.SOFT_DELETED and
+                instance.task_state is None and
+                instance.launched_at is not None and
+                bool(instance.host) and
+                self.host_is_up(context, instance.host))
+
+    def soft_delete(self, context, instance):
+        checks.check_instance_lock(context, instance)
+        instance.task_state = states.SOFT_DELETING
+        instance.save(expected_task_state=[None])
+        instance_action.InstanceAction.action_start(
+            context, instance.uuid, instance_action.DELETE)
+        self.cast_or_idle(instance, states.SOFT_DELETING,
+                          self.compute_rpcapi.soft_delete_instance, context,
+                          instance)
+
+    def restore(self, context, instance):
+        self.host_must_be_up(context, instance)
+        self.start_action(context, instance, 'restore',
+                          states.RESTORE_VM_STATES, states.RESTORING,
+                          instance_action.RESTORE)
+        self.cast_or_idle(instance, states.RESTORING,
+                          self.compute_rpcapi.restore_instance, context,
+                          instance)
+
+    def force_delete(self, context, instance):
+        checks.check_instance_lock(context, instance)
+        checks.check_instance_state(instance, 'force_delete',
+                                    states.FORCE_DELETE_VM_STATES,
+                                    must_have_launched=False)
+        self.delete(context, instance, soft=False)
 
     # -- power and lock actions -----------------------------------------------
     def _power_action(self, context, instance, method, vm_states, task_state,

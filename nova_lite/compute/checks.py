@@ -6,8 +6,12 @@ compute host."""
 import re
 
 from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
+
+# The one availability zone of the compute hosts.
+DEFAULT_AVAILABILITY_ZONE = 'nova'
 
 # Nova's block_device.match_device.
 _DEVICE_RE = re.compile(r'(^/dev/x{0,1}[a-z]{0,1}d{0,1})([a-z]+)[0-9]*$')
@@ -17,6 +21,13 @@ def check_instance_lock(context, instance):
     """409 when the server is locked and the caller is not an admin."""
     if instance.locked and not context.is_admin:
         raise exception.InstanceIsLocked(instance_uuid=instance.uuid)
+
+
+def check_availability_zone(availability_zone):
+    """400 unless ``availability_zone`` is unset or the hosts' zone."""
+    if availability_zone not in (None, DEFAULT_AVAILABILITY_ZONE):
+        raise exception.InvalidInput(
+            message=_('The requested availability zone is not available'))
 
 
 def check_instance_state(instance, method, vm_states=None,

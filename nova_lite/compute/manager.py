@@ -31,7 +31,7 @@ from nova_lite import policy
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class ComputeManager(manager.Manager):
         super().__init__(conf, host)
         self.driver = virt_driver.load_driver(conf, host)
         self.notifier = notifications.Notifier(conf, host)
-        self._volume_api = None
+        self._volume_client = None
         self._semaphores = lockutils.Semaphores()
         # The mappings whose task this process is working on right now:
         # what the periodic settling leaves alone, and what a second
@@ -98,7 +98,7 @@ class ComputeManager(manager.Manager):
     def _settle(self, context, stalled_before=None):
         with self._in_hand_lock:
             in_hand = set(self._in_hand)
-        return recovery.settle(context, self.driver, self.volume_api,
+        return recovery.settle(context, self.driver, self.volume_client,
                                self.notifier, self.host, in_hand=in_hand,
                                stalled_before=stalled_before)
 
@@ -154,7 +154,7 @@ class ComputeManager(manager.Manager):
             exc = exception.NovaLiteException(
                 message='The compute service restarted during the build.')
             volume_ops.release_for_failed_build(
-                context, self.driver, self.volume_api, instance, bdms)
+                context, self.driver, self.volume_client, instance, bdms)
             instance.vm_state = states.ERROR
             instance.task_state = None
             instance.save()
@@ -166,7 +166,7 @@ class ComputeManager(manager.Manager):
         exc = exception.NovaLiteException(
             message='The compute service restarted during the unshelve.')
         shelve_ops.release_interrupted_unshelve(
-            context, self.driver, self.volume_api, instance, bdms)
+            context, self.driver, self.volume_client, instance, bdms)
         objects.InstanceFault.record(context, instance.uuid, exc,
                                      host=self.host)
         self._settle_action(context, instance, instance_action.UNSHELVE,
@@ -222,10 +222,10 @@ class ComputeManager(manager.Manager):
                                       exc=exc)
 
     @property
-    def volume_api(self):
-        if self._volume_api is None:
-            self._volume_api = volume_client.get_client(self.conf)
-        return self._volume_api
+    def volume_client(self):
+        if self._volume_client is None:
+            self._volume_client = block_storage.get_client(self.conf)
+        return self._volume_client
 
     def instance_lock(self, instance_uuid):
         """The lock every operation on one server holds on this host."""
@@ -295,15 +295,15 @@ class ComputeManager(manager.Manager):
             context, instance.uuid)
         try:
             disks = volume_ops.connect_for_spawn(
-                context, self.driver, self.volume_api, instance, bdms)
+                context, self.driver, self.volume_client, instance, bdms)
             crashpoint.hit(crashpoint.COMPUTE_BUILD_AFTER_CONNECT)
             self.driver.spawn(context, instance, disks)
-            volume_ops.complete_for_spawn(context, self.volume_api, bdms)
+            volume_ops.complete_for_spawn(context, self.volume_client, bdms)
         except Exception as exc:
             LOG.warning('Building %s failed: %s; releasing its volumes',
                         instance.uuid, exc)
             volume_ops.release_for_failed_build(
-                context, self.driver, self.volume_api, instance, bdms)
+                context, self.driver, self.volume_client, instance, bdms)
             instance.vm_state = states.ERROR
             instance.task_state = None
             try:
@@ -326,7 +326,7 @@ class ComputeManager(manager.Manager):
         bdms = objects.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         self.driver.destroy(context, instance, None)
-        volume_ops.cleanup_for_delete(context, self.volume_api, bdms,
+        volume_ops.cleanup_for_delete(context, self.volume_client, bdms,
                                       driver=self.driver)
         instance.vm_state = states.DELETED
         instance.task_state = None
@@ -383,7 +383,7 @@ class ComputeManager(manager.Manager):
     def shelve_instance(self, context, instance):
         def run():
             if shelve_ops.shelve(context, self.conf, self.driver, instance):
-                shelve_ops.offload(context, self.driver, self.volume_api,
+                shelve_ops.offload(context, self.driver, self.volume_client,
                                    instance)
         try:
             self._cast_operation(context, instance,
@@ -397,14 +397,14 @@ class ComputeManager(manager.Manager):
             self._cast_operation(context, instance,
                                  'compute_shelve_offload_instance',
                                  shelve_ops.offload, context, self.driver,
-                                 self.volume_api, instance)
+                                 self.volume_client, instance)
         finally:
             self._reset_task_state(instance, states.SHELVING_OFFLOADING)
 
     def unshelve_instance(self, context, instance):
         self._cast_operation(context, instance, 'compute_unshelve_instance',
                              shelve_ops.unshelve, context, self.driver,
-                             self.volume_api, self.host, instance)
+                             self.volume_client, self.host, instance)
 
     # -- deferred delete --------------------------------------------------
     def soft_delete_instance(self, context, instance):
@@ -509,7 +509,7 @@ class ComputeManager(manager.Manager):
                 return
             self._cast_operation(context, instance, 'compute_attach_volume',
                                  volume_ops.attach, context, self.driver,
-                                 self.volume_api, self.notifier, instance,
+                                 self.volume_client, self.notifier, instance,
                                  bdm)
 
     def detach_volume(self, context, instance, volume_id, attachment_id):
@@ -526,7 +526,7 @@ class ComputeManager(manager.Manager):
                     LOG.info('Already detaching volume %s from %s',
                              volume_id, instance.uuid)
                     return
-                volume_ops.detach(context, self.driver, self.volume_api,
+                volume_ops.detach(context, self.driver, self.volume_client,
                                   self.notifier, instance, bdm, event=event)
         self._cast_operation(context, instance, 'compute_detach_volume', run,
                              with_event=True)
@@ -555,7 +555,7 @@ class ComputeManager(manager.Manager):
                              old_volume_id, instance.uuid, new_volume_id)
                     return
                 # Detached meanwhile: release what the API reserved.
-                volume_ops.release_swap(context, self.volume_api,
+                volume_ops.release_swap(context, self.volume_client,
                                         old_volume_id, new_attachment_id)
                 raise
             with self._working_on(bdm) as mine:
@@ -563,7 +563,7 @@ class ComputeManager(manager.Manager):
                     LOG.info('Already swapping volume %s of %s',
                              old_volume_id, instance.uuid)
                     return
-                volume_ops.swap(context, self.driver, self.volume_api,
+                volume_ops.swap(context, self.driver, self.volume_client,
                                 instance, bdm, new_volume_id,
                                 new_attachment_id)
         self._cast_operation(context, instance, 'compute_swap_volume', run)

@@ -39,7 +39,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ DETACH_EVENT = 'compute_detach_volume'
 SWAP_EVENT = 'compute_swap_volume'
 
 
-def settle(context, driver, volume_api, notifier, host, in_hand=(),
+def settle(context, driver, volume_client, notifier, host, in_hand=(),
            stalled_before=None):
     """Settle the tasks ``host`` owns (all of them, or those that last
     moved before ``stalled_before``), except those ``in_hand``. Returns
@@ -62,10 +62,10 @@ def settle(context, driver, volume_api, notifier, host, in_hand=(),
         if b.uuid not in in_hand]
     return tasks.settle_each(
         bdms, owner, lambda bdm, _previous: _settle_one(
-            context, driver, volume_api, notifier, host, bdm))
+            context, driver, volume_client, notifier, host, bdm))
 
 
-def _settle_one(context, driver, volume_api, notifier, host, bdm):
+def _settle_one(context, driver, volume_client, notifier, host, bdm):
     ctxt = tasks.request_context(context, bdm)
     try:
         instance = objects.Instance.get_by_uuid(ctxt, bdm.instance_uuid,
@@ -74,13 +74,13 @@ def _settle_one(context, driver, volume_api, notifier, host, bdm):
         bdm.destroy()
         return ROLLED_BACK
     if bdm.task == tasks.ATTACHING:
-        return _settle_attach(ctxt, driver, volume_api, notifier, host,
+        return _settle_attach(ctxt, driver, volume_client, notifier, host,
                               instance, bdm)
     if bdm.task == tasks.DETACHING:
-        return _settle_detach(ctxt, driver, volume_api, host, instance,
+        return _settle_detach(ctxt, driver, volume_client, host, instance,
                               bdm)
     if bdm.task == tasks.SWAPPING:
-        return _settle_swap(ctxt, driver, volume_api, host, instance, bdm)
+        return _settle_swap(ctxt, driver, volume_client, host, instance, bdm)
     LOG.warning('No settling rule for task %s of volume %s of %s',
                 bdm.task, bdm.volume_id, bdm.instance_uuid)
     return None
@@ -90,15 +90,15 @@ def _attachment_id(bdm):
     return bdm.attachment_id or bdm.get_task_data().get('attachment_id')
 
 
-def _settle_attach(ctxt, driver, volume_api, notifier, host, instance, bdm):
-    svc = volume_client.service_context(ctxt)
+def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
+    svc = block_storage.service_context(ctxt)
     info = bdm.get_connection_info()
     has_disk = bool(bdm.device_name) and driver.has_volume(
         instance, bdm.device_name)
     attachment_id = _attachment_id(bdm)
     if has_disk and info and attachment_id:
         try:
-            volume_api.attachment_complete(svc, attachment_id)
+            volume_client.attachment_complete(svc, attachment_id)
         except (exception.VolumeAttachmentNotFound,
                 exception.VolumeNotFound):
             LOG.warning('Attachment %s of volume %s is gone; rolling back',
@@ -113,7 +113,7 @@ def _settle_attach(ctxt, driver, volume_api, notifier, host, instance, bdm):
         reason='the compute service on %s stopped' % host)
     if has_disk:
         driver.detach_volume(ctxt, info, instance, bdm.device_name)
-    volume_ops.release_connection(ctxt, driver, volume_api, bdm.volume_id,
+    volume_ops.release_connection(ctxt, driver, volume_client, bdm.volume_id,
                                   attachment_id, info)
     bdm.destroy()
     instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT, exc=exc,
@@ -125,11 +125,11 @@ def _settle_attach(ctxt, driver, volume_api, notifier, host, instance, bdm):
     return ROLLED_BACK
 
 
-def _settle_detach(ctxt, driver, volume_api, host, instance, bdm):
+def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):
     info = bdm.get_connection_info()
     if bdm.device_name and driver.has_volume(instance, bdm.device_name):
         driver.detach_volume(ctxt, info, instance, bdm.device_name)
-    volume_ops.release_connection(ctxt, driver, volume_api, bdm.volume_id,
+    volume_ops.release_connection(ctxt, driver, volume_client, bdm.volume_id,
                                   bdm.attachment_id, info)
     bdm.destroy()
     instance_action.settle_events(ctxt, instance.uuid, DETACH_EVENT,
@@ -137,33 +137,33 @@ def _settle_detach(ctxt, driver, volume_api, host, instance, bdm):
     return FINISHED
 
 
-def _settle_swap(ctxt, driver, volume_api, host, instance, bdm):
+def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
     data = bdm.get_task_data()
     new_volume_id = data.get('new_volume_id')
     new_attachment_id = data.get('new_attachment_id')
     new_info = data.get('new_connection_info') or {}
     if bdm.task_step == tasks.SWAPPED:
-        volume_ops.release_old_volume(ctxt, driver, volume_api, bdm, data)
+        volume_ops.release_old_volume(ctxt, driver, volume_client, bdm, data)
     elif bdm.task_step == tasks.GUEST_SWAPPED:
         # The guest has the new volume (a guest restored from the mapping
         # has the old one: the driver's swap is asked again, idempotent).
-        svc = volume_client.service_context(ctxt)
+        svc = block_storage.service_context(ctxt)
         driver.swap_volume(ctxt, bdm.get_connection_info(), new_info,
                            instance, bdm.device_name)
-        volume_api.attachment_complete(svc, new_attachment_id)
-        volume_ops.finish_swap(ctxt, driver, volume_api, bdm, new_volume_id,
+        volume_client.attachment_complete(svc, new_attachment_id)
+        volume_ops.finish_swap(ctxt, driver, volume_client, bdm, new_volume_id,
                                new_attachment_id, new_info)
     else:
         exc = exception.OperationInterrupted(
             task='swap', volume_id=bdm.volume_id,
             reason='the compute service on %s stopped' % host)
         if new_attachment_id:
-            volume_ops.release_connection(ctxt, driver, volume_api,
+            volume_ops.release_connection(ctxt, driver, volume_client,
                                           new_volume_id, new_attachment_id,
                                           new_info)
         try:
-            volume_api.roll_detaching(volume_client.service_context(ctxt),
-                                      bdm.volume_id)
+            volume_client.roll_detaching(block_storage.service_context(ctxt),
+                                         bdm.volume_id)
         except (exception.InvalidVolume, exception.VolumeNotFound):
             pass    # not detaching (anymore), or gone
         bdm.end_task()

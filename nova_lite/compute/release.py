@@ -35,56 +35,75 @@ from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
 
-def delete_attachment(context, volume_api, attachment_id):
+def delete_attachment(context, volume_client, attachment_id):
     """Delete the attachment as the compute service (the OSSA-2023-003
     guard lets the service delete what a server holds); one already gone
     is fine."""
     try:
-        return volume_api.attachment_delete(
-            volume_client.service_context(context), attachment_id)
+        return volume_client.attachment_delete(
+            block_storage.service_context(context), attachment_id)
     except exception.VolumeAttachmentNotFound:
         return None
 
 
-def delete_volume(context, volume_api, volume_id):
+def delete_volume(context, volume_client, volume_id):
     """Delete a ``delete_on_termination`` volume; one already gone is
     fine."""
     try:
-        volume_api.delete(volume_client.service_context(context), volume_id)
+        volume_client.delete(block_storage.service_context(context), volume_id)
     except exception.VolumeNotFound:
         pass
 
 
-def release_mapping(context, volume_api, bdm):
+def release_mapping(context, volume_client, bdm):
     """Steps 3 and 4 of the module docstring for one mapping. Raises what
     block storage raises (the mapping then stays, for a retry)."""
     if bdm.attachment_id:
-        delete_attachment(context, volume_api, bdm.attachment_id)
+        delete_attachment(context, volume_client, bdm.attachment_id)
     if bdm.delete_on_termination and bdm.volume_id:
-        delete_volume(context, volume_api, bdm.volume_id)
+        delete_volume(context, volume_client, bdm.volume_id)
     bdm.destroy()
 
 
-def detach_locally(context, volume_api, bdm):
+def detach_locally(context, volume_client, bdm):
     """Steps 2 to 4 for ``bdm``, whose local detach task the caller
     started (step 1). ``TaskOwnerChanged`` if someone else moved it."""
     bdm.move_task(tasks.LOCAL_DETACHING)
     crashpoint.hit(crashpoint.API_LOCAL_DETACH_AFTER_DECIDE)
-    release_mapping(context, volume_api, bdm)
+    release_mapping(context, volume_client, bdm)
 
 
-def finish_local_detach(context, volume_api, bdm):
+def finish_local_detach(context, volume_client, bdm):
     """The conductor's part: steps 3 and 4 of a local detach whose API
     process stopped after step 2."""
-    release_mapping(context, volume_api, bdm)
+    release_mapping(context, volume_client, bdm)
 
 
-def release_for_delete(context, volume_api, bdms):
+def release_unbuilt(context, volume_client, bdms):
+    """Give back the volumes of a server no host ever built: each
+    mapping's attachment is deleted and the mapping destroyed (never the
+    volume: no host was involved, nothing to disconnect). One whose
+    release fails is logged and kept, for the server's delete to try
+    again; the next one goes on."""
+    for bdm in bdms:
+        if not (bdm.is_volume and bdm.volume_id):
+            continue
+        try:
+            if bdm.attachment_id:
+                delete_attachment(context, volume_client, bdm.attachment_id)
+        except Exception:
+            LOG.exception('Could not release attachment %s of volume %s',
+                          bdm.attachment_id, bdm.volume_id)
+            continue
+        bdm.destroy()
+
+
+def release_for_delete(context, volume_client, bdms):
     """The volumes of a server deleted without a host: each mapping's
     attachment is deleted (and its volume when ``delete_on_termination``)
     and the mapping destroyed. A failure is logged and the next one goes
@@ -96,7 +115,7 @@ def release_for_delete(context, volume_api, bdms):
             bdm.destroy()
             continue
         try:
-            release_mapping(context, volume_api, bdm)
+            release_mapping(context, volume_client, bdm)
         except Exception:
             failed += 1
             LOG.exception('Could not release volume %s of deleted server %s',
@@ -104,13 +123,13 @@ def release_for_delete(context, volume_api, bdms):
     return failed
 
 
-def delete_locally(context, volume_api, instance):
+def delete_locally(context, volume_client, instance):
     """Release the volumes of ``instance`` (``deleting``, its task owned
     by the caller) and mark it deleted. False, leaving it ``deleting`` for
     the settling to try again, when a volume could not be released."""
     bdms = objects.BlockDeviceMapping.get_all_by_instance(context,
                                                           instance.uuid)
-    if release_for_delete(context, volume_api, bdms):
+    if release_for_delete(context, volume_client, bdms):
         return False
     instance.vm_state = states.DELETED
     instance.task_state = None

@@ -29,13 +29,13 @@ from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
 
 def _svc(context):
-    return volume_client.service_context(context)
+    return block_storage.service_context(context)
 
 
 def _volume_bdms(context, instance):
@@ -45,7 +45,7 @@ def _volume_bdms(context, instance):
         context, instance.uuid) if b.is_volume and b.attachment_id]
 
 
-def disconnect_keeping_attachment(context, volume_api, bdm, driver=None):
+def disconnect_keeping_attachment(context, volume_client, bdm, driver=None):
     """Close the volume's connection to the host but keep it attached to
     the server: a new attachment, reserved and completed without a
     connector, replaces the connected one, whose deletion closes the
@@ -54,19 +54,19 @@ def disconnect_keeping_attachment(context, volume_api, bdm, driver=None):
     volume is never free for another server meanwhile."""
     svc = _svc(context)
     old_info = bdm.get_connection_info()
-    new = volume_api.attachment_create(svc, bdm.volume_id,
-                                       bdm.instance_uuid,
-                                       mode=bdm.attach_mode)
+    new = volume_client.attachment_create(svc, bdm.volume_id,
+                                          bdm.instance_uuid,
+                                          mode=bdm.attach_mode)
     try:
-        volume_api.attachment_complete(svc, new['id'])
+        volume_client.attachment_complete(svc, new['id'])
         old = bdm.attachment_id
         bdm.attachment_id = new['id']
         bdm.set_connection_info(None)
         bdm.save()
     except Exception:
-        volume_ops._delete_attachment(context, volume_api, new['id'])
+        volume_ops._delete_attachment(context, volume_client, new['id'])
         raise
-    volume_ops.release_connection_logged(context, driver, volume_api,
+    volume_ops.release_connection_logged(context, driver, volume_client,
                                          bdm.volume_id, old, old_info)
 
 
@@ -83,14 +83,14 @@ def shelve(context, conf, driver, instance):
     return offload_now
 
 
-def offload(context, driver, volume_api, instance):
+def offload(context, driver, volume_client, instance):
     """Release the host (``task_state`` is ``shelving_offloading``)."""
     bdms = _volume_bdms(context, instance)
     driver.destroy(context, instance, None)
     for bdm in bdms:
         if bdm.connection_info:
             try:
-                disconnect_keeping_attachment(context, volume_api, bdm,
+                disconnect_keeping_attachment(context, volume_client, bdm,
                                               driver=driver)
             except Exception:
                 # Still attached; unshelve connects it to the new host.
@@ -116,14 +116,14 @@ def _name_devices(context, driver, instance, bdms):
         used.append(bdm.device_name)
 
 
-def _connect(context, driver, volume_api, host, instance, bdms, touched):
+def _connect(context, driver, volume_client, host, instance, bdms, touched):
     """Connect each volume to this host; ``touched`` collects the mappings
     whose connection was attempted (for the rollback)."""
     disks = []
     for bdm in bdms:
         touched.append(bdm)
         try:
-            info, mode = volume_ops.connect(context, driver, volume_api,
+            info, mode = volume_ops.connect(context, driver, volume_client,
                                             instance, bdm)
         except Exception as exc:
             reason = (exc.format_message()
@@ -138,22 +138,22 @@ def _connect(context, driver, volume_api, host, instance, bdms, touched):
     return disks
 
 
-def _roll_back(context, driver, volume_api, instance, touched):
+def _roll_back(context, driver, volume_client, instance, touched):
     """Back to shelved_offloaded with every volume attached and none
     connected."""
-    _back_to_offloaded(context, driver, volume_api, instance, touched,
+    _back_to_offloaded(context, driver, volume_client, instance, touched,
                        expected_task_state=[states.SPAWNING])
 
 
-def _connected(context, volume_api, bdm):
+def _connected(context, volume_client, bdm):
     try:
-        return bool(volume_api.attachment_get(
+        return bool(volume_client.attachment_get(
             _svc(context), bdm.attachment_id).get('connection_info'))
     except exception.VolumeAttachmentNotFound:
         return False
 
 
-def _back_to_offloaded(context, driver, volume_api, instance, bdms,
+def _back_to_offloaded(context, driver, volume_client, instance, bdms,
                        only_connected=False, **save_kwargs):
     """The guest destroyed; each of ``bdms`` attached to the server and
     not connected to this host (only those whose attachment has a
@@ -163,19 +163,19 @@ def _back_to_offloaded(context, driver, volume_api, instance, bdms,
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
     for bdm in bdms:
-        if only_connected and not _connected(context, volume_api, bdm):
+        if only_connected and not _connected(context, volume_client, bdm):
             continue
         try:
             # A connected attachment is completed first: block storage
             # takes a new reservation for the same server only next to an
             # attached one. (The one that failed to connect is in an error
             # state and no longer holds its volume: completing it fails.)
-            volume_api.attachment_complete(_svc(context), bdm.attachment_id)
+            volume_client.attachment_complete(_svc(context), bdm.attachment_id)
         except Exception as exc:
             LOG.debug('Attachment %s not completed: %s', bdm.attachment_id,
                       exc)
         try:
-            disconnect_keeping_attachment(context, volume_api, bdm,
+            disconnect_keeping_attachment(context, volume_client, bdm,
                                           driver=driver)
         except Exception:
             LOG.exception('Could not close the connection of volume %s of '
@@ -187,7 +187,7 @@ def _back_to_offloaded(context, driver, volume_api, instance, bdms,
     instance.save(**save_kwargs)
 
 
-def release_interrupted_unshelve(context, driver, volume_api, instance,
+def release_interrupted_unshelve(context, driver, volume_client, instance,
                                  bdms):
     """At the host's restart, a server placed here to be unshelved from
     offloaded whose unshelve did not finish: back to shelved_offloaded
@@ -195,7 +195,7 @@ def release_interrupted_unshelve(context, driver, volume_api, instance,
     (an attachment the unshelve connected is replaced by one completed
     without a connector)."""
     _back_to_offloaded(
-        context, driver, volume_api, instance,
+        context, driver, volume_client, instance,
         [b for b in bdms if b.is_volume and b.attachment_id],
         only_connected=True)
 
@@ -210,7 +210,7 @@ def _power_on(driver, instance):
         raise
 
 
-def unshelve(context, driver, volume_api, host, instance):
+def unshelve(context, driver, volume_client, host, instance):
     """Back on this host (``task_state`` is ``unshelving``)."""
     instance.task_state = states.SPAWNING
     instance.save(expected_task_state=[states.UNSHELVING])
@@ -221,17 +221,17 @@ def unshelve(context, driver, volume_api, host, instance):
         touched = []
         try:
             _name_devices(context, driver, instance, bdms)
-            disks = _connect(context, driver, volume_api, host, instance,
+            disks = _connect(context, driver, volume_client, host, instance,
                              bdms, touched)
             crashpoint.hit(crashpoint.COMPUTE_UNSHELVE_AFTER_CONNECT)
             driver.spawn(context, instance, disks)
             for bdm in bdms:
-                volume_api.attachment_complete(_svc(context),
-                                               bdm.attachment_id)
+                volume_client.attachment_complete(_svc(context),
+                                                  bdm.attachment_id)
         except Exception:
             LOG.warning('Unshelving %s on %s failed; it goes back to '
                         'shelved_offloaded', instance.uuid, host)
-            _roll_back(context, driver, volume_api, instance, touched)
+            _roll_back(context, driver, volume_client, instance, touched)
             raise
     instance.vm_state = states.ACTIVE
     instance.task_state = None

@@ -35,7 +35,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -44,10 +44,10 @@ _RESERVE_ATTEMPTS = 10
 
 
 def _svc(context):
-    return volume_client.service_context(context)
+    return block_storage.service_context(context)
 
 
-def connect(context, driver, volume_api, instance, bdm, attachment_id=None,
+def connect(context, driver, volume_client, instance, bdm, attachment_id=None,
             mode=None):
     """The host-side connect step of every workflow that gives a guest a
     volume (attach, swap, spawn, unshelve): this host's connector, carrying
@@ -63,7 +63,7 @@ def connect(context, driver, volume_api, instance, bdm, attachment_id=None,
     asked = mode or bdm.attach_mode
     if asked:
         connector['mode'] = asked
-    attachment = volume_api.attachment_update(
+    attachment = volume_client.attachment_update(
         _svc(context), attachment_id or bdm.attachment_id, connector,
         mountpoint=bdm.device_name)
     granted = attachment.get('attach_mode')
@@ -120,16 +120,16 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
     raise exception.DevicePathInUse(path=device or name)
 
 
-def _delete_attachment(context, volume_api, attachment_id):
+def _delete_attachment(context, volume_client, attachment_id):
     try:
-        volume_api.attachment_delete(_svc(context), attachment_id)
+        volume_client.attachment_delete(_svc(context), attachment_id)
     except exception.VolumeAttachmentNotFound:
         pass
     except Exception:
         LOG.exception('Could not delete attachment %s', attachment_id)
 
 
-def _still_used_on_host(context, driver, volume_api, volume_id, result):
+def _still_used_on_host(context, driver, volume_client, volume_id, result):
     """Whether another attachment of the volume on this host still uses
     the host's connection, after one was deleted. Block storage answers
     it (``shared_connections`` of the delete, decided under the volume's
@@ -139,14 +139,14 @@ def _still_used_on_host(context, driver, volume_api, volume_id, result):
     if shared is not None:
         return bool(shared)
     try:
-        volume = volume_api.get(_svc(context), volume_id)
+        volume = volume_client.get(_svc(context), volume_id)
     except exception.VolumeNotFound:
         return False
     return any(a.get('host_name') == driver.host
                for a in volume.get('attachments') or [])
 
 
-def release_connection(context, driver, volume_api, volume_id,
+def release_connection(context, driver, volume_client, volume_id,
                        attachment_id, connection_info):
     """Delete the attachment (the guest device is gone already) and
     disconnect this host from the volume unless another attachment on the
@@ -157,26 +157,26 @@ def release_connection(context, driver, volume_api, volume_id,
     result = None
     if attachment_id:
         try:
-            result = volume_api.attachment_delete(_svc(context),
-                                                  attachment_id)
+            result = volume_client.attachment_delete(_svc(context),
+                                                     attachment_id)
         except exception.VolumeAttachmentNotFound:
             pass
     if driver is None:
         return
     if connection_info and not _still_used_on_host(
-            context, driver, volume_api, volume_id, result):
+            context, driver, volume_client, volume_id, result):
         driver.disconnect_volume(connection_info)
     elif connection_info:
         LOG.info('Host %s stays connected to volume %s: other attachments '
                  'on this host use the connection', driver.host, volume_id)
 
 
-def release_connection_logged(context, driver, volume_api, volume_id,
+def release_connection_logged(context, driver, volume_client, volume_id,
                               attachment_id, connection_info):
     """``release_connection`` for cleanups that go on after a failure:
     the error is logged; returns False if the release failed."""
     try:
-        release_connection(context, driver, volume_api, volume_id,
+        release_connection(context, driver, volume_client, volume_id,
                            attachment_id, connection_info)
     except Exception:
         LOG.exception('Could not release attachment %s of volume %s',
@@ -206,7 +206,7 @@ def take_over(bdm, owner, step):
     return True
 
 
-def attach(context, driver, volume_api, notifier, instance, bdm):
+def attach(context, driver, volume_client, notifier, instance, bdm):
     """Connect and attach the reserved mapping ``bdm``; on any failure
     leave nothing behind (no guest device, attachment or mapping). A
     delivery of an attach this host no longer has to do (done, settled,
@@ -222,7 +222,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
     svc = _svc(context)
     guest_attached = False
     try:
-        info, mode = connect(context, driver, volume_api, instance, bdm)
+        info, mode = connect(context, driver, volume_client, instance, bdm)
         if _tracked(bdm):
             bdm.move_task(tasks.CONNECTED,
                           connection_info=jsonutils.dumps(info))
@@ -234,7 +234,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                              mode=mode)
         guest_attached = True
         crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH)
-        volume_api.attachment_complete(svc, bdm.attachment_id)
+        volume_client.attachment_complete(svc, bdm.attachment_id)
         if _tracked(bdm):
             try:
                 bdm.end_task()
@@ -253,7 +253,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                                          bdm.device_name)
                 except Exception:
                     LOG.exception('Could not undo the guest attach')
-            release_connection_logged(context, driver, volume_api,
+            release_connection_logged(context, driver, volume_client,
                                       bdm.volume_id, bdm.attachment_id,
                                       bdm.get_connection_info())
             bdm.destroy()
@@ -264,7 +264,7 @@ def attach(context, driver, volume_api, notifier, instance, bdm):
                            notifications.END, bdm.volume_id, bdm=bdm)
 
 
-def detach(context, driver, volume_api, notifier, instance, bdm,
+def detach(context, driver, volume_client, notifier, instance, bdm,
            event=None):
     """Detach ``bdm`` from the guest, delete its attachment and mapping.
     A driver failure puts the volume back to ``in-use`` (mapping kept).
@@ -287,12 +287,12 @@ def detach(context, driver, volume_api, notifier, instance, bdm,
         if _tracked(bdm):
             bdm.move_task(tasks.GUEST_DETACHED)
         crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH)
-        release_connection(context, driver, volume_api, bdm.volume_id,
+        release_connection(context, driver, volume_client, bdm.volume_id,
                            bdm.attachment_id, bdm.get_connection_info())
     except Exception:
         with excutils.save_and_reraise_exception():
             try:
-                volume_api.roll_detaching(svc, bdm.volume_id)
+                volume_client.roll_detaching(svc, bdm.volume_id)
             except Exception:
                 LOG.exception('Could not roll back detaching of %s',
                               bdm.volume_id)
@@ -306,17 +306,17 @@ def detach(context, driver, volume_api, notifier, instance, bdm,
                            notifications.END, bdm.volume_id, bdm=bdm)
 
 
-def release_swap(context, volume_api, old_volume_id, new_attachment_id):
+def release_swap(context, volume_client, old_volume_id, new_attachment_id):
     """Undo the API's part of a swap that cannot run: the new volume's
     attachment is deleted and the old volume is no longer detaching."""
-    _delete_attachment(context, volume_api, new_attachment_id)
+    _delete_attachment(context, volume_client, new_attachment_id)
     try:
-        volume_api.roll_detaching(_svc(context), old_volume_id)
+        volume_client.roll_detaching(_svc(context), old_volume_id)
     except Exception:
         LOG.exception('Could not roll back detaching of %s', old_volume_id)
 
 
-def swap(context, driver, volume_api, instance, bdm, new_volume_id,
+def swap(context, driver, volume_client, instance, bdm, new_volume_id,
          new_attachment_id):
     """Move ``bdm`` (the old volume) to ``new_volume_id``; on failure the
     new attachment is deleted, the guest keeps the old volume and the old
@@ -342,7 +342,7 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
     old_info = bdm.get_connection_info()
     guest_swapped = False
     try:
-        new_info, _ = connect(context, driver, volume_api, instance, bdm,
+        new_info, _ = connect(context, driver, volume_client, instance, bdm,
                               attachment_id=new_attachment_id)
         if tracked:
             bdm.move_task(tasks.CONNECTED, data=dict(
@@ -354,7 +354,7 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
         if tracked:
             bdm.move_task(tasks.GUEST_SWAPPED)
         crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP)
-        volume_api.attachment_complete(svc, new_attachment_id)
+        volume_client.attachment_complete(svc, new_attachment_id)
     except Exception:
         with excutils.save_and_reraise_exception():
             if guest_swapped:
@@ -364,15 +364,15 @@ def swap(context, driver, volume_api, instance, bdm, new_volume_id,
                 except Exception:
                     LOG.exception('Could not give the guest of %s its old '
                                   'volume back', instance.uuid)
-            release_swap(context, volume_api, bdm.volume_id,
+            release_swap(context, volume_client, bdm.volume_id,
                          new_attachment_id)
             if tracked:
                 bdm.end_task()
-    finish_swap(context, driver, volume_api, bdm, new_volume_id,
+    finish_swap(context, driver, volume_client, bdm, new_volume_id,
                 new_attachment_id, new_info)
 
 
-def finish_swap(context, driver, volume_api, bdm, new_volume_id,
+def finish_swap(context, driver, volume_client, bdm, new_volume_id,
                 new_attachment_id, new_info):
     """The swap's last steps, once the new attachment is complete: the
     mapping becomes the new volume's (with the old one's ids in the task
@@ -393,21 +393,21 @@ def finish_swap(context, driver, volume_api, bdm, new_volume_id,
         bdm.set_connection_info(new_info)
         bdm.save()
     crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_MOVE)
-    release_old_volume(context, driver, volume_api, bdm, old)
+    release_old_volume(context, driver, volume_client, bdm, old)
 
 
-def release_old_volume(context, driver, volume_api, bdm, old):
+def release_old_volume(context, driver, volume_client, bdm, old):
     """The swap's end: the old volume's attachment deleted (it is
     ``available``), the task ended."""
     if old['old_attachment_id']:
         release_connection_logged(
-            context, driver, volume_api, old['old_volume_id'],
+            context, driver, volume_client, old['old_volume_id'],
             old['old_attachment_id'], old['old_connection_info'])
     if _tracked(bdm):
         bdm.end_task()
 
 
-def connect_for_spawn(context, driver, volume_api, instance, bdms):
+def connect_for_spawn(context, driver, volume_client, instance, bdms):
     """Connect the volumes of a server being built: the block device info
     the driver spawns with, each disk in its attachment's mode.
 
@@ -419,7 +419,7 @@ def connect_for_spawn(context, driver, volume_api, instance, bdms):
     for bdm in bdms:
         if not bdm.is_volume or not bdm.attachment_id:
             continue
-        info, mode = connect(context, driver, volume_api, instance, bdm,
+        info, mode = connect(context, driver, volume_client, instance, bdm,
                              mode=bdm.effective_attach_mode)
         bdm.set_connection_info(info)
         bdm.save()
@@ -428,14 +428,14 @@ def connect_for_spawn(context, driver, volume_api, instance, bdms):
     return disks
 
 
-def complete_for_spawn(context, volume_api, bdms):
+def complete_for_spawn(context, volume_client, bdms):
     svc = _svc(context)
     for bdm in bdms:
         if bdm.is_volume and bdm.attachment_id:
-            volume_api.attachment_complete(svc, bdm.attachment_id)
+            volume_client.attachment_complete(svc, bdm.attachment_id)
 
 
-def cleanup_for_delete(context, volume_api, bdms, driver=None):
+def cleanup_for_delete(context, volume_client, bdms, driver=None):
     """Delete the attachments of a deleted server's volumes (and the
     volumes marked ``delete_on_termination``) and the mappings. Errors
     are logged and the cleanup goes on, as in Nova. On a compute host
@@ -444,12 +444,12 @@ def cleanup_for_delete(context, volume_api, bdms, driver=None):
     svc = _svc(context)
     for bdm in bdms:
         if bdm.is_volume and bdm.volume_id:
-            release_connection_logged(context, driver, volume_api,
+            release_connection_logged(context, driver, volume_client,
                                       bdm.volume_id, bdm.attachment_id,
                                       bdm.get_connection_info())
             if bdm.delete_on_termination:
                 try:
-                    volume_api.delete(svc, bdm.volume_id)
+                    volume_client.delete(svc, bdm.volume_id)
                 except exception.VolumeNotFound:
                     pass
                 except Exception:
@@ -459,7 +459,7 @@ def cleanup_for_delete(context, volume_api, bdms, driver=None):
         bdm.destroy()
 
 
-def release_for_failed_build(context, driver, volume_api, instance, bdms):
+def release_for_failed_build(context, driver, volume_client, instance, bdms):
     """Give back what a server whose build failed held (the caller holds
     the instance lock), so nothing stays ``reserved`` or ``attaching``:
 
@@ -486,10 +486,10 @@ def release_for_failed_build(context, driver, volume_api, instance, bdms):
         driver.destroy(context, instance, None)
     except Exception:
         LOG.exception('Could not destroy the guest of %s', instance.uuid)
-    release_volumes(context, driver, volume_api, bdms)
+    release_volumes(context, driver, volume_client, bdms)
 
 
-def release_volumes(context, driver, volume_api, bdms):
+def release_volumes(context, driver, volume_client, bdms):
     """Release each volume mapping of ``bdms`` (attachment deleted, host
     connection closed unless shared; without ``driver`` only the
     attachment) and destroy it; one whose release fails is logged and
@@ -498,7 +498,7 @@ def release_volumes(context, driver, volume_api, bdms):
         if not (bdm.is_volume and bdm.volume_id):
             continue
         if not release_connection_logged(
-                context, driver, volume_api, bdm.volume_id,
+                context, driver, volume_client, bdm.volume_id,
                 bdm.attachment_id, bdm.get_connection_info()):
             continue
         bdm.destroy()

@@ -15,7 +15,7 @@ name) or cast it (2.101: the user got 202 already).
    id is stored on the mapping. Two attaches of one non-multiattach volume
    cannot both get here: the volume service's compare-and-swap lets one
    win. A multiattach volume busy with another server's attach or detach
-   is waited for (``compute.reservations``).
+   is waited for (``conductor.reservations``).
 3. A *cast* to the compute host connects and attaches
    (``compute.volume_ops.attach``). For a shelved-offloaded server the
    attachment is completed at once without a connector instead (``in-use``;
@@ -48,7 +48,7 @@ import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from nova_lite.compute import notifications
-from nova_lite.compute import reservations
+from nova_lite.conductor import reservations
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite import crashpoint
@@ -56,7 +56,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -95,14 +95,14 @@ def _reserve_device_name(context, compute_rpcapi, instance, bdm, device,
     return created
 
 
-def _roll_back(context, volume_api, notifier, instance, bdm, attachment_id,
+def _roll_back(context, volume_client, notifier, instance, bdm, attachment_id,
                exc):
     LOG.info('Attaching volume %s to %s failed in the conductor: %s',
              bdm.volume_id, instance.uuid, exc)
     if attachment_id:
         try:
-            volume_api.attachment_delete(
-                volume_client.service_context(context), attachment_id)
+            volume_client.attachment_delete(
+                block_storage.service_context(context), attachment_id)
         except exception.VolumeAttachmentNotFound:
             pass
         except Exception:
@@ -154,7 +154,7 @@ def _take(context, bdm, owner):
     return True
 
 
-def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
+def attach_volume(context, compute_rpcapi, volume_client, instance, volume_id,
                   device=None, tag=None, delete_on_termination=False,
                   multiattach=False, bdm=None, host=None, notifier=None,
                   reserve_timeout=0.0):
@@ -181,7 +181,7 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                 crashpoint.hit(
                     crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE)
             attachment = reservations.reserve(
-                context, volume_api, volume_id, instance.uuid,
+                context, volume_client, volume_id, instance.uuid,
                 mode=bdm.attach_mode,
                 timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
@@ -194,8 +194,8 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
             crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_ATTACHMENT_CREATE)
             if offloaded:
                 bdm.move_task(tasks.RESERVED, attachment_id=attachment_id)
-                volume_api.attachment_complete(
-                    volume_client.service_context(context), attachment_id)
+                volume_client.attachment_complete(
+                    block_storage.service_context(context), attachment_id)
                 bdm.end_task()
             else:
                 # The mapping's attachment, the hand-over to the host and
@@ -209,6 +209,6 @@ def attach_volume(context, compute_rpcapi, volume_api, instance, volume_id,
                 compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():
-            _roll_back(context, volume_api, notifier, instance, bdm,
+            _roll_back(context, volume_client, notifier, instance, bdm,
                        attachment_id, exc)
     return bdm.device_name

@@ -13,8 +13,8 @@ look attached).
 
 from oslo_log import log as logging
 
+from nova_lite.compute import release
 from nova_lite.compute import states
-from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import objects
@@ -37,7 +37,7 @@ def select_host(context, conf):
     return min(hosts, key=lambda h: (counts.get(h, 0), hosts.index(h)))
 
 
-def _set_error(context, instance, exc, volume_api=None):
+def _set_error(context, instance, exc, volume_client=None):
     instance.vm_state = states.ERROR
     instance.task_state = None
     try:
@@ -48,21 +48,19 @@ def _set_error(context, instance, exc, volume_api=None):
             objects.InstanceFault.record(context, instance.uuid, exc)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
-    if volume_api is not None:
-        _release_volumes(context, volume_api, instance)
+    if volume_client is not None:
+        _release_volumes(context, volume_client, instance)
 
 
-def _release_volumes(context, volume_api, instance):
-    """Give back the volumes of a server that will never be built: its
-    attachments deleted, its volume mappings destroyed (never the
-    volumes). No host was involved: nothing to disconnect."""
-    volume_ops.release_volumes(
-        context, None, volume_api,
+def _release_volumes(context, volume_client, instance):
+    """Give back the volumes of a server that will never be built."""
+    release.release_unbuilt(
+        context, volume_client,
         objects.BlockDeviceMapping.get_all_by_instance(context,
                                                        instance.uuid))
 
 
-def _build_one(context, conf, compute_rpcapi, instance, volume_api=None):
+def _build_one(context, conf, compute_rpcapi, instance, volume_client=None):
     try:
         with instance_action.EventReporter(context, EVENT, conf.host,
                                            instance.uuid):
@@ -78,16 +76,16 @@ def _build_one(context, conf, compute_rpcapi, instance, volume_api=None):
                 return
     except exception.NoValidHost as exc:
         LOG.warning('No host for server %s: %s', instance.uuid, exc)
-        _set_error(context, instance, exc, volume_api)
+        _set_error(context, instance, exc, volume_client)
         return
     compute_rpcapi.build_and_run_instance(context, instance, host)
 
 
 def build_instances(context, conf, compute_rpcapi, instances,
-                    volume_api=None):
+                    volume_client=None):
     for instance in instances:
         try:
-            _build_one(context, conf, compute_rpcapi, instance, volume_api)
+            _build_one(context, conf, compute_rpcapi, instance, volume_client)
         except Exception as exc:
             LOG.exception('Scheduling server %s failed', instance.uuid)
-            _set_error(context, instance, exc, volume_api)
+            _set_error(context, instance, exc, volume_client)

@@ -13,7 +13,7 @@ from nova_lite.conductor import unshelve
 from nova_lite import exception
 from nova_lite import manager
 from nova_lite import policy
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
 
@@ -27,14 +27,14 @@ class ConductorManager(manager.Manager):
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
         self.notifier = notifications.Notifier(
             conf, host, binary='nova-lite-conductor')
-        self._volume_api = None
+        self._volume_client = None
 
     def init_host(self, context):
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
         # What this conductor was running when it stopped: rolled back.
-        recovery.settle(context, self.conf, self.volume_api, self.notifier,
+        recovery.settle(context, self.conf, self.volume_client, self.notifier,
                         self.host, at_start=True)
 
     @property
@@ -44,18 +44,18 @@ class ConductorManager(manager.Manager):
         return self.conf.recovery.settle_interval or None
 
     def periodic_tasks(self, context):
-        return recovery.settle(context, self.conf, self.volume_api,
+        return recovery.settle(context, self.conf, self.volume_client,
                                self.notifier, self.host)
 
     @property
-    def volume_api(self):
-        if self._volume_api is None:
-            self._volume_api = volume_client.get_client(self.conf)
-        return self._volume_api
+    def volume_client(self):
+        if self._volume_client is None:
+            self._volume_client = block_storage.get_client(self.conf)
+        return self._volume_client
 
     def build_instances(self, context, instances):
         build.build_instances(context, self.conf, self.compute_rpcapi,
-                              instances, volume_api=self.volume_api)
+                              instances, volume_client=self.volume_client)
 
     def unshelve_instance(self, context, instance, host=None):
         unshelve.unshelve_instance(context, self.conf, self.compute_rpcapi,
@@ -65,7 +65,7 @@ class ConductorManager(manager.Manager):
     def attach_volume(self, context, instance, volume_id, device, tag,
                       delete_on_termination, multiattach, bdm=None):
         return attach.attach_volume(
-            context, self.compute_rpcapi, self.volume_api, instance,
+            context, self.compute_rpcapi, self.volume_client, instance,
             volume_id, device=device, tag=tag,
             delete_on_termination=delete_on_termination,
             multiattach=multiattach, bdm=bdm, host=self.host,

@@ -49,8 +49,8 @@ from nova_lite import objects
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import api as block_storage
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import api as volume_service
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ def _due(bdm, me, down, stalled_before, at_start):
     return False
 
 
-def settle(context, conf, volume_api, notifier, host, at_start=False):
+def settle(context, conf, volume_client, notifier, host, at_start=False):
     """Settle what this conductor (on ``host``) is due to (see the module
     docstring). Returns ``[(mapping, outcome)]``."""
     me = service_obj.owner_name(service_obj.CONDUCTOR_BINARY, host)
@@ -90,9 +90,9 @@ def settle(context, conf, volume_api, notifier, host, at_start=False):
             if _due(b, me, down, stalled_before, at_start)]
     settled = tasks.settle_each(
         bdms, me, lambda bdm, previous_owner: _settle(
-            context, volume_api, notifier, host, bdm, previous_owner))
+            context, volume_client, notifier, host, bdm, previous_owner))
     return (settled +
-            _finish_local_deletes(context, volume_api, me, stalled_before) +
+            _finish_local_deletes(context, volume_client, me, stalled_before) +
             _settle_volumes(context, conf, stalled_before))
 
 
@@ -102,7 +102,7 @@ class VolumeOperation(dict):
 
 def _settle_volumes(context, conf, stalled_before):
     try:
-        settled = block_storage.API(conf).settle_stalled(
+        settled = volume_service.API(conf).settle_stalled(
             context.elevated(), stalled_before)
     except Exception:
         LOG.exception('Could not settle stalled volume operations')
@@ -111,7 +111,7 @@ def _settle_volumes(context, conf, stalled_before):
             for volume_id, operation, outcome in settled]
 
 
-def _finish_local_deletes(context, volume_api, me, stalled_before):
+def _finish_local_deletes(context, volume_client, me, stalled_before):
     """Servers an API process (or a conductor, retrying) began to delete
     without a host and that stopped moving: taken over, then deleted."""
     finished = []
@@ -125,7 +125,7 @@ def _finish_local_deletes(context, volume_api, me, stalled_before):
         except exception.InstanceTaskOwnerChanged:
             continue
         try:
-            deleted = release.delete_locally(context.elevated(), volume_api,
+            deleted = release.delete_locally(context.elevated(), volume_client,
                                              instance)
         except Exception:
             LOG.exception('Could not finish the delete of server %s',
@@ -152,32 +152,32 @@ def unlock_refreshed(instance):
         instance.save()
 
 
-def finish_refresh(context, volume_api, bdm):
+def finish_refresh(context, volume_client, bdm):
     """The last steps of ``nova-lite-manage volume_attachment refresh``,
     once the mapping has the new attachment (step ``refreshed``): the new
     attachment completed, the old one deleted, the task ended, the server
     unlocked. Each is idempotent."""
-    svc = volume_client.service_context(context)
+    svc = block_storage.service_context(context)
     data = bdm.get_task_data()
-    volume_api.attachment_complete(svc, bdm.attachment_id)
+    volume_client.attachment_complete(svc, bdm.attachment_id)
     if data.get('old_attachment_id'):
-        _delete_attachments(svc, volume_api, [data['old_attachment_id']])
+        _delete_attachments(svc, volume_client, [data['old_attachment_id']])
     bdm.end_task()
     unlock_refreshed(objects.Instance.get_by_uuid(
         context, bdm.instance_uuid))
 
 
-def _settle_refresh(context, volume_api, bdm):
+def _settle_refresh(context, volume_client, bdm):
     """A refresh whose nova-lite-manage died: finished once the mapping
     has the new attachment, else rolled back (the new attachment, recorded
     or found by server and volume, deleted); the server unlocked."""
     if bdm.task_step == tasks.REFRESHED:
-        finish_refresh(context, volume_api, bdm)
+        finish_refresh(context, volume_client, bdm)
         return FINISHED
-    svc = volume_client.service_context(context)
+    svc = block_storage.service_context(context)
     new_id = bdm.get_task_data().get('new_attachment_id')
-    _delete_attachments(svc, volume_api, [new_id] if new_id else [
-        a for a in _unrecorded_attachments(svc, volume_api, bdm)
+    _delete_attachments(svc, volume_client, [new_id] if new_id else [
+        a for a in _unrecorded_attachments(svc, volume_client, bdm)
         if a != bdm.attachment_id])
     bdm.end_task()
     unlock_refreshed(objects.Instance.get_by_uuid(
@@ -185,49 +185,49 @@ def _settle_refresh(context, volume_api, bdm):
     return ROLLED_BACK
 
 
-def _settle(context, volume_api, notifier, host, bdm, previous_owner):
+def _settle(context, volume_client, notifier, host, bdm, previous_owner):
     if bdm.task == tasks.REFRESHING:
-        return _settle_refresh(context.elevated(), volume_api, bdm)
+        return _settle_refresh(context.elevated(), volume_client, bdm)
     if bdm.task == tasks.DETACHING and \
             bdm.task_step == tasks.LOCAL_DETACHING:
         release.finish_local_detach(tasks.request_context(context, bdm),
-                                    volume_api, bdm)
+                                    volume_client, bdm)
         return FINISHED
-    return _roll_back(context, volume_api, notifier, host, bdm,
+    return _roll_back(context, volume_client, notifier, host, bdm,
                       previous_owner)
 
 
-def _unrecorded_attachments(svc, volume_api, bdm, volume_id=None):
+def _unrecorded_attachments(svc, volume_client, bdm, volume_id=None):
     """The attachments of the mapping's volume (or of ``volume_id``, a
     swap's new volume) to its server that are not ``attached``: made by
     block storage for an attach or swap whose owner died before it
     recorded the id (a server maps a volume once, so they are this
     operation's)."""
-    return [a['id'] for a in volume_api.attachment_get_all(
+    return [a['id'] for a in volume_client.attachment_get_all(
         svc, instance_id=bdm.instance_uuid,
         volume_id=volume_id or bdm.volume_id)
         if a['status'] != 'attached']
 
 
-def _delete_attachments(svc, volume_api, attachment_ids):
+def _delete_attachments(svc, volume_client, attachment_ids):
     for attachment_id in attachment_ids:
         try:
-            volume_api.attachment_delete(svc, attachment_id)
+            volume_client.attachment_delete(svc, attachment_id)
         except exception.VolumeAttachmentNotFound:
             pass
 
 
-def _roll_detaching(svc, volume_api, volume_id):
+def _roll_detaching(svc, volume_client, volume_id):
     try:
-        volume_api.roll_detaching(svc, volume_id)
+        volume_client.roll_detaching(svc, volume_id)
     except (exception.InvalidVolume, exception.VolumeNotFound):
         # Not marked detaching (a multiattach volume), or gone.
         pass
 
 
-def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
+def _roll_back(context, volume_client, notifier, host, bdm, previous_owner):
     ctxt = tasks.request_context(context, bdm)
-    svc = volume_client.service_context(ctxt)
+    svc = block_storage.service_context(ctxt)
     exc = exception.OperationInterrupted(
         task=_OPERATION.get(bdm.task, bdm.task), volume_id=bdm.volume_id,
         reason='%s stopped before the compute host took it over' %
@@ -235,24 +235,25 @@ def _roll_back(context, volume_api, notifier, host, bdm, previous_owner):
     if bdm.task == tasks.ATTACHING:
         attachment_id = bdm.attachment_id or \
             bdm.get_task_data().get('attachment_id')
-        _delete_attachments(svc, volume_api, [attachment_id] if attachment_id
-                            else _unrecorded_attachments(svc, volume_api,
-                                                         bdm))
+        _delete_attachments(
+            svc, volume_client, [attachment_id] if attachment_id
+            else _unrecorded_attachments(svc, volume_client, bdm))
         bdm.destroy()
         event = ATTACH_EVENT
     elif bdm.task == tasks.DETACHING:
-        _roll_detaching(svc, volume_api, bdm.volume_id)
+        _roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
         event = DETACH_EVENT
     elif bdm.task == tasks.SWAPPING:
         data = bdm.get_task_data()
         new_volume_id = data.get('new_volume_id')
         if data.get('new_attachment_id'):
-            _delete_attachments(svc, volume_api, [data['new_attachment_id']])
+            _delete_attachments(svc, volume_client, [
+                                data['new_attachment_id']])
         elif new_volume_id:
-            _delete_attachments(svc, volume_api, _unrecorded_attachments(
-                svc, volume_api, bdm, volume_id=new_volume_id))
-        _roll_detaching(svc, volume_api, bdm.volume_id)
+            _delete_attachments(svc, volume_client, _unrecorded_attachments(
+                svc, volume_client, bdm, volume_id=new_volume_id))
+        _roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
         event = SWAP_EVENT
     else:

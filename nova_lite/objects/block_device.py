@@ -404,7 +404,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         """Replace the task this object read with ``task`` of ``owner``,
         if it is still at the step and owner read (a compare-and-swap);
         ``TaskOwnerChanged`` otherwise. For a task that is over in all but
-        its clearing (see ``compute.volume_api``)."""
+        its clearing (see ``compute.server_volumes``)."""
         self._cas_task({'task': task, 'task_owner': owner, 'task_step': step,
                         'task_data': data}, self.task, self.task_owner,
                        self.task_step)

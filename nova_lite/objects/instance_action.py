@@ -41,6 +41,7 @@ SHELVE = 'shelve'
 SHELVE_OFFLOAD = 'shelveOffload'
 UNSHELVE = 'unshelve'
 UPDATE_VOLUME = 'update_volume'
+RESTORE = 'restore'
 
 
 def transaction(context):

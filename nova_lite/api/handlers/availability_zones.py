@@ -8,7 +8,7 @@ while a compute service is up; the detail (administrators) also lists the
 
 from nova_lite.api.schemas import availability_zones as schema
 from nova_lite.api import validation
-from nova_lite.compute import api as compute_api
+from nova_lite.compute import checks as compute_checks
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite.policies import availability_zones as policies
@@ -34,7 +34,7 @@ def list_compute_zones(req):
     up = any(alive for svc, alive in _services(req)
              if svc.binary == service_obj.COMPUTE_BINARY)
     return {'availabilityZoneInfo': [{
-        'zoneName': compute_api.DEFAULT_AVAILABILITY_ZONE,
+        'zoneName': compute_checks.DEFAULT_AVAILABILITY_ZONE,
         'zoneState': {'available': up}, 'hosts': None}]}
 
 
@@ -44,9 +44,9 @@ def list_compute_zones(req):
 def list_compute_zones_detail(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.COMPUTE_DETAIL, target={})
-    zones = {compute_api.DEFAULT_AVAILABILITY_ZONE: {}, INTERNAL: {}}
+    zones = {compute_checks.DEFAULT_AVAILABILITY_ZONE: {}, INTERNAL: {}}
     for svc, alive in _services(req):
-        zone = (compute_api.DEFAULT_AVAILABILITY_ZONE
+        zone = (compute_checks.DEFAULT_AVAILABILITY_ZONE
                 if svc.binary == service_obj.COMPUTE_BINARY else INTERNAL)
         zones[zone].setdefault(svc.host, {})[svc.binary] = {
             'available': alive, 'active': not svc.disabled,
@@ -58,7 +58,7 @@ def list_compute_zones_detail(req):
              for state in host.values())},
          'hosts': hosts or None}
         for name, hosts in zones.items() if hosts or
-        name == compute_api.DEFAULT_AVAILABILITY_ZONE]}
+        name == compute_checks.DEFAULT_AVAILABILITY_ZONE]}
 
 
 @validation.query(schema.QUERY, '3.0')

@@ -2,8 +2,8 @@
 extension), deprecated by Nova at 2.36: every route answers 404 from 2.36.
 
 The compute API passes each request on to block storage as the caller,
-through its VolumeClient (``compute.api.API.volume_api``: in-process or
-over REST, as ``[volume] client`` says), after its own policy
+through its VolumeClient (``compute.api.API.volume_client``: in-process
+or over REST, as ``[volume] client`` says), after its own policy
 (``os_compute_api:os-volumes:*``); block storage applies its rules and
 its errors come back as they are (404 unknown volume, 400 what it
 refuses), but an over-quota create is 403, as Nova answers it.
@@ -68,7 +68,8 @@ def _volumes(req, rule):
     the caller."""
     ctxt = req.environ['nova_lite.context']
     ctxt.can(rule, target={'project_id': ctxt.project_id})
-    return ctxt, compute_api.get_api(req.environ['nova_lite.conf']).volume_api
+    api = compute_api.get_api(req.environ['nova_lite.conf'])
+    return ctxt, api.volume_client
 
 
 def _list(req, rule):

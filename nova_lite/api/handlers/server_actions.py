@@ -23,35 +23,38 @@ UNSHELVE_AVAILABILITY_ZONE = '2.77'
 UNSHELVE_TO_HOST = '2.91'
 
 
-def _run(req, server_id, rule, method_name):
+def _run(req, server_id, rule, operation):
+    """Check ``rule`` on the server and run ``operation(api)`` (the
+    compute API's method) on it."""
     ctxt = req.environ['nova_lite.context']
     api, instance = servers.get_instance(req, ctxt, server_id, rule)
-    getattr(api, method_name)(ctxt, instance)
+    operation(api)(ctxt, instance)
     return router.reply(202)
 
 
 @validation.request_body(schema.STOP, '2.1')
 @validation.response(202, None, '2.1')
 def stop_server(req, server_id, body):
-    return _run(req, server_id, server_policies.STOP, 'stop')
+    return _run(req, server_id, server_policies.STOP, lambda api: api.stop)
 
 
 @validation.request_body(schema.START, '2.1')
 @validation.response(202, None, '2.1')
 def start_server(req, server_id, body):
-    return _run(req, server_id, server_policies.START, 'start')
+    return _run(req, server_id, server_policies.START, lambda api: api.start)
 
 
 @validation.request_body(schema.PAUSE, '2.1')
 @validation.response(202, None, '2.1')
 def pause_server(req, server_id, body):
-    return _run(req, server_id, pause_policies.PAUSE, 'pause')
+    return _run(req, server_id, pause_policies.PAUSE, lambda api: api.pause)
 
 
 @validation.request_body(schema.UNPAUSE, '2.1')
 @validation.response(202, None, '2.1')
 def unpause_server(req, server_id, body):
-    return _run(req, server_id, pause_policies.UNPAUSE, 'unpause')
+    return _run(req, server_id, pause_policies.UNPAUSE,
+                lambda api: api.unpause)
 
 
 @validation.request_body(schema.LOCK, '2.1', '2.72')
@@ -84,14 +87,15 @@ def unlock_server(req, server_id, body):
 @validation.request_body(schema.SHELVE, '2.1')
 @validation.response(202, None, '2.1')
 def shelve_server(req, server_id, body):
-    return _run(req, server_id, shelve_policies.SHELVE, 'shelve')
+    return _run(req, server_id, shelve_policies.SHELVE,
+                lambda api: api.shelving.shelve)
 
 
 @validation.request_body(schema.SHELVE_OFFLOAD, '2.1')
 @validation.response(202, None, '2.1')
 def shelve_offload_server(req, server_id, body):
     return _run(req, server_id, shelve_policies.SHELVE_OFFLOAD,
-                'shelve_offload')
+                lambda api: api.shelving.shelve_offload)
 
 
 @validation.request_body(schema.UNSHELVE, '2.1', '2.76')
@@ -112,9 +116,9 @@ def unshelve_server(req, server_id, body):
         ctxt.can(shelve_policies.UNSHELVE_TO_HOST,
                  target={'project_id': instance.project_id})
     try:
-        api.unshelve(ctxt, instance,
-                     availability_zone=target.get('availability_zone'),
-                     host=host, target_given=bool(target))
+        api.shelving.unshelve(
+            ctxt, instance, availability_zone=target.get('availability_zone'),
+            host=host, target_given=bool(target))
     except exception.ComputeHostNotFound as exc:
         # The host is in the body: a bad request, not a 404.
         raise exception.InvalidInput(message=exc.format_message())
@@ -124,14 +128,15 @@ def unshelve_server(req, server_id, body):
 @validation.request_body(schema.RESTORE, '2.1')
 @validation.response(202, None, '2.1')
 def restore_server(req, server_id, body):
-    return _run(req, server_id, deferred_delete_policies.RESTORE, 'restore')
+    return _run(req, server_id, deferred_delete_policies.RESTORE,
+                lambda api: api.restore)
 
 
 @validation.request_body(schema.FORCE_DELETE, '2.1')
 @validation.response(202, None, '2.1')
 def force_delete_server(req, server_id, body):
     return _run(req, server_id, deferred_delete_policies.FORCE,
-                'force_delete')
+                lambda api: api.force_delete)
 
 
 ACTIONS = {

@@ -148,7 +148,7 @@ def create_volume_attachment(req, server_id, body):
         attachment.get('delete_on_termination', False))
     is_async = want.matches(mv.ASYNC_VOLUME_ATTACH)
     try:
-        device = api.attach_volume(
+        device = api.volumes.attach(
             ctxt, instance, volume_id, device=attachment.get('device'),
             tag=tag, delete_on_termination=delete_on_termination,
             supports_multiattach=want.matches(mv.MULTIATTACH),
@@ -188,10 +188,10 @@ def update_volume_attachment(req, server_id, volume_id, body):
     else:
         ctxt.can(policies.UPDATE, target={'project_id': instance.project_id})
     if not only_swap:
-        api.update_volume_attachment(ctxt, instance, volume_id, attachment)
+        api.volumes.update(ctxt, instance, volume_id, attachment)
     if only_swap or new_volume_id != volume_id:
         _check_shelved_version(instance, want, 'swap_volume')
-        api.swap_volume(ctxt, instance, volume_id, new_volume_id)
+        api.volumes.swap(ctxt, instance, volume_id, new_volume_id)
     return router.reply(202)
 
 
@@ -201,5 +201,5 @@ def delete_volume_attachment(req, server_id, volume_id):
     want = mv.want(req)
     api, instance = _instance(req, ctxt, server_id, policies.DELETE)
     _check_shelved_version(instance, want, 'detach_volume')
-    api.detach_volume(ctxt, instance, volume_id)
+    api.volumes.detach(ctxt, instance, volume_id)
     return router.reply(202)

@@ -214,12 +214,12 @@ class NoWaitTest(AsyncTestCase):
         api = compute_api.get_api(self.conf)
         volume_id = self.create_volume()
         storage_calls = []
-        real_volume_api = api.volume_api
+        real_volume_client = api.volume_client
 
         class Recorder(object):
             def __getattr__(self, name):
                 storage_calls.append(name)
-                return getattr(real_volume_api, name)
+                return getattr(real_volume_client, name)
         # The in-process API serves the request on this thread; the
         # services have threads of their own.
         request_thread = threading.current_thread()
@@ -234,7 +234,7 @@ class NoWaitTest(AsyncTestCase):
                     sent.append((kind, context.target.topic, method))
                 return real(context, ctxt, method, **kwargs)
             return send
-        with mock.patch.object(api, '_volume_api', Recorder()), \
+        with mock.patch.object(api, '_volume_client', Recorder()), \
                 mock.patch.object(context_class, 'call', spy('call')), \
                 mock.patch.object(context_class, 'cast', spy('cast')):
             self.attach_async(volume_id)

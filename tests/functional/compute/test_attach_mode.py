@@ -255,7 +255,7 @@ class SharedConnectionTest(AttachModeTestCase):
         self.attach_in(other, volume_id)
         second = self.wait_attached(other, volume_id)
         manager = self.compute_manager()
-        client = manager.volume_api
+        client = manager.volume_client
         original = client.attachment_delete
 
         def like_cinder(ctxt, attachment_id):

@@ -331,7 +331,7 @@ class FailuresTest(MultiCreateBase):
             block_device_mapping_v2=[volume_bdm(self.volume_id)])
         before = self.snapshot(self.volume_id)
         api = compute_api.get_api(self.conf)
-        client = api.volume_api
+        client = api.volume_client
         real = client.attachment_create
         calls = []
 
@@ -361,7 +361,7 @@ class FailuresTest(MultiCreateBase):
 
     def test_api_failure_on_an_available_volume(self):
         before = self.snapshot(self.volume_id)
-        client = compute_api.get_api(self.conf).volume_api
+        client = compute_api.get_api(self.conf).volume_client
         real = client.attachment_complete
         calls = []
 
@@ -469,7 +469,7 @@ class FailuresTest(MultiCreateBase):
     def test_connect_failure_of_one_server(self):
         # Block storage refuses one server's connection: that attachment
         # (error_attaching) is deleted too.
-        client = self.compute_manager('compute1').volume_api
+        client = self.compute_manager('compute1').volume_client
         real = client.attachment_update
         failing = []
 
@@ -484,7 +484,7 @@ class FailuresTest(MultiCreateBase):
                         mountpoint=mountpoint)
         for host in self.COMPUTE_HOSTS:
             self.useFixture(fixtures.MockPatchObject(
-                self.compute_manager(host).volume_api, 'attachment_update',
+                self.compute_manager(host).volume_client, 'attachment_update',
                 update))
         resp = self.post_servers(V2105, [volume_bdm(self.volume_id)],
                                  count=2)

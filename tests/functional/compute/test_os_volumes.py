@@ -11,8 +11,8 @@ from oslo_utils import uuidutils
 
 from nova_lite.compute import api as compute_api
 from nova_lite import config
-from nova_lite.volume import cinder_client
-from nova_lite.volume import local_client
+from nova_lite.volume.client import cinder as cinder_client
+from nova_lite.volume.client import local as local_client
 from tests.fixtures import system
 from tests.functional import api_samples
 from tests.functional.compute import base
@@ -403,7 +403,7 @@ class OSVolumesClientsTest(OSVolumesTestCase):
                                group='volume')
 
     def use(self, client):
-        compute_api.get_api(self.conf).volume_api = client
+        compute_api.get_api(self.conf).volume_client = client
 
     def story(self):
         """``(statuses, answers)`` of a series of requests, the answers
@@ -445,7 +445,7 @@ class OSVolumesClientsTest(OSVolumesTestCase):
     def test_local_and_cinder_answer_alike(self):
         self.multiattach_type()
         api = compute_api.get_api(self.conf)
-        self.assertIsInstance(api.volume_api, local_client.LocalClient)
+        self.assertIsInstance(api.volume_client, local_client.LocalClient)
         statuses, local = self.story()
         self.use(cinder_client.CinderClient(self.conf))
         self.assertEqual((statuses, local), self.story())

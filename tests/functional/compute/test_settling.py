@@ -13,8 +13,8 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
-from nova_lite.volume import client as volume_client
-from nova_lite.volume import local_client
+from nova_lite.volume import client as block_storage
+from nova_lite.volume.client import local as local_client
 from tests.functional.compute import test_volume_attachments as base
 
 GONE_API = 'nova-lite-api:gone'
@@ -88,7 +88,7 @@ class SettlingTest(base.AttachmentTestCase):
                      tasks.RESERVING, tasks.task_data(ctxt))
         bdm.create()
         client = local_client.LocalClient(self.conf)
-        svc = volume_client.service_context(ctxt)
+        svc = block_storage.service_context(ctxt)
         client.attachment_create(svc, volume_id, self.server_id)
         self.assertEqual('reserved', self.show_volume(volume_id)['status'])
         base.set_rows(models.BlockDeviceMapping,
@@ -114,7 +114,7 @@ class SettlingTest(base.AttachmentTestCase):
         ctxt = context.RequestContext('demo', 'demo',
                                       roles=['member', 'reader'])
         client = local_client.LocalClient(self.conf)
-        svc = volume_client.service_context(ctxt)
+        svc = block_storage.service_context(ctxt)
         bdm = self.mapping(old)
         bdm.start_task(tasks.SWAPPING, GONE_API, tasks.ACCEPTED,
                        tasks.task_data(ctxt, new_volume_id=new))

@@ -15,8 +15,8 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.volume import drivers
-from nova_lite.volume import client as volume_client
-from nova_lite.volume import local_client
+from nova_lite.volume import client as block_storage
+from nova_lite.volume.client import local as local_client
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_servers
@@ -401,7 +401,7 @@ class InterruptedUnshelveTest(ShelveTestCase):
         ctxt = nl_context.RequestContext('demo', 'demo',
                                          roles=['member', 'reader'])
         client = local_client.LocalClient(self.conf)
-        svc = volume_client.service_context(ctxt)
+        svc = block_storage.service_context(ctxt)
         connected = client.attachment_update(
             svc, bdm.attachment_id, {'host': 'compute1', 'mode': 'rw'},
             mountpoint='/dev/vdb')

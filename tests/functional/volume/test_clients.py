@@ -14,9 +14,9 @@ from oslo_utils import uuidutils
 
 from nova_lite import context
 from nova_lite import exception
-from nova_lite.volume import client as volume_client
-from nova_lite.volume import cinder_client
-from nova_lite.volume import local_client
+from nova_lite.volume import client as block_storage
+from nova_lite.volume.client import cinder as cinder_client
+from nova_lite.volume.client import local as local_client
 from tests.fixtures import system
 from tests.functional.volume import base
 from tests.unit.compute import fakes
@@ -64,10 +64,10 @@ class VolumeClientTest(base.VolumeTestCase):
         }
 
     def test_get_client_follows_config(self):
-        self.assertIsInstance(volume_client.get_client(self.conf),
+        self.assertIsInstance(block_storage.get_client(self.conf),
                               local_client.LocalClient)
         self.conf.set_override('client', 'cinder', group='volume')
-        self.assertIsInstance(volume_client.get_client(self.conf),
+        self.assertIsInstance(block_storage.get_client(self.conf),
                               cinder_client.CinderClient)
 
     def _walk(self, client, volume_id=None):
@@ -75,7 +75,7 @@ class VolumeClientTest(base.VolumeTestCase):
         client returned, with ids and times masked."""
         volume_id = volume_id or self.create_volume()['id']
         instance = uuidutils.generate_uuid()
-        svc = volume_client.service_context(self.ctxt)
+        svc = block_storage.service_context(self.ctxt)
         seen = [client.get(self.ctxt, volume_id)]
         attachment = client.attachment_create(self.ctxt, volume_id, instance)
         seen.append(attachment)
@@ -261,7 +261,7 @@ class VolumeClientTest(base.VolumeTestCase):
                                   attachment['id'])
             self.assertEqual(409, e.code, name)
             client.attachment_delete(
-                volume_client.service_context(self.ctxt), attachment['id'])
+                block_storage.service_context(self.ctxt), attachment['id'])
             self.assertEqual('available',
                              client.get(self.ctxt, volume_id)['status'])
 
@@ -282,7 +282,7 @@ class VolumeClientTest(base.VolumeTestCase):
             self.assertEqual(2, len(volume['attachments']))
             self.assertEqual([ids[1]], client.attachment_get(
                 self.ctxt, ids[0])['shared_connections_by_attachment'])
-            svc = volume_client.service_context(self.ctxt)
+            svc = block_storage.service_context(self.ctxt)
             self.assertEqual({'shared_connections': [ids[1]]},
                              client.attachment_delete(svc, ids[0]))
 

@@ -9,7 +9,7 @@ from nova_lite import context
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 from nova_lite.volume import db
 from nova_lite.volume import drivers
 from nova_lite.volume import views
@@ -32,7 +32,7 @@ class RecordsTest(testtools.TestCase):
         self.api = volume_api.API(self.conf)
         self.user = context.RequestContext('demo', 'demo',
                                            roles=['member', 'reader'])
-        self.svc = volume_client.service_context(self.user)
+        self.svc = block_storage.service_context(self.user)
         self.admin = context.get_admin_context()
         vtype = self.api.type_create(
             self.user.elevated(), 'ma',

@@ -1,10 +1,11 @@
 """Volume operations of the compute service layer: attach, detach, swap
 and update, with every fast guard of API-CONTRACT.md 2.5 to 2.7.
 
-Mixed into ``compute.api.API`` (``self.volume_api`` is the block-storage
-client, ``self.conductor_rpcapi`` the conductor, ``self.compute_rpcapi``
-the compute hosts). The guards run at every microversion, in the API
-process, with no RPC to a compute host; the attach itself is the
+``ServerVolumes`` is ``compute.api.API().volumes``; it reaches block
+storage, the conductor and the compute hosts through that ``API``
+(``volume_client``, ``conductor_rpcapi``, ``compute_rpcapi``). The guards
+run at every microversion, in the API process, with no RPC to a compute
+host; the attach itself is the
 conductor's workflow (``conductor/attach.py``), called below 2.101 or cast
 from 2.101, for every server state (a shelved-offloaded server included).
 """
@@ -25,16 +26,22 @@ from nova_lite import objects
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import client as volume_client
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
 
-class VolumeOperations(object):
+def owner(conf):
+    """The API process of ``conf`` as the owner of work in flight."""
+    return service_obj.owner_name(tasks.API_BINARY, conf.host)
+
+
+class ServerVolumes(object):
+    def __init__(self, api):
+        self.api = api
 
     def _owner(self):
-        """This API process as the owner of work in flight."""
-        return service_obj.owner_name(tasks.API_BINARY, self.conf.host)
+        return owner(self.api.conf)
 
     def _check_not_attached(self, context, volume, instance):
         """Nova's duplicate guard (400): a non-multiattach volume mapped to
@@ -54,10 +61,10 @@ class VolumeOperations(object):
                 reason=_('volume %s already attached') % volume['id'])
 
     # -- attach ------------------------------------------------------------
-    def attach_volume(self, context, instance, volume_id, device=None,
-                      tag=None, delete_on_termination=False,
-                      supports_multiattach=False, do_cast=False,
-                      attach_mode='rw'):
+    def attach(self, context, instance, volume_id, device=None,
+               tag=None, delete_on_termination=False,
+               supports_multiattach=False, do_cast=False,
+               attach_mode='rw'):
         """Attach: the fast guards, then the mapping (no device name yet)
         and the instance action are written here, so the attach is visible
         at once, and the conductor's workflow is called (returns the device
@@ -70,7 +77,7 @@ class VolumeOperations(object):
                                     states.ATTACH_VOLUME_VM_STATES)
         if device and not checks.match_device(device):
             raise exception.InvalidDevicePath(path=device)
-        volume = self.volume_api.get(context, volume_id)
+        volume = self.api.volume_client.get(context, volume_id)
         bdm = objects.BlockDeviceMapping.new_volume(
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
@@ -98,13 +105,13 @@ class VolumeOperations(object):
                                                attach_mode)
             # ServiceTooOld (503) if the conductor cannot take an attach
             # with its mapping (RPC 1.2).
-            self.conductor_rpcapi.check_version('1.2')
+            self.api.conductor_rpcapi.check_version('1.2')
             bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
         crashpoint.hit(crashpoint.API_ATTACH_AFTER_ACCEPT)
         try:
-            return self.conductor_rpcapi.attach_volume(
+            return self.api.conductor_rpcapi.attach_volume(
                 context, instance, volume_id, device, tag,
                 delete_on_termination, volume['multiattach'], bdm=bdm,
                 do_cast=do_cast)
@@ -119,7 +126,7 @@ class VolumeOperations(object):
                 bdm.destroy()
 
     # -- detach ------------------------------------------------------------
-    def detach_volume(self, context, instance, volume_id):
+    def detach(self, context, instance, volume_id):
         """Checks in the order of API-CONTRACT.md 2.7 (after policy).
 
         A multiattach volume is not marked ``detaching`` (Cinder's legacy
@@ -127,7 +134,7 @@ class VolumeOperations(object):
         the mark would make the detach of its other servers fail (400)
         until this one is done. The attachment being deleted is the guard.
         """
-        volume = self.volume_api.get(context, volume_id)
+        volume = self.api.volume_client.get(context, volume_id)
         offloaded = instance.vm_state == states.SHELVED_OFFLOADED
         # The mapping and the host's service: one read transaction. The
         # service is looked at only after the checks before it passed.
@@ -135,7 +142,7 @@ class VolumeOperations(object):
             bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
             host_up = bool(not offloaded and instance.host and
-                           self.host_is_up(context, instance.host))
+                           self.api.host_is_up(context, instance.host))
         if bdm.is_root:
             raise exception.RootVolumeDetach()
         checks.check_instance_lock(context, instance)
@@ -159,16 +166,16 @@ class VolumeOperations(object):
         mark = not volume['multiattach']
         try:
             if mark:
-                self.volume_api.begin_detaching(context, volume_id)
+                self.api.volume_client.begin_detaching(context, volume_id)
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)
             crashpoint.hit(crashpoint.API_DETACH_AFTER_BEGIN)
-            self.compute_rpcapi.detach_volume(context, instance, volume_id,
-                                              bdm.attachment_id)
+            self.api.compute_rpcapi.detach_volume(context, instance, volume_id,
+                                                  bdm.attachment_id)
         except Exception:
             with excutils.save_and_reraise_exception():
                 if mark:
-                    self.volume_api.roll_detaching(context, volume_id)
+                    self.api.volume_client.roll_detaching(context, volume_id)
                 bdm.end_task()
 
     def _start_detach_task(self, context, bdm, volume, local=False):
@@ -241,10 +248,10 @@ class VolumeOperations(object):
         except Exception:
             with excutils.save_and_reraise_exception():
                 bdm.end_task()
-        release.detach_locally(context, self.volume_api, bdm)
+        release.detach_locally(context, self.api.volume_client, bdm)
 
-    def update_volume_attachment(self, context, instance, volume_id,
-                                 attachment):
+    def update(self, context, instance, volume_id,
+               attachment):
         """Microversion 2.85: only ``delete_on_termination`` may change;
         the other fields, if sent, must match (400)."""
         bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
@@ -278,7 +285,7 @@ class VolumeOperations(object):
         count = 0
         for att in volume.get('attachments') or []:
             try:
-                mode = self.volume_api.attachment_get(
+                mode = self.api.volume_client.attachment_get(
                     context, att['attachment_id']).get('attach_mode')
             except exception.VolumeAttachmentNotFound:
                 continue
@@ -286,15 +293,15 @@ class VolumeOperations(object):
                 count += 1
         return count
 
-    def swap_volume(self, context, instance, old_volume_id, new_volume_id):
+    def swap(self, context, instance, old_volume_id, new_volume_id):
         """Swap the attached ``old_volume_id`` for ``new_volume_id``
         (API-CONTRACT.md 2.6, without Cinder's "migrating" restriction:
         nova_lite's block storage has no volume migration, so the policy,
         admin or service, is the guard), in active, paused and resized
         servers as Nova, and in shelved ones (volume-ops-when-shelved)."""
-        old_volume = self.volume_api.get(context, old_volume_id)
+        old_volume = self.api.volume_client.get(context, old_volume_id)
         try:
-            new_volume = self.volume_api.get(context, new_volume_id)
+            new_volume = self.api.volume_client.get(context, new_volume_id)
         except exception.VolumeNotFound as exc:
             # An unknown id in the body is a bad request, not a 404.
             raise exception.InvalidInput(message=exc.format_message())
@@ -308,8 +315,7 @@ class VolumeOperations(object):
             self._swap_volume_shelved_offloaded(context, instance, bdm,
                                                 old_volume, new_volume_id)
             return
-        if not instance.host or not self.host_is_up(context, instance.host):
-            raise exception.ComputeServiceUnavailable(host=instance.host)
+        self.api.host_must_be_up(context, instance)
         # Owned by this API process until the host takes it over (409 if
         # another operation holds the mapping); the conductor rolls it back
         # if the host never does (doc/source/contributor/crash-safety.rst).
@@ -317,27 +323,30 @@ class VolumeOperations(object):
         bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
         attachment = None
         try:
-            self.volume_api.begin_detaching(context, old_volume_id)
+            self.api.volume_client.begin_detaching(context, old_volume_id)
             try:
                 self._check_swap_multiattach(context, old_volume)
-                attachment = self.volume_api.attachment_create(
+                attachment = self.api.volume_client.attachment_create(
                     context, new_volume_id, instance.uuid,
                     mode=bdm.attach_mode)
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    self.volume_api.roll_detaching(context, old_volume_id)
+                    self.api.volume_client.roll_detaching(
+                        context, old_volume_id)
             bdm.move_task(tasks.RESERVED, data=dict(
                 data, new_attachment_id=attachment['id']))
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.SWAP_VOLUME)
             crashpoint.hit(crashpoint.API_SWAP_AFTER_RESERVE)
-            self.compute_rpcapi.swap_volume(context, instance, bdm.volume_id,
-                                            new_volume_id, attachment['id'])
+            self.api.compute_rpcapi.swap_volume(
+                context, instance, bdm.volume_id, new_volume_id,
+                attachment['id'])
         except Exception:
             with excutils.save_and_reraise_exception():
                 if attachment is not None:
-                    self._release_new_attachment(context, attachment['id'])
-                    self.volume_api.roll_detaching(context, old_volume_id)
+                    self.release_new_attachment(context, attachment['id'])
+                    self.api.volume_client.roll_detaching(
+                        context, old_volume_id)
                 try:
                     bdm.end_task()
                 except exception.TaskOwnerChanged:
@@ -349,10 +358,10 @@ class VolumeOperations(object):
                 self._count_rw_attachments(context, old_volume) > 1):
             raise exception.MultiattachSwapVolumeNotSupported()
 
-    def _release_new_attachment(self, context, attachment_id):
+    def release_new_attachment(self, context, attachment_id):
         try:
-            self.volume_api.attachment_delete(
-                volume_client.service_context(context), attachment_id)
+            self.api.volume_client.attachment_delete(
+                block_storage.service_context(context), attachment_id)
         except Exception:
             LOG.exception('Could not delete attachment %s', attachment_id)
 
@@ -363,12 +372,12 @@ class VolumeOperations(object):
         attachment reserved and completed without a connector, and the old
         volume's attachment is deleted (``available``)."""
         self._check_swap_multiattach(context, old_volume)
-        svc = volume_client.service_context(context)
-        attachment = self.volume_api.attachment_create(
+        svc = block_storage.service_context(context)
+        attachment = self.api.volume_client.attachment_create(
             context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
         old_attachment_id = bdm.attachment_id
         try:
-            self.volume_api.attachment_complete(svc, attachment['id'])
+            self.api.volume_client.attachment_complete(svc, attachment['id'])
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.SWAP_VOLUME)
             bdm.volume_id = new_volume_id
@@ -377,9 +386,10 @@ class VolumeOperations(object):
             bdm.save()
         except Exception:
             with excutils.save_and_reraise_exception():
-                self._release_new_attachment(context, attachment['id'])
+                self.release_new_attachment(context, attachment['id'])
         if old_attachment_id:
             try:
-                self.volume_api.attachment_delete(svc, old_attachment_id)
+                self.api.volume_client.attachment_delete(
+                    svc, old_attachment_id)
             except exception.VolumeAttachmentNotFound:
                 pass

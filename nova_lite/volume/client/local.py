@@ -5,17 +5,18 @@ and block storage share the database and the backends' storage).
 Results are built with the same views as the ``/v3`` REST API, at the
 microversions the ``cinder`` client uses, so callers cannot tell the two
 apart. Policy applies as over REST: the context is the caller's (the
-user's, or ``client.service_context`` for service requests).
+user's, or ``nova_lite.volume.client.service_context`` for service
+requests).
 """
 
 import copy
 
 from nova_lite.volume import api as volume_api
-from nova_lite.volume import client
+from nova_lite.volume.client import base
 from nova_lite.volume import views
 
 
-class LocalClient(client.VolumeClient):
+class LocalClient(base.VolumeClient):
     def __init__(self, conf):
         super().__init__(conf)
         self.api = volume_api.API(conf)

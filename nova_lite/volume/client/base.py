@@ -1,4 +1,5 @@
-"""The one door from compute and conductor to the block storage.
+"""The VolumeClient contract: the one door from compute and conductor to
+the block storage.
 
 Compute and conductor never import volume internals or touch volume tables:
 they call a ``VolumeClient``, chosen by ``[volume] client``:
@@ -117,7 +118,7 @@ Calls made by nova_lite services on behalf of a server are service
 requests (the OSSA-2023-003 rule lets only those delete an attachment that
 belongs to a server): ``service_context(ctxt)`` marks a context so.
 
-Details of the implementations (``local_client``, ``cinder_client``):
+Details of the implementations (``local``, ``cinder``):
 
 * The attachment dict is Cinder's detail view: ``id``, ``status``,
   ``instance``, ``volume_id``, ``attached_at``, ``detached_at`` (``""``
@@ -212,12 +213,3 @@ def service_context(ctxt):
         svc.roles = list(svc.roles) + ['service']
     svc.enforcer = getattr(ctxt, 'enforcer', None)
     return svc
-
-
-def get_client(conf):
-    """The VolumeClient for ``[volume] client``."""
-    if conf.volume.client == 'cinder':
-        from nova_lite.volume import cinder_client
-        return cinder_client.CinderClient(conf)
-    from nova_lite.volume import local_client
-    return local_client.LocalClient(conf)

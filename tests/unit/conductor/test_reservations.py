@@ -1,6 +1,6 @@
 """Reserving a volume, patient with a busy multiattach volume."""
 
-from nova_lite.compute import reservations
+from nova_lite.conductor import reservations
 from nova_lite import exception
 from tests import base
 

@@ -16,9 +16,9 @@ token, which travels with the request context over RPC), at
 ``block-storage`` endpoint from the Keystone catalog as seen by the
 ``[cinder]`` auth plugin (``[cinder] region_name``/``interface``).
 
-Service requests (``client.service_context(ctxt)``, e.g. compute deleting
-a server's attachment, which the OSSA-2023-003 rule refuses to users) must
-prove they come from a service:
+Service requests (``nova_lite.volume.client.service_context(ctxt)``, e.g.
+compute deleting a server's attachment, which the OSSA-2023-003 rule
+refuses to users) must prove they come from a service:
 
 * ``[api] auth_strategy = keystone``: configure a service user in
   ``[cinder]`` (``auth_type = password``, ``auth_url``, ``username``...);
@@ -46,7 +46,7 @@ from keystoneauth1 import token_endpoint
 
 from nova_lite import context as nl_context
 from nova_lite import exception
-from nova_lite.volume import client
+from nova_lite.volume.client import base
 from nova_lite.volume import views
 
 GROUP = 'cinder'
@@ -83,7 +83,7 @@ def _translate(exc, not_found):
     return exception.VolumeBackendAPIException(message=message)
 
 
-class CinderClient(client.VolumeClient):
+class CinderClient(base.VolumeClient):
     def __init__(self, conf):
         super().__init__(conf)
         self._session = ks_loading.load_session_from_conf_options(

@@ -37,7 +37,7 @@ _FIRST_PAUSE = 0.02
 _MAX_PAUSE = 0.5
 
 
-def reserve(context, volume_api, volume_id, instance_uuid, mode=None,
+def reserve(context, volume_client, volume_id, instance_uuid, mode=None,
             timeout=60.0, clock=time.monotonic, sleep=time.sleep):
     """``attachment_create`` for ``instance_uuid``; returns the
     attachment. While a multiattach volume is busy with another
@@ -49,11 +49,11 @@ def reserve(context, volume_api, volume_id, instance_uuid, mode=None,
     while True:
         attempts += 1
         try:
-            attachment = volume_api.attachment_create(
+            attachment = volume_client.attachment_create(
                 context, volume_id, instance_uuid, mode=mode)
         except exception.InvalidVolume:
             if clock() + pause > deadline or not _busy(
-                    context, volume_api, volume_id):
+                    context, volume_client, volume_id):
                 raise
             sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE)
@@ -64,12 +64,12 @@ def reserve(context, volume_api, volume_id, instance_uuid, mode=None,
         return attachment
 
 
-def _busy(context, volume_api, volume_id):
+def _busy(context, volume_client, volume_id):
     """True if the refusal was a multiattach volume held for a moment by
     another attachment (which may have let it go since: then it is
     reservable again)."""
     try:
-        volume = volume_api.get(context, volume_id)
+        volume = volume_client.get(context, volume_id)
     except exception.VolumeNotFound:
         return False
     return bool(volume.get('multiattach')) and \

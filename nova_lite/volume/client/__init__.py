@@ -1,0 +1,22 @@
+"""How compute and conductor reach block storage.
+
+``get_client(conf)`` returns the ``VolumeClient`` for ``[volume] client``;
+``service_context(ctxt)`` makes a context act as the compute service. The
+contract every client keeps is in ``base``; ``local`` calls
+``nova_lite.volume.api`` directly, ``cinder`` goes over REST with
+python-cinderclient (imported only when it is configured).
+"""
+
+from nova_lite.volume.client import base
+
+VolumeClient = base.VolumeClient
+service_context = base.service_context
+
+
+def get_client(conf):
+    """The VolumeClient for ``[volume] client``."""
+    if conf.volume.client == 'cinder':
+        from nova_lite.volume.client import cinder
+        return cinder.CinderClient(conf)
+    from nova_lite.volume.client import local
+    return local.LocalClient(conf)
