@@ -14,6 +14,7 @@ import oslo_messaging as messaging
 from nova_lite import baserpc
 from nova_lite import context as nl_context
 from nova_lite import objects
+from nova_lite.objects import service as service_obj
 from nova_lite import rpc
 
 LOG = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class Service(object):
         endpoints = [self.manager, baserpc.BaseRPCAPI(self.binary)]
         self._rpc_server = rpc.get_server(self.conf, target, endpoints)
         self._rpc_server.start()
-        self.service_ref = objects.Service.register(
+        self.service_ref = service_obj.Service.register(
             ctxt, self.host, self.binary, self.topic)
         self._spawn(self._heartbeat_loop, self.conf.report_interval,
                     'heartbeat')

@@ -17,6 +17,8 @@ from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import service as service_obj
 from nova_lite import policy
 from nova_lite.volume import client as block_storage
@@ -46,7 +48,7 @@ def _show(conf):
     ctxt = _context()
     args = conf.command
     try:
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             ctxt, args.volume_id, args.instance_uuid)
     except exception.NotFound as e:
         print(str(e))
@@ -96,8 +98,8 @@ def _refresh(conf):
             args.connector_path, e))
         return 4
     try:
-        instance = objects.Instance.get_by_uuid(ctxt, args.instance_uuid)
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        instance = instance_obj.Instance.get_by_uuid(ctxt, args.instance_uuid)
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             ctxt, args.volume_id, args.instance_uuid)
     except exception.NotFound as e:
         print(str(e))
@@ -169,7 +171,7 @@ def _unlock(instance):
 def _describe(item):
     if isinstance(item, recovery.VolumeOperation):
         return dict(item)
-    if isinstance(item, objects.Instance):
+    if isinstance(item, instance_obj.Instance):
         return {'server': item.uuid, 'operation': 'delete'}
     return {'server': item.instance_uuid, 'volume': item.volume_id,
             'operation': item.task}
@@ -184,7 +186,7 @@ def _reconcile(conf):
             for item, outcome in settled]
     down = service_obj.down_owners(ctxt, conf)
     waiting = []
-    for bdm in objects.BlockDeviceMapping.get_with_tasks(ctxt):
+    for bdm in bdm_obj.BlockDeviceMapping.get_with_tasks(ctxt):
         if tasks.binary_of(bdm.task_owner) != service_obj.COMPUTE_BINARY:
             continue
         waiting.append(dict(_describe(bdm), step=bdm.task_step,

@@ -29,8 +29,8 @@ from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
@@ -88,8 +88,8 @@ class API(object):
     def get(self, context, instance_uuid, read_deleted=False):
         """The server, if the caller may see it: another project's server
         is 404 for non-admins, as if it did not exist."""
-        instance = objects.Instance.get_by_uuid(context, instance_uuid,
-                                                read_deleted=read_deleted)
+        instance = instance_obj.Instance.get_by_uuid(context, instance_uuid,
+                                                     read_deleted=read_deleted)
         if not context.is_admin and instance.project_id != context.project_id:
             raise exception.InstanceNotFound(instance_id=instance_uuid)
         return instance
@@ -101,7 +101,7 @@ class API(object):
         with obj_base.reads(context):
             instance = self.get(context, instance_uuid)
             try:
-                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                     context, volume_id, instance.uuid)
             except exception.VolumeBDMNotFound:
                 bdm = None
@@ -118,7 +118,7 @@ class API(object):
 
     def host_is_up(self, context, host):
         try:
-            svc = objects.Service.get_by_host_and_binary(
+            svc = service_obj.Service.get_by_host_and_binary(
                 context, host, service_obj.COMPUTE_BINARY)
         except exception.ServiceNotFound:
             return False
@@ -224,7 +224,7 @@ class API(object):
                     access_ip_v6=None, hostname=None, description=None,
                     metadata=None):
         uuid = uuidutils.generate_uuid()
-        instance = objects.Instance(
+        instance = instance_obj.Instance(
             context, uuid=uuid,
             display_name=name if count == 1 else '%s-%d' % (name, index + 1),
             project_id=context.project_id, user_id=context.user_id,
@@ -257,7 +257,7 @@ class API(object):
         (``attachment_update`` with its connector: ``attaching``, then
         ``attached``), or releases it if the build fails."""
         svc = block_storage.service_context(context)
-        for bdm in objects.BlockDeviceMapping.get_all_by_instance(
+        for bdm in bdm_obj.BlockDeviceMapping.get_all_by_instance(
                 context, instance.uuid):
             if not (bdm.is_volume and bdm.volume_id):
                 continue

@@ -20,7 +20,6 @@ from oslo_utils import strutils
 from nova_lite.compute import driver as virt_driver
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import block_device as bdm_obj
 
 
@@ -111,7 +110,7 @@ def attach_modes(parsed):
 
 
 def _image_root(context, instance_uuid, image_id, root):
-    bdm = objects.BlockDeviceMapping.new_volume(
+    bdm = bdm_obj.BlockDeviceMapping.new_volume(
         context, instance_uuid, None, device_name=root, boot_index=0,
         delete_on_termination=True)
     bdm.source_type = bdm_obj.SOURCE_IMAGE
@@ -148,7 +147,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
         if p['source_type'] == 'image':
             bdm = _image_root(context, instance_uuid, p['image_id'], root)
         else:
-            bdm = objects.BlockDeviceMapping.new_volume(
+            bdm = bdm_obj.BlockDeviceMapping.new_volume(
                 context, instance_uuid, p['volume_id'], device_name=name,
                 boot_index=p['boot_index'], tag=p['tag'],
                 delete_on_termination=p['delete_on_termination'],

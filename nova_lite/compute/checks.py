@@ -7,7 +7,6 @@ import re
 
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import service as service_obj
 
 # The one availability zone of the compute hosts.
@@ -72,7 +71,7 @@ def check_attach_mode_supported(context, instance, attach_mode):
         check_computes_support_attach_mode(context, [attach_mode])
         return
     try:
-        svc = objects.Service.get_by_host_and_binary(
+        svc = service_obj.Service.get_by_host_and_binary(
             context, instance.host, service_obj.COMPUTE_BINARY)
     except exception.ServiceNotFound:
         return  # no such host: the host checks that follow say so
@@ -86,7 +85,7 @@ def check_computes_support_attach_mode(context, attach_modes):
     (one a new server may land on) is too old to honour it."""
     if 'ro' not in attach_modes:
         return
-    minimum = objects.Service.get_minimum_version(
+    minimum = service_obj.Service.get_minimum_version(
         context, service_obj.COMPUTE_BINARY)
     if minimum and minimum < service_obj.ATTACH_MODE_SERVICE_VERSION:
         raise exception.AttachModeNotSupportedByComputes()

@@ -26,11 +26,12 @@ from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import manager
-from nova_lite import objects
-from nova_lite import policy
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
+from nova_lite import policy
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -108,7 +109,7 @@ class ComputeManager(manager.Manager):
         flight when the service stopped is settled (its messages are gone):
         a power action is dropped, a build fails, a delete is finished."""
         instances = instance_obj.get_all(context, host=self.host)
-        bdms = objects.BlockDeviceMapping.get_all_by_instances(
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(
             context, [i.uuid for i in instances])
         for instance in instances:
             try:
@@ -158,8 +159,8 @@ class ComputeManager(manager.Manager):
             instance.vm_state = states.ERROR
             instance.task_state = None
             instance.save()
-            objects.InstanceFault.record(context, instance.uuid, exc,
-                                         host=self.host)
+            instance_fault.InstanceFault.record(context, instance.uuid, exc,
+                                                host=self.host)
             self._settle_action(context, instance, instance_action.CREATE,
                                 'compute_build_and_run_instance', exc)
             return
@@ -167,8 +168,8 @@ class ComputeManager(manager.Manager):
             message='The compute service restarted during the unshelve.')
         shelve_ops.release_interrupted_unshelve(
             context, self.driver, self.volume_client, instance, bdms)
-        objects.InstanceFault.record(context, instance.uuid, exc,
-                                     host=self.host)
+        instance_fault.InstanceFault.record(context, instance.uuid, exc,
+                                            host=self.host)
         self._settle_action(context, instance, instance_action.UNSHELVE,
                             'compute_unshelve_instance', exc)
 
@@ -201,7 +202,7 @@ class ComputeManager(manager.Manager):
                 try:
                     self._settle_placement(
                         context, instance,
-                        objects.BlockDeviceMapping.get_all_by_instance(
+                        bdm_obj.BlockDeviceMapping.get_all_by_instance(
                             context, instance.uuid))
                 except Exception:
                     LOG.exception('Could not settle server %s',
@@ -246,8 +247,8 @@ class ComputeManager(manager.Manager):
                     yield event
         except Exception as exc:
             try:
-                objects.InstanceFault.record(context, instance.uuid, exc,
-                                             host=self.host)
+                instance_fault.InstanceFault.record(
+                    context, instance.uuid, exc, host=self.host)
             except Exception:
                 LOG.exception('Could not record the fault of %s',
                               instance.uuid)
@@ -291,7 +292,7 @@ class ComputeManager(manager.Manager):
             LOG.info('Server %s was deleted before it was built',
                      instance.uuid)
             return
-        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         try:
             disks = volume_ops.connect_for_spawn(
@@ -323,7 +324,7 @@ class ComputeManager(manager.Manager):
                              self._terminate, context, instance)
 
     def _terminate(self, context, instance):
-        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         self.driver.destroy(context, instance, None)
         volume_ops.cleanup_for_delete(context, self.volume_client, bdms,
@@ -515,7 +516,7 @@ class ComputeManager(manager.Manager):
     def detach_volume(self, context, instance, volume_id, attachment_id):
         def run(event):
             try:
-                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                     context, volume_id, instance.uuid)
             except exception.VolumeBDMNotFound:
                 LOG.info('Volume %s is no longer attached to %s', volume_id,
@@ -536,7 +537,7 @@ class ComputeManager(manager.Manager):
         """Whether the server's mapping is the new volume's already (a
         second delivery of a swap that is done)."""
         try:
-            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, new_volume_id, instance.uuid)
         except exception.VolumeBDMNotFound:
             return False
@@ -546,7 +547,7 @@ class ComputeManager(manager.Manager):
                     new_attachment_id):
         def run():
             try:
-                bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+                bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                     context, old_volume_id, instance.uuid)
             except exception.VolumeBDMNotFound:
                 if self._swapped(context, instance, new_volume_id,

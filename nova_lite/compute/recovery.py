@@ -36,8 +36,10 @@ from nova_lite.compute import notifications
 from nova_lite.compute import tasks
 from nova_lite.compute import volume_ops
 from nova_lite import exception
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as block_storage
 
@@ -57,7 +59,7 @@ def settle(context, driver, volume_client, notifier, host, in_hand=(),
     moved before ``stalled_before``), except those ``in_hand``. Returns
     ``[(mapping, outcome)]``."""
     owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, host)
-    bdms = [b for b in objects.BlockDeviceMapping.get_with_tasks(
+    bdms = [b for b in bdm_obj.BlockDeviceMapping.get_with_tasks(
         context, owners=[owner], updated_before=stalled_before)
         if b.uuid not in in_hand]
     return tasks.settle_each(
@@ -68,8 +70,8 @@ def settle(context, driver, volume_client, notifier, host, in_hand=(),
 def _settle_one(context, driver, volume_client, notifier, host, bdm):
     ctxt = tasks.request_context(context, bdm)
     try:
-        instance = objects.Instance.get_by_uuid(ctxt, bdm.instance_uuid,
-                                                read_deleted=True)
+        instance = instance_obj.Instance.get_by_uuid(ctxt, bdm.instance_uuid,
+                                                     read_deleted=True)
     except exception.InstanceNotFound:
         bdm.destroy()
         return ROLLED_BACK
@@ -118,7 +120,7 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
     bdm.destroy()
     instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT, exc=exc,
                                   host=host)
-    objects.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
+    instance_fault.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
     notifier.notify_volume(ctxt, instance, notifications.VOLUME_ATTACH,
                            notifications.ERROR, bdm.volume_id, exc=exc,
                            bdm=bdm)
@@ -169,7 +171,8 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
         bdm.end_task()
         instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT,
                                       exc=exc, host=host)
-        objects.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
+        instance_fault.InstanceFault.record(
+            ctxt, instance.uuid, exc, host=host)
         return ROLLED_BACK
     instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT, host=host)
     return FINISHED

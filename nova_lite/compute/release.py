@@ -33,8 +33,8 @@ from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ def delete_locally(context, volume_client, instance):
     """Release the volumes of ``instance`` (``deleting``, its task owned
     by the caller) and mark it deleted. False, leaving it ``deleting`` for
     the settling to try again, when a volume could not be released."""
-    bdms = objects.BlockDeviceMapping.get_all_by_instance(context,
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
                                                           instance.uuid)
     if release_for_delete(context, volume_client, bdms):
         return False

@@ -22,8 +22,8 @@ from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as block_storage
@@ -46,7 +46,7 @@ class ServerVolumes(object):
     def _check_not_attached(self, context, volume, instance):
         """Nova's duplicate guard (400): a non-multiattach volume mapped to
         any server, or a multiattach one already mapped to this one."""
-        bdms = objects.BlockDeviceMapping.get_all_by_volume(context,
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_volume(context,
                                                             volume['id'])
         if not bdms:
             return
@@ -78,7 +78,7 @@ class ServerVolumes(object):
         if device and not checks.match_device(device):
             raise exception.InvalidDevicePath(path=device)
         volume = self.api.volume_client.get(context, volume_id)
-        bdm = objects.BlockDeviceMapping.new_volume(
+        bdm = bdm_obj.BlockDeviceMapping.new_volume(
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
             attach_mode=attach_mode)
@@ -139,7 +139,7 @@ class ServerVolumes(object):
         # The mapping and the host's service: one read transaction. The
         # service is looked at only after the checks before it passed.
         with obj_base.reads(context):
-            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
             host_up = bool(not offloaded and instance.host and
                            self.api.host_is_up(context, instance.host))
@@ -152,7 +152,7 @@ class ServerVolumes(object):
             if self._cancel_pending_attach(context, instance, bdm):
                 return
             # Block storage reserved the volume meanwhile.
-            bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
         if offloaded or not host_up:
             self._detach_volume_locally(context, instance, bdm, volume,
@@ -254,7 +254,7 @@ class ServerVolumes(object):
                attachment):
         """Microversion 2.85: only ``delete_on_termination`` may change;
         the other fields, if sent, must match (400)."""
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             context, volume_id, instance.uuid)
         immutable = (('id', volume_id), ('serverId', instance.uuid),
                      ('device', bdm.device_name), ('tag', bdm.tag))
@@ -309,7 +309,7 @@ class ServerVolumes(object):
         checks.check_instance_state(instance, 'swap_volume',
                                     states.SWAP_VOLUME_VM_STATES)
         self._check_swap_volumes(instance, old_volume, new_volume)
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             context, old_volume_id, instance.uuid)
         if instance.vm_state == states.SHELVED_OFFLOADED:
             self._swap_volume_shelved_offloaded(context, instance, bdm,

@@ -11,7 +11,6 @@ here.
 from nova_lite.compute import checks
 from nova_lite.compute import states
 from nova_lite import exception
-from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 
@@ -51,7 +50,7 @@ class Shelving(object):
             # Unknown: 404 here; the handler makes it 400 (it is in the
             # body).
             try:
-                objects.Service.get_by_host_and_binary(
+                service_obj.Service.get_by_host_and_binary(
                     context, host, service_obj.COMPUTE_BINARY)
             except exception.ServiceNotFound:
                 raise exception.ComputeHostNotFound(host=host)

@@ -27,8 +27,8 @@ from nova_lite.compute import states
 from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ def _svc(context):
 def _volume_bdms(context, instance):
     """The server's volumes that have an attachment (a pending attach has
     none yet: its own workflow connects it, or fails)."""
-    return [b for b in objects.BlockDeviceMapping.get_all_by_instance(
+    return [b for b in bdm_obj.BlockDeviceMapping.get_all_by_instance(
         context, instance.uuid) if b.is_volume and b.attachment_id]
 
 
@@ -106,7 +106,7 @@ def offload(context, driver, volume_client, instance):
 def _name_devices(context, driver, instance, bdms):
     """Device names for the volumes attached while offloaded (the unique
     constraint still guards against another process)."""
-    used = [b.device_name for b in objects.BlockDeviceMapping
+    used = [b.device_name for b in bdm_obj.BlockDeviceMapping
             .get_all_by_instance(context, instance.uuid) if b.device_name]
     for bdm in bdms:
         if bdm.device_name:

@@ -32,7 +32,7 @@ from nova_lite.compute import notifications
 from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as block_storage
@@ -87,7 +87,7 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
         raise exception.MultiattachNotSupportedByVirtDriver(
             volume_id=volume_id)
     for _attempt in range(_RESERVE_ATTEMPTS):
-        bdms = objects.BlockDeviceMapping.get_all_by_instance(
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         others = [b for b in bdms if bdm is None or b.id != bdm.id]
         if bdm is None and any(b.volume_id == volume_id for b in others):
@@ -101,7 +101,7 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
             requested=device)
         try:
             if bdm is None:
-                created = objects.BlockDeviceMapping.new_volume(
+                created = bdm_obj.BlockDeviceMapping.new_volume(
                     context, instance.uuid, volume_id, device_name=name,
                     tag=tag, delete_on_termination=delete_on_termination)
                 created.create()

@@ -48,13 +48,14 @@ import oslo_messaging as messaging
 from oslo_utils import excutils
 
 from nova_lite.compute import notifications
-from nova_lite.conductor import reservations
 from nova_lite.compute import states
 from nova_lite.compute import tasks
+from nova_lite.conductor import reservations
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as block_storage
 
@@ -67,7 +68,7 @@ def _remove_orphan_bdm(context, instance, volume_id):
     """After a timed-out reservation by a host older than RPC 1.2, which
     creates the mapping itself: remove it if it was created after all."""
     try:
-        bdm = objects.BlockDeviceMapping.get_by_volume_and_instance(
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             context, volume_id, instance.uuid)
     except exception.VolumeBDMNotFound:
         return
@@ -111,7 +112,7 @@ def _roll_back(context, volume_client, notifier, instance, bdm, attachment_id,
     if isinstance(exc, messaging.MessagingTimeout):
         _remove_orphan_bdm(context, instance, bdm.volume_id)
     try:
-        objects.InstanceFault.record(context, instance.uuid, exc)
+        instance_fault.InstanceFault.record(context, instance.uuid, exc)
     except Exception:
         LOG.exception('Could not record the fault of %s', instance.uuid)
     if notifier is not None:
@@ -123,7 +124,7 @@ def _roll_back(context, volume_client, notifier, instance, bdm, attachment_id,
 def _new_bdm(context, instance, volume_id, tag, delete_on_termination,
              owner):
     """Steps the API does since conductor RPC 1.2."""
-    bdm = objects.BlockDeviceMapping.new_volume(
+    bdm = bdm_obj.BlockDeviceMapping.new_volume(
         context, instance.uuid, volume_id, tag=tag,
         delete_on_termination=delete_on_termination)
     bdm.set_task(tasks.ATTACHING, owner, tasks.RESERVING,

@@ -17,9 +17,10 @@ from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
@@ -45,7 +46,7 @@ def _set_error(context, instance, exc, volume_client=None):
         # the server ERROR sees why.
         with instance_action.transaction(context):
             instance.save(expected_task_state=[states.SCHEDULING])
-            objects.InstanceFault.record(context, instance.uuid, exc)
+            instance_fault.InstanceFault.record(context, instance.uuid, exc)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
     if volume_client is not None:
@@ -56,7 +57,7 @@ def _release_volumes(context, volume_client, instance):
     """Give back the volumes of a server that will never be built."""
     release.release_unbuilt(
         context, volume_client,
-        objects.BlockDeviceMapping.get_all_by_instance(context,
+        bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
                                                        instance.uuid))
 
 

@@ -45,9 +45,11 @@ from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite import exception
-from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import api as volume_service
 from nova_lite.volume import client as block_storage
@@ -86,7 +88,7 @@ def settle(context, conf, volume_client, notifier, host, at_start=False):
     stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
         datetime.timedelta(seconds=conf.recovery.stalled_after)
     down = service_obj.down_owners(context, conf)
-    bdms = [b for b in objects.BlockDeviceMapping.get_with_tasks(context)
+    bdms = [b for b in bdm_obj.BlockDeviceMapping.get_with_tasks(context)
             if _due(b, me, down, stalled_before, at_start)]
     settled = tasks.settle_each(
         bdms, me, lambda bdm, previous_owner: _settle(
@@ -115,7 +117,7 @@ def _finish_local_deletes(context, volume_client, me, stalled_before):
     """Servers an API process (or a conductor, retrying) began to delete
     without a host and that stopped moving: taken over, then deleted."""
     finished = []
-    for instance in objects.Instance.get_stalled_tasks(
+    for instance in instance_obj.Instance.get_stalled_tasks(
             context, states.DELETING,
             [tasks.API_BINARY, service_obj.CONDUCTOR_BINARY],
             stalled_before):
@@ -163,7 +165,7 @@ def finish_refresh(context, volume_client, bdm):
     if data.get('old_attachment_id'):
         _delete_attachments(svc, volume_client, [data['old_attachment_id']])
     bdm.end_task()
-    unlock_refreshed(objects.Instance.get_by_uuid(
+    unlock_refreshed(instance_obj.Instance.get_by_uuid(
         context, bdm.instance_uuid))
 
 
@@ -180,7 +182,7 @@ def _settle_refresh(context, volume_client, bdm):
         a for a in _unrecorded_attachments(svc, volume_client, bdm)
         if a != bdm.attachment_id])
     bdm.end_task()
-    unlock_refreshed(objects.Instance.get_by_uuid(
+    unlock_refreshed(instance_obj.Instance.get_by_uuid(
         context, bdm.instance_uuid))
     return ROLLED_BACK
 
@@ -262,11 +264,12 @@ def _roll_back(context, volume_client, notifier, host, bdm, previous_owner):
         return None
     instance_action.settle_events(ctxt, bdm.instance_uuid, event, exc=exc,
                                   host=host)
-    objects.InstanceFault.record(ctxt, bdm.instance_uuid, exc, host=host)
+    instance_fault.InstanceFault.record(
+        ctxt, bdm.instance_uuid, exc, host=host)
     if bdm.task == tasks.ATTACHING and notifier is not None:
         try:
-            instance = objects.Instance.get_by_uuid(ctxt, bdm.instance_uuid,
-                                                    read_deleted=True)
+            instance = instance_obj.Instance.get_by_uuid(
+                ctxt, bdm.instance_uuid, read_deleted=True)
         except exception.InstanceNotFound:
             instance = None
         if instance is not None:

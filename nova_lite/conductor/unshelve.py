@@ -19,8 +19,8 @@ from nova_lite.compute import states
 from nova_lite.conductor import build
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import instance_action
+from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 
 LOG = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ def _give_up(context, instance, exc):
         instance.save(expected_task_state=[states.UNSHELVING])
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
-    objects.InstanceFault.record(context, instance.uuid, exc)
+    instance_fault.InstanceFault.record(context, instance.uuid, exc)
 
 
 def unshelve_instance(context, conf, compute_rpcapi, instance, host=None):

@@ -27,7 +27,6 @@ from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite.volume import drivers
 
@@ -109,7 +108,7 @@ def disabled_backends(services):
 def _statuses(ctxt):
     rows = []
     for binary in service_obj.BLOCK_STORAGE_BINARIES:
-        rows.extend(objects.Service.list(ctxt, binary))
+        rows.extend(service_obj.Service.list(ctxt, binary))
     return {(r.host, r.binary): (r.disabled, r.disabled_reason)
             for r in rows}
 
@@ -122,7 +121,7 @@ def get_all(ctxt, conf, host=None, binary=None):
               for name, driver in backends.items()
               if driver.backend_conf.backend_host}
     services = derive(
-        objects.Service.list(ctxt, service_obj.CONDUCTOR_BINARY),
+        service_obj.Service.list(ctxt, service_obj.CONDUCTOR_BINARY),
         list(backends), _statuses(ctxt), conf.service_down_time,
         shared_hosts=shared)
     return [s for s in services
@@ -139,8 +138,8 @@ def set_status(ctxt, conf, host, binary, disabled, reason=None):
         raise exception.HostNotFound(host=host)
     if binary not in [s.binary for s in services]:
         raise exception.ServiceNotFound(service_id=binary)
-    objects.Service.set_status(ctxt, host, binary, disabled,
-                               reason if disabled else None)
+    service_obj.Service.set_status(ctxt, host, binary, disabled,
+                                   reason if disabled else None)
     return [s for s in get_all(ctxt, conf, host=host, binary=binary)
             if s.host == host][0]
 
@@ -149,7 +148,7 @@ def unschedulable_backends(ctxt, conf):
     """Backends that must get no new volume: every one of their
     ``cinder-volume`` services is disabled."""
     if not any(r.disabled for r in
-               objects.Service.list(ctxt, VOLUME_BINARY)):
+               service_obj.Service.list(ctxt, VOLUME_BINARY)):
         return set()   # the common case: one query
     return disabled_backends(get_all(ctxt, conf, binary=VOLUME_BINARY))
 

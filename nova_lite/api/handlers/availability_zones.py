@@ -9,7 +9,6 @@ while a compute service is up; the detail (administrators) also lists the
 from nova_lite.api.schemas import availability_zones as schema
 from nova_lite.api import validation
 from nova_lite.compute import checks as compute_checks
-from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite.policies import availability_zones as policies
 from nova_lite import utils
@@ -22,7 +21,7 @@ def _services(req):
     conf = req.environ['nova_lite.conf']
     ctxt = req.environ['nova_lite.context']
     return [(s, s.is_up(conf.service_down_time))
-            for s in objects.Service.list(ctxt, None)]
+            for s in service_obj.Service.list(ctxt, None)]
 
 
 @validation.query(schema.QUERY, '2.1', '2.101')

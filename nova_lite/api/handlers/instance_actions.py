@@ -19,7 +19,7 @@ from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
+from nova_lite.objects import instance_action
 from nova_lite.policies import instance_actions as policies
 from nova_lite import utils
 
@@ -112,7 +112,7 @@ def list_instance_actions(req, server_id):
         kwargs = dict(limit=limit + 1, marker=req.GET.get('marker'),
                       changes_since=_time_param(req, 'changes-since'),
                       changes_before=_time_param(req, 'changes-before'))
-    actions = objects.InstanceAction.get_all_by_instance(
+    actions = instance_action.InstanceAction.get_all_by_instance(
         ctxt, instance.uuid, **kwargs)
     more = bool(kwargs) and len(actions) > kwargs['limit'] - 1
     if more:
@@ -141,8 +141,8 @@ def show_instance_action(req, server_id, request_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
     instance = _instance(req, ctxt, server_id, policies.SHOW)
-    action = objects.InstanceAction.get_by_request_id(ctxt, instance.uuid,
-                                                      request_id)
+    action = instance_action.InstanceAction.get_by_request_id(
+        ctxt, instance.uuid, request_id)
     view = _serialize_action(action, want)
     target = {'project_id': instance.project_id}
     show_events = ctxt.can(policies.EVENTS, target=target, fatal=False)

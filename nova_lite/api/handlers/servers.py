@@ -25,7 +25,8 @@ from nova_lite.compute import flavors
 from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import instance_fault
 from nova_lite.policies import servers as policies
 from nova_lite import utils
 
@@ -172,10 +173,11 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
 def serialize_servers(req, ctxt, instances, want, listing=False):
     """Views of many servers with a fixed number of queries."""
     uuids = [i.uuid for i in instances]
-    bdms = objects.BlockDeviceMapping.get_all_by_instances(ctxt, uuids)
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(ctxt, uuids)
     failed = [i.uuid for i in instances
               if i.vm_state in (states.ERROR, states.DELETED)]
-    faults = objects.InstanceFault.get_latest_for_instances(ctxt, failed)
+    faults = instance_fault.InstanceFault.get_latest_for_instances(
+        ctxt, failed)
     show_extended = ctxt.can(policies.EXTENDED_ATTRIBUTES, target={},
                              fatal=False)
     return [serialize_server(req, i, want, bdms.get(i.uuid, []),

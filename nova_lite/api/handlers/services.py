@@ -3,7 +3,6 @@
 from nova_lite.api import microversion
 from nova_lite.api.schemas import services as schema
 from nova_lite.api import validation
-from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite.policies import services as policies
 from nova_lite import utils
@@ -39,7 +38,7 @@ def list_services(req):
     binary = req.GET.get('binary')
     host = req.GET.get('host')
     conf = req.environ['nova_lite.conf']
-    services = [s for s in objects.Service.list(ctxt, binary)
+    services = [s for s in service_obj.Service.list(ctxt, binary)
                 if host is None or s.host == host]
     return {'services': [
         _serialize_service(s, want, conf.service_down_time)

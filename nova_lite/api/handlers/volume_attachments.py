@@ -28,7 +28,7 @@ from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
 from nova_lite.compute import states
 from nova_lite import exception
-from nova_lite import objects
+from nova_lite.objects import block_device as bdm_obj
 from nova_lite.policies import volumes_attachments as policies
 
 
@@ -103,7 +103,7 @@ def list_volume_attachments(req, server_id):
     offset = _int_param(req, 'offset')
     limit = min(max_limit, _int_param(req, 'limit') or max_limit)
     # Nova pages over all the server's mappings, then filters.
-    bdms = objects.BlockDeviceMapping.get_all_by_instance(
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
         ctxt, instance.uuid)[offset:offset + limit]
     bdms = [b for b in bdms if _listed(b, want)]
     return {'volumeAttachments': [_serialize(b, want) for b in bdms]}
