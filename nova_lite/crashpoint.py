@@ -56,6 +56,17 @@ API_SWAP_AFTER_RESERVE = declare(
     'the swap task is started (owned by the API), the old volume is '
     'detaching, the new one reserved (its attachment id recorded) and the '
     'action recorded; the host was not told yet')
+API_SWAP_OFFLOADED_AFTER_RESERVE = declare(
+    'api.swap_offloaded.after_reserve', 'api',
+    'a shelved-offloaded server (no host): the swap task is started '
+    '(owned by the API), the new volume reserved (its attachment id '
+    'recorded) and the action recorded; the mapping still names the old '
+    'volume')
+API_SWAP_OFFLOADED_AFTER_MOVE = declare(
+    'api.swap_offloaded.after_move', 'api',
+    'a shelved-offloaded server: the new attachment is complete and the '
+    'mapping names the new volume (step swapped); the old attachment is '
+    'not deleted yet')
 API_LOCAL_DETACH_AFTER_DECIDE = declare(
     'api.local_detach.after_decide', 'api',
     'no host can detach (offloaded server or host down): the API moved '

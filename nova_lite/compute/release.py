@@ -84,6 +84,21 @@ def finish_local_detach(context, volume_client, bdm):
     release_mapping(context, volume_client, bdm)
 
 
+def finish_offloaded_swap(context, volume_client, bdm):
+    """The end of a shelved-offloaded server's swap once the mapping is
+    the new volume's (step ``swapped``): the old attachment deleted (the
+    old volume ``available``), the task ended. The API runs it; the
+    conductor runs it again for an API process that stopped. Harmless
+    when done already."""
+    old_attachment_id = bdm.get_task_data().get('old_attachment_id')
+    if old_attachment_id:
+        delete_attachment(context, volume_client, old_attachment_id)
+    try:
+        bdm.end_task()
+    except exception.TaskOwnerChanged:
+        LOG.info('The swap of %s was finished meanwhile', bdm.instance_uuid)
+
+
 def release_unbuilt(context, volume_client, bdms):
     """Give back the volumes of a server no host ever built: each
     mapping's attachment is deleted and the mapping destroyed (never the

@@ -370,26 +370,40 @@ class ServerVolumes(object):
         """No host: the mapping moves to the new volume (its device name,
         tag, ``attach_mode`` and ``delete_on_termination`` kept) with an
         attachment reserved and completed without a connector, and the old
-        volume's attachment is deleted (``available``)."""
+        volume's attachment is deleted (``available``).
+
+        A swap task owned by this API process, like a swap through a host:
+        until the mapping is the new volume's (step ``swapped``) the
+        conductor rolls a stalled one back (the new attachment deleted);
+        from there it finishes it (``release.finish_offloaded_swap``)."""
         self._check_swap_multiattach(context, old_volume)
-        svc = block_storage.service_context(context)
-        attachment = self.api.volume_client.attachment_create(
-            context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
-        old_attachment_id = bdm.attachment_id
+        client = self.api.volume_client
+        data = tasks.task_data(context, new_volume_id=new_volume_id)
+        bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
+        attachment = None
         try:
-            self.api.volume_client.attachment_complete(svc, attachment['id'])
+            attachment = client.attachment_create(
+                context, new_volume_id, instance.uuid, mode=bdm.attach_mode)
+            data['new_attachment_id'] = attachment['id']
+            bdm.move_task(tasks.RESERVED, data=data)
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.SWAP_VOLUME)
-            bdm.volume_id = new_volume_id
-            bdm.attachment_id = attachment['id']
-            bdm.set_connection_info(None)
-            bdm.save()
+            crashpoint.hit(crashpoint.API_SWAP_OFFLOADED_AFTER_RESERVE)
+            client.attachment_complete(block_storage.service_context(context),
+                                       attachment['id'])
+            bdm.move_task(tasks.SWAPPED, data=dict(
+                data, old_volume_id=bdm.volume_id,
+                old_attachment_id=bdm.attachment_id),
+                volume_id=new_volume_id, attachment_id=attachment['id'],
+                connection_info=None)
         except Exception:
             with excutils.save_and_reraise_exception():
-                self.release_new_attachment(context, attachment['id'])
-        if old_attachment_id:
-            try:
-                self.api.volume_client.attachment_delete(
-                    svc, old_attachment_id)
-            except exception.VolumeAttachmentNotFound:
-                pass
+                if attachment is not None:
+                    self.release_new_attachment(context, attachment['id'])
+                try:
+                    bdm.end_task()
+                except exception.TaskOwnerChanged:
+                    LOG.warning('The swap of volume %s of %s was settled '
+                                'meanwhile', old_volume['id'], instance.uuid)
+        crashpoint.hit(crashpoint.API_SWAP_OFFLOADED_AFTER_MOVE)
+        release.finish_offloaded_swap(context, client, bdm)

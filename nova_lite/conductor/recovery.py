@@ -18,9 +18,11 @@ yet, so giving the volume back is safe and the user may simply retry):
 What it finishes instead (``compute.release``): a local detach (no host
 could detach: offloaded server or host down) that its API process had
 decided (``local_detaching``), by deleting the attachment and the mapping;
-and a server deleted without a host (``deleting``, owned by an API process
-or a conductor) whose task stalled, by releasing its volumes and marking
-it deleted.
+a shelved-offloaded server's swap whose mapping already names the new
+volume (``swapped``), by deleting the old attachment; and a server
+deleted without a host (``deleting``, owned by an API process or a
+conductor) whose task stalled, by releasing its volumes and marking it
+deleted.
 
 Work a compute host owns is its host's to settle (``compute.recovery``):
 only the host knows whether the guest has the disk.
@@ -194,6 +196,13 @@ def _settle(context, volume_client, notifier, host, bdm, previous_owner):
             bdm.task_step == tasks.LOCAL_DETACHING:
         release.finish_local_detach(tasks.request_context(context, bdm),
                                     volume_client, bdm)
+        return FINISHED
+    if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.SWAPPED:
+        # Only a shelved-offloaded server's swap, which the API runs
+        # without a host, reaches here at this step (a host's is the
+        # host's to settle).
+        release.finish_offloaded_swap(tasks.request_context(context, bdm),
+                                      volume_client, bdm)
         return FINISHED
     return _roll_back(context, volume_client, notifier, host, bdm,
                       previous_owner)

@@ -736,14 +736,17 @@ class Deployment(fixtures.Fixture):
         assert proc.proc.returncode == -signal.SIGKILL, (
             '%s exited with %s' % (name, proc.proc.returncode))
 
-    def restart_disarmed(self, name):
-        """Start ``name`` again without a crash point (as an operator
-        would after the crash) and wait until every service is up."""
-        proc = self.processes[name]
-        if proc.running:
-            proc.stop()
-        proc.env = self._env()
-        self.start(name)
+    def restart_disarmed(self, *names):
+        """Start each of ``names`` again without a crash point (as an
+        operator would after the crash), then wait until every service is
+        up (once all are started: a crashed one started last would
+        otherwise be waited for before it is started)."""
+        for name in names:
+            proc = self.processes[name]
+            if proc.running:
+                proc.stop()
+            proc.env = self._env()
+            self.start(name)
         self.wait_for_services()
 
     def _stop_all(self):

@@ -65,6 +65,10 @@ CASES = {
     crashpoint.COMPUTE_SWAP_AFTER_CONNECT: (ROLLED_BACK, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_MOVE: (FINISHED, 'swap'),
+    # ... of a shelved-offloaded server: the API swaps without a host.
+    crashpoint.API_SWAP_OFFLOADED_AFTER_RESERVE: (ROLLED_BACK,
+                                                  'swap_offloaded'),
+    crashpoint.API_SWAP_OFFLOADED_AFTER_MOVE: (FINISHED, 'swap_offloaded'),
     # The volumes a build or an unshelve connects: the host's restart
     # settles the server's state (compute.manager._recover).
     crashpoint.COMPUTE_BUILD_AFTER_CONNECT: (ROLLED_BACK, 'build'),
@@ -176,7 +180,7 @@ class _CrashRecoveryTests(object):
     def _settled(self, server_id, volume_id, outcome, workflow):
         if workflow in ('build', 'unshelve'):
             return self._server_settled(server_id, volume_id, workflow)
-        if workflow == 'swap':
+        if workflow in ('swap', 'swap_offloaded'):
             old, new = volume_id
             attached, available = (new, old) if outcome == FINISHED else (
                 old, new)
@@ -221,7 +225,7 @@ class _CrashRecoveryTests(object):
             return self._crash_without_host(point)
         if workflow in ('extend', 'delete'):
             return self._crash_volume_operation(point)
-        if workflow == 'swap':
+        if workflow in ('swap', 'swap_offloaded'):
             return self._crash_swap(point)
         if workflow in ('build', 'unshelve'):
             return self._crash_server_operation(point)
@@ -297,10 +301,11 @@ class _CrashRecoveryTests(object):
         self.wait_for_volume_status(volume_id, 'in-use')
 
     def _crash_swap(self, point):
-        """An administrator swaps a server's volume for another; the API
-        or the host dies at the point; the swap is finished (the server
-        has the new volume) or rolled back (the old one)."""
-        outcome = CASES[point][0]
+        """An administrator swaps a server's volume for another (the
+        server active, or shelved-offloaded for ``swap_offloaded``); the
+        API or the host dies at the point; the swap is finished (the
+        server has the new volume) or rolled back (the old one)."""
+        outcome, workflow = CASES[point]
         server_id, host = self._server()
         old = self.create_volume()
         new = self.create_volume()
@@ -308,6 +313,9 @@ class _CrashRecoveryTests(object):
         self.assertEqual(202, self.attach_volume(server_id, old,
                                                  api=api).status)
         self.wait_for_volume_status(old, 'in-use')
+        if workflow == 'swap_offloaded':
+            self.server_action(server_id, {'shelve': None})
+            self.wait_for_server_status(server_id, 'SHELVED_OFFLOADED')
         name = self._process(point, host)
         mark = os.path.join(tempfile.mkdtemp(), 'crashed')
         self.deployment.restart_armed(name, point, mark)
@@ -366,8 +374,7 @@ class _CrashRecoveryTests(object):
                 body={'unshelve': {'host': host}})
             self.assertEqual(202, resp.status, resp)
         self.deployment.wait_crashed(host, mark)
-        for name in self.deployment.compute_hosts:
-            self.deployment.restart_disarmed(name)
+        self.deployment.restart_disarmed(*self.deployment.compute_hosts)
         self._wait_settled(point, server_id, volume_id)
         if workflow == 'unshelve':
             # Unshelved again, with its volume.

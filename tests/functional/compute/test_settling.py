@@ -137,6 +137,73 @@ class SettlingTest(base.AttachmentTestCase):
         self.wait_for_volume_status(new, 'in-use')
         self.wait_for_volume_status(old, 'available')
 
+    def offloaded_swap_left_by_api(self, step):
+        """A shelved-offloaded server whose swap of its volume an API
+        process left at ``step`` (``reserved``: the new attachment made;
+        ``swapped``: completed too, and the mapping moved to the new
+        volume). Returns the old and the new volume."""
+        old = self.attached_volume()
+        resp = self.api.post('/v2.1/servers/%s/action' % self.server_id,
+                             body={'shelve': None})
+        self.assertEqual(202, resp.status, resp.text)
+        self.wait_for_server_status(self.server_id, 'SHELVED_OFFLOADED')
+        new = self.create_volume()
+        ctxt = context.RequestContext('admin', 'admin', roles=['admin'])
+        client = local_client.LocalClient(self.conf)
+        svc = block_storage.service_context(ctxt)
+        bdm = self.mapping(old)
+        data = tasks.task_data(ctxt, new_volume_id=new)
+        bdm.start_task(tasks.SWAPPING, GONE_API, tasks.ACCEPTED, data)
+        attachment = client.attachment_create(svc, new, self.server_id)
+        data['new_attachment_id'] = attachment['id']
+        bdm.move_task(tasks.RESERVED, data=data)
+        if step == tasks.SWAPPED:
+            client.attachment_complete(svc, attachment['id'])
+            bdm.move_task(tasks.SWAPPED, data=dict(
+                data, old_volume_id=old,
+                old_attachment_id=bdm.attachment_id),
+                volume_id=new, attachment_id=attachment['id'],
+                connection_info=None)
+        base.set_rows(models.BlockDeviceMapping,
+                      models.BlockDeviceMapping.instance_uuid ==
+                      self.server_id, task_updated_at=self.long_ago())
+        return old, new
+
+    def test_offloaded_swap_not_moved_is_rolled_back(self):
+        old, new = self.offloaded_swap_left_by_api(tasks.RESERVED)
+        self.settle()
+        self.assertEqual(('in-use', 'available'), (
+            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual([], self.show_volume(new)['attachments'])
+        bdm = self.mapping(old)
+        self.assertEqual((None, None), (bdm.task, bdm.task_owner))
+        # Swappable again, while still offloaded.
+        resp = self.at('2.20', self.admin_api).put(
+            self.url(volume_id=old),
+            body={'volumeAttachment': {'volumeId': new}})
+        self.assertEqual(202, resp.status, resp.text)
+        self.assertEqual(('available', 'in-use'), (
+            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertIsNone(self.mapping(new).task)
+
+    def test_offloaded_swap_moved_is_finished(self):
+        old, new = self.offloaded_swap_left_by_api(tasks.SWAPPED)
+        self.settle()
+        self.assertEqual(('available', 'in-use'), (
+            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual([], self.show_volume(old)['attachments'])
+        bdm = self.mapping(new)
+        self.assertEqual((None, None, '/dev/vdb'),
+                         (bdm.task, bdm.task_owner, bdm.device_name))
+        self.assertEqual([new], [a['volumeId'] for a in
+                                 self.attachments(self.server_id)])
+        # The server comes back with the new volume.
+        resp = self.api.post('/v2.1/servers/%s/action' % self.server_id,
+                             body={'unshelve': None})
+        self.assertEqual(202, resp.status, resp.text)
+        self.wait_for_server_status(self.server_id, 'ACTIVE')
+        self.assertEqual('in-use', self.show_volume(new)['status'])
+
     def test_fresh_work_is_left_alone(self):
         volume_id = self.attached_volume()
         base.set_rows(

@@ -342,9 +342,9 @@ class SwapTest(ShelveTestCase):
         self.assertEqual([], [s for s in sent if s[0] == 'compute'])
         self.assert_swapped(old, new)
         [bdm] = self.mappings()
-        self.assertEqual((new, '/dev/vdb', 'rw', 'data'),
+        self.assertEqual((new, '/dev/vdb', 'rw', 'data', None),
                          (bdm.volume_id, bdm.device_name, bdm.attach_mode,
-                          bdm.tag))
+                          bdm.tag, bdm.task))
         self.unshelve()
         self.assert_swapped(old, new)
         self.assertIn('/dev/vdb', self.guest()[1].devices)
