@@ -23,6 +23,7 @@ ORM rows with what the views need already loaded (relationships are
 """
 
 import collections
+import operator
 
 from oslo_db import exception as db_exc
 from oslo_serialization import jsonutils
@@ -69,8 +70,9 @@ _VOLUME_COLUMNS = tuple(c.name for c in _V.c)
 _TYPE_COLUMNS = tuple(c.name for c in _VT.c)
 _ATTACHMENT_COLUMNS = tuple(c.name for c in _A.c)
 
-# Read-only records of volume_get and attachment_get (named tuples: built
-# from a result row's slices at C speed, attributes as the ORM rows had).
+# Read-only records of volume_get and attachment_get (named tuples, their
+# fields read from a result row by column label; attributes as the ORM rows
+# had).
 #: A volume row, with its ``volume_type`` (a ``VolumeTypeRow`` or None;
 #: without extra specs: ``type_get`` has them), its live ``attachments``
 #: (``AttachmentRow``s, by id), the ``admin_metadata`` users see
@@ -98,6 +100,26 @@ AttachmentSpecRow = collections.namedtuple('AttachmentSpecRow',
 # statement, outer joins rather than a second SELECT per collection, built
 # once with bound parameters. Lists keep _volume_query/_attachment_query
 # (ORM rows; select-in loads go with LIMIT).
+#
+# Their columns are labelled ``<prefix><column name>`` (``volume_``,
+# ``type_``, ``attachment_``, ``admin_<key>``, ``spec_``) and a record is
+# built from the row's attributes of those labels: the order of the
+# SELECT's columns does not matter.
+
+
+def _labelled(table, prefix):
+    """The columns of ``table``, each labelled ``prefix`` + its name."""
+    return [column.label(prefix + column.name) for column in table.c]
+
+
+def _values_of(prefix, names):
+    """A function that gives a row's values of the columns labelled
+    ``prefix`` + each of ``names``, as a tuple in the order of ``names``
+    (``operator.attrgetter``: read by label, at C speed)."""
+    get = operator.attrgetter(*(prefix + name for name in names))
+    if len(names) == 1:
+        return lambda row: (get(row),)
+    return get
 
 
 def _in(column, values):
@@ -114,35 +136,37 @@ def _not_in(column, values):
 
 def _admin_metadata_value(key):
     """The volume's admin metadata ``key`` as a correlated scalar
-    subquery: one column of the volume's row, not one row more per
-    key."""
+    subquery: one column of the volume's row (labelled ``admin_<key>``),
+    not one row more per key."""
     return sa.select(_AM.c.value).where(
         _AM.c.volume_id == _V.c.id, _AM.c.key == key
     ).correlate(_V).scalar_subquery().label('admin_' + key)
 
 
 def _volume_get_statement(in_project):
-    query = sa.select(*_V.c, *_VT.c, *(
-        _admin_metadata_value(key) for key in st.VISIBLE_ADMIN_METADATA),
-        *_A.c).select_from(
+    query = sa.select(
+        *_labelled(_V, 'volume_'), *_labelled(_VT, 'type_'),
+        *(_admin_metadata_value(key) for key in st.VISIBLE_ADMIN_METADATA),
+        *_labelled(_A, 'attachment_')).select_from(
         _V.outerjoin(_VT, _VT.c.id == _V.c.volume_type_id).outerjoin(
             _A, sa.and_(_A.c.volume_id == _V.c.id, _A.c.deleted.is_(False)))
     ).where(_V.c.deleted.is_(False), _V.c.id == sa.bindparam('volume_id')
-            ).order_by(_A.c.id).set_label_style(
-        sa.LABEL_STYLE_TABLENAME_PLUS_COL)
+            ).order_by(_A.c.id)
     if in_project:
         query = query.where(_V.c.project_id == sa.bindparam('project_id'))
     return query
 
 
 def _attachment_get_statement(in_project):
-    query = sa.select(*_A.c, *_V.c, _S.c.key, _S.c.value).select_from(
+    query = sa.select(
+        *_labelled(_A, 'attachment_'), *_labelled(_V, 'volume_'),
+        _S.c.key.label('spec_key'), _S.c.value.label('spec_value')
+    ).select_from(
         _A.join(_V, _V.c.id == _A.c.volume_id).outerjoin(
             _S, _S.c.attachment_id == _A.c.id)
     ).where(_A.c.deleted.is_(False),
             _A.c.id == sa.bindparam('attachment_id')
-            ).order_by(_S.c.id).set_label_style(
-        sa.LABEL_STYLE_TABLENAME_PLUS_COL)
+            ).order_by(_S.c.id)
     if in_project:
         query = query.where(_V.c.project_id == sa.bindparam('project_id'))
     return query
@@ -153,35 +177,36 @@ _VOLUME_GET = {False: _volume_get_statement(False),
 _ATTACHMENT_GET = {False: _attachment_get_statement(False),
                    True: _attachment_get_statement(True)}
 
-_NV = len(_VOLUME_COLUMNS)
-_NT = _NV + len(_TYPE_COLUMNS)
-_NM = _NT + len(st.VISIBLE_ADMIN_METADATA)
-_NA = len(_ATTACHMENT_COLUMNS)
+_volume_values = _values_of('volume_', _VOLUME_COLUMNS)
+_type_values = _values_of('type_', _TYPE_COLUMNS)
+_attachment_values = _values_of('attachment_', _ATTACHMENT_COLUMNS)
 
 
 def _volume_record(rows):
     """The ``VolumeRecord`` of ``_VOLUME_GET``'s rows (one per attachment,
     or one with NULL attachment columns)."""
     first = rows[0]
-    vtype = (VolumeTypeRow._make(first[_NV:_NT])
-             if first[_NV] is not None else None)
-    attachments = [AttachmentRow._make(row[_NM:]) for row in rows
-                   if row[_NM] is not None]
-    admin_metadata = [
-        AdminMetadataRow(key, value) for key, value in zip(
-            st.VISIBLE_ADMIN_METADATA, first[_NT:_NM]) if value is not None]
-    return VolumeRecord._make(first[:_NV] + (vtype, attachments,
-                                             admin_metadata, None))
+    vtype = (VolumeTypeRow._make(_type_values(first))
+             if first.type_id is not None else None)
+    attachments = [AttachmentRow._make(_attachment_values(row))
+                   for row in rows if row.attachment_id is not None]
+    admin_metadata = []
+    for key in st.VISIBLE_ADMIN_METADATA:
+        value = getattr(first, 'admin_' + key)
+        if value is not None:
+            admin_metadata.append(AdminMetadataRow(key, value))
+    return VolumeRecord._make(_volume_values(first) + (
+        vtype, attachments, admin_metadata, None))
 
 
 def _attachment_record(rows):
     """The ``AttachmentRecord`` of ``_ATTACHMENT_GET``'s rows (one per
     spec, or one with NULL spec columns)."""
     first = rows[0]
-    specs = [AttachmentSpecRow(row[-2], row[-1]) for row in rows
-             if row[-2] is not None]
-    return AttachmentRecord._make(
-        first[:_NA] + (VolumeRow._make(first[_NA:_NA + _NV]), specs))
+    specs = [AttachmentSpecRow(row.spec_key, row.spec_value)
+             for row in rows if row.spec_key is not None]
+    return AttachmentRecord._make(_attachment_values(first) + (
+        VolumeRow._make(_volume_values(first)), specs))
 
 
 SORT_KEYS = {
@@ -580,13 +605,14 @@ def volume_create(ctxt, values, quota_check=None, metadata=None):
 def volume_summary(ctxt, project_id=None):
     """``(count, total size in GiB)`` of the live volumes (of
     ``project_id``, or of every project)."""
-    query = sa.select(sa.func.count(),
-                      sa.func.coalesce(sa.func.sum(Volume.size), 0)).where(
-        Volume.deleted.is_(False))
+    query = sa.select(
+        sa.func.count().label('volumes'),
+        sa.func.coalesce(sa.func.sum(Volume.size), 0).label('gigabytes')
+    ).where(Volume.deleted.is_(False))
     if project_id is not None:
         query = query.where(Volume.project_id == project_id)
-    count, size = ctxt.session.execute(query).one()
-    return count, int(size)
+    row = ctxt.session.execute(query).one()
+    return row.volumes, int(row.gigabytes)
 
 
 @db_api.context_manager.reader.connection
@@ -600,7 +626,8 @@ def volume_metadata_summary(ctxt, project_id=None):
     if project_id is not None:
         query = query.where(_V.c.project_id == project_id)
     summary = collections.defaultdict(list)
-    for key, value in sorted(ctxt.connection.execute(query).all()):
+    for key, value in sorted((row.key, row.value)
+                             for row in ctxt.connection.execute(query)):
         summary[key].append(value)
     return dict(summary)
 
