@@ -376,7 +376,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
 
     def begin_detaching(self, ctxt, volume_id):
         # The read and the checks in the move's transaction (one, not two).
-        with db_api.context_manager.writer.connection.using(ctxt):
+        with db_api.context_manager.writer.using(ctxt):
             volume = self.get(ctxt, volume_id)
             ctxt.can(volume_policies.BEGIN_DETACHING,
                      target=_target(volume.project_id))
@@ -669,7 +669,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
 
     def attachment_update(self, ctxt, attachment_id, connector):
         # Both reads in one transaction.
-        with db_api.context_manager.reader.connection.using(ctxt):
+        with db_api.context_manager.reader.using(ctxt):
             attachment = db.attachment_get(ctxt, attachment_id,
                                            self._project(ctxt))
             ctxt.can(attachment_policies.UPDATE,

@@ -10,16 +10,18 @@ recomputed from a consistent set of attachments on MariaDB and PostgreSQL
 too; the CAS conditions are what decide who wins. No backend call is made
 inside a transaction: ``volume/api.py`` calls drivers between two.
 
-The status moves and the single-object reads run several times in every
-attach and detach, so they are Core statements on the tables, built once at
-import with bound parameters and run in ``.reader.connection`` /
-``.writer.connection`` transactions: the ORM Session and rebuilding a
-statement each call cost far more than the SQL on SQLite. ``volume_get``
-and ``attachment_get`` return read-only records (``VolumeRecord``,
-``AttachmentRecord``: named tuples) with what the views and
-``volume/api.py`` use; list functions and the volume type functions return
-ORM rows with what the views need already loaded (relationships are
-``lazy='raise'``): a list is a fixed number of queries.
+Every function runs in session mode (``@db_api.context_manager.reader``
+/ ``.writer``, statements run with ``ctxt.session.execute``): one mode for
+all block-storage data access. The status moves and the single-object
+reads run several times in every attach and detach, so they are Core
+statements on the tables, built once at import with bound parameters:
+building a statement each call costs about as much as running it on
+SQLite. ``volume_get`` and ``attachment_get`` return read-only records
+(``VolumeRecord``, ``AttachmentRecord``: named tuples, filled from
+labelled columns) with what the views and ``volume/api.py`` use; list
+functions and the volume type functions return ORM rows with what the
+views need already loaded (relationships are ``lazy='raise'``): a list is
+a fixed number of queries.
 """
 
 import collections
@@ -511,7 +513,7 @@ def _volume_query(project_id=None):
     return query
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     """The live volume ``volume_id`` (only in ``project_id`` if given), as
     a ``VolumeRecord``; ``with_metadata``: with its metadata, read in the
@@ -519,7 +521,7 @@ def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     params = {'volume_id': volume_id}
     if project_id is not None:
         params['project_id'] = project_id
-    rows = ctxt.connection.execute(
+    rows = ctxt.session.execute(
         _VOLUME_GET[project_id is not None], params).all()
     if not rows:
         raise exception.VolumeNotFound(volume_id=volume_id)
@@ -527,7 +529,7 @@ def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     if with_metadata:
         record = record._replace(volume_metadata=tuple(
             MetadataRow(row.key, row.value)
-            for row in _metadata_rows(ctxt.connection, volume_id)))
+            for row in _metadata_rows(ctxt.session, volume_id)))
     return record
 
 
@@ -597,7 +599,7 @@ def volume_create(ctxt, values, quota_check=None, metadata=None):
         raise exception.VolumeTypeNotFound(
             volume_type_id=values.get('volume_type_id'))
     if metadata:
-        _metadata_insert(ctxt.session.connection(), volume.id, metadata)
+        _metadata_insert(ctxt.session, volume.id, metadata)
     return volume
 
 
@@ -615,7 +617,7 @@ def volume_summary(ctxt, project_id=None):
     return row.volumes, int(row.gigabytes)
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def volume_metadata_summary(ctxt, project_id=None):
     """Cinder's summary of the metadata of the live volumes (of
     ``project_id``, or of every project): ``{key: [every value it has]}``,
@@ -627,27 +629,27 @@ def volume_metadata_summary(ctxt, project_id=None):
         query = query.where(_V.c.project_id == project_id)
     summary = collections.defaultdict(list)
     for key, value in sorted((row.key, row.value)
-                             for row in ctxt.connection.execute(query)):
+                             for row in ctxt.session.execute(query)):
         summary[key].append(value)
     return dict(summary)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_update(ctxt, volume_id, values, metadata=None, frozen=()):
     """Plain attribute changes (name, description, bootable, an
     administrator's status reset): not moves. With ``metadata``, the
     volume's whole metadata is replaced by it in the same transaction.
     Under the volume's row lock; nothing changes while its status is in
     ``frozen`` (returns False)."""
-    connection = ctxt.connection
-    volume = _lock_volume(connection, volume_id)
+    session = ctxt.session
+    volume = _lock_volume(session, volume_id)
     if volume.status in frozen:
         return False
     if values:
-        connection.execute(sa.update(_V).where(
+        session.execute(sa.update(_V).where(
             _V.c.id == volume_id, _V.c.deleted.is_(False)).values(**values))
     if metadata is not None:
-        _metadata_change(connection, volume_id, metadata, replace=True)
+        _metadata_change(session, volume_id, metadata, replace=True)
     return True
 
 
@@ -664,7 +666,7 @@ def _volume_move_statement(move, keys, extra=()):
         status=target, **{key: sa.bindparam('v_' + key) for key in keys})
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_move(ctxt, volume_id, move, values=None, extra=()):
     """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won.
     ``extra``: more conditions (that statement is built for this call)."""
@@ -679,7 +681,7 @@ def volume_move(ctxt, volume_id, move, values=None, extra=()):
                 move, keys)
     params = {'v_' + key: value for key, value in values.items()}
     params['b_volume_id'] = volume_id
-    return ctxt.connection.execute(query, params).rowcount == 1
+    return ctxt.session.execute(query, params).rowcount == 1
 
 
 _BEGIN_DETACHING = _volume_move_statement(
@@ -687,11 +689,11 @@ _BEGIN_DETACHING = _volume_move_statement(
                                   _V.c.migration_status.is_(None)))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_begin_detaching(ctxt, volume_id):
     """The begin_detaching move, only while the volume is ``attached`` and
     not migrating; True if this caller won."""
-    return ctxt.connection.execute(
+    return ctxt.session.execute(
         _BEGIN_DETACHING, {'b_volume_id': volume_id}).rowcount == 1
 
 
@@ -711,25 +713,25 @@ def _legacy_reserve_statement():
 _LEGACY_RESERVE = _legacy_reserve_statement()
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_legacy_reserve(ctxt, volume_id):
     """The legacy_reserve move (``os-reserve``), one compare-and-swap;
     True if this caller won."""
-    return ctxt.connection.execute(
+    return ctxt.session.execute(
         _LEGACY_RESERVE, {'b_volume_id': volume_id}).rowcount == 1
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_unreserve(ctxt, volume_id):
     """``os-unreserve``: an ``attaching`` volume gets the status its
     attachments give it (in-use or available), in one transaction under
     the volume's row lock. Returns the new status, or None if the volume
     was not ``attaching`` (nothing changed)."""
-    connection = ctxt.connection
-    locked = _lock_volume(connection, volume_id)
+    session = ctxt.session
+    locked = _lock_volume(session, volume_id)
     if locked.status not in st.UNRESERVE_FROM:
         return None
-    return _recompute(connection, volume_id, locked=locked)
+    return _recompute(session, volume_id, locked=locked)
 
 
 _LOCK_VOLUME_FOR_ATTACH = sa.select(
@@ -759,23 +761,23 @@ def _legacy_attach_statement():
 _LEGACY_ATTACH = _legacy_attach_statement()
 
 
-def _admin_metadata_get(connection, volume_id, key):
+def _admin_metadata_get(session, volume_id, key):
     """``(row id, value)`` of the volume's admin metadata ``key``, or
     None."""
-    return connection.execute(_ADMIN_METADATA, {
+    return session.execute(_ADMIN_METADATA, {
         'b_volume_id': volume_id, 'b_key': key}).first()
 
 
-def _admin_metadata_set(connection, volume_id, key, value, update=True):
+def _admin_metadata_set(session, volume_id, key, value, update=True):
     """Write admin metadata ``key`` (only if absent without ``update``),
     under the volume's row lock taken by the caller."""
-    row = _admin_metadata_get(connection, volume_id, key)
+    row = _admin_metadata_get(session, volume_id, key)
     if row is None:
-        connection.execute(_INSERT_ADMIN_METADATA, {
+        session.execute(_INSERT_ADMIN_METADATA, {
             'volume_id': volume_id, 'key': key, 'value': value,
             'created_at': _now()})
     elif update and row.value != value:
-        connection.execute(_UPDATE_ADMIN_METADATA, {
+        session.execute(_UPDATE_ADMIN_METADATA, {
             'b_id': row.id, 'v_value': value, 'v_now': _now()})
 
 
@@ -785,7 +787,7 @@ def _same_target(row, instance_uuid, host_name):
     return not row.instance_uuid and row.attached_host == host_name
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
                          mountpoint, mode):
     """``os-attach``, one transaction under the volume's row lock: the
@@ -796,18 +798,18 @@ def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
     for a read-write attach of a read-only volume and ``InvalidVolume``
     when the volume's status or its other attachments do not allow it;
     then nothing changes."""
-    connection = ctxt.connection
-    volume = connection.execute(
+    session = ctxt.session
+    volume = session.execute(
         _LOCK_VOLUME_FOR_ATTACH, {'volume_id': volume_id}).one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
-    live = [row for row in _live_attachments(connection, volume_id)
+    live = [row for row in _live_attachments(session, volume_id)
             if not row.attach_status.startswith('error')]
     for row in live:
         if row.attach_status == st.ATTACHED and _same_target(
                 row, instance_uuid, host_name):
             return attachment_get(ctxt, row.id)
-    readonly = _admin_metadata_get(connection, volume_id, st.READONLY)
+    readonly = _admin_metadata_get(session, volume_id, st.READONLY)
     if not st.attach_mode_allowed(readonly and readonly.value, mode):
         raise exception.InvalidVolumeAttachMode(mode=mode,
                                                 volume_id=volume_id)
@@ -815,7 +817,7 @@ def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
         raise exception.InvalidVolume(reason=(
             'volume is already attached and multiple attachments are not '
             'enabled'))
-    result = connection.execute(_LEGACY_ATTACH, {'b_volume_id': volume_id})
+    result = session.execute(_LEGACY_ATTACH, {'b_volume_id': volume_id})
     if result.rowcount != 1:
         raise exception.InvalidVolume(reason=(
             'Volume %(id)s status must be %(statuses)s to attach, but the '
@@ -825,10 +827,10 @@ def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
                     st.legacy_attach_from(volume.multiattach)),
                 'current': volume.status})
     # As Cinder, the flag is recorded (unset: read-write) at first attach.
-    _admin_metadata_set(connection, volume_id, st.READONLY,
+    _admin_metadata_set(session, volume_id, st.READONLY,
                         st.readonly_value(False), update=False)
     attachment_id = uuidutils.generate_uuid()
-    connection.execute(_INSERT_ATTACHMENT, {
+    session.execute(_INSERT_ATTACHMENT, {
         'id': attachment_id, 'volume_id': volume_id,
         'instance_uuid': instance_uuid, 'attached_host': host_name,
         'mountpoint': mountpoint, 'attach_mode': mode,
@@ -837,17 +839,17 @@ def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
     return attachment_get(ctxt, attachment_id)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_update_readonly(ctxt, volume_id, readonly):
     """``os-update_readonly_flag``: write the ``readonly`` admin metadata
     while the volume is ``available``, under its row lock (one
     transaction). Returns None if written, else the volume's status
     (nothing changed)."""
-    connection = ctxt.connection
-    locked = _lock_volume(connection, volume_id)
+    session = ctxt.session
+    locked = _lock_volume(session, volume_id)
     if locked.status not in st.READONLY_UPDATE_FROM:
         return locked.status
-    _admin_metadata_set(connection, volume_id, st.READONLY,
+    _admin_metadata_set(session, volume_id, st.READONLY,
                         st.readonly_value(readonly))
     return None
 
@@ -904,7 +906,7 @@ def volumes_stalled(ctxt, status, before):
         .order_by(Volume.updated_at)).scalars().all()
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_settle(ctxt, volume, move, values=None):
     """``move`` of a stalled ``volume`` (a row ``volumes_stalled`` read),
     only if it has not moved since it was read: a process that was only
@@ -914,14 +916,14 @@ def volume_settle(ctxt, volume, move, values=None):
         else _V.c.updated_at == volume.updated_at,))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_recompute(ctxt, volume_id):
     """Recompute the status of a volume whose status is about attachments
     (force detach cleaning up); other statuses are left alone."""
-    connection = ctxt.connection
-    volume = _lock_volume(connection, volume_id)
+    session = ctxt.session
+    volume = _lock_volume(session, volume_id)
     if volume.status in st.ATTACHMENT_DRIVEN:
-        return _recompute(connection, volume_id, locked=volume)
+        return _recompute(session, volume_id, locked=volume)
     return volume.status
 
 
@@ -931,7 +933,7 @@ def _live_attachment_exists(volume_id):
         Attachment.attach_status.in_(st.LIVE_ATTACHMENT))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_delete_start(ctxt, volume_id):
     """available/error... -> deleting, only with no live attachment."""
     return volume_move(ctxt, volume_id, 'delete',
@@ -939,7 +941,7 @@ def volume_delete_start(ctxt, volume_id):
                               Volume.migration_status.is_(None)))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_force_delete_start(ctxt, volume_id):
     """Any status -> deleting (Cinder's force delete), only while no
     attachment is ``attached`` and the volume is not migrating; True if
@@ -948,7 +950,7 @@ def volume_force_delete_start(ctxt, volume_id):
     attached = sa.exists().where(
         _A.c.volume_id == _V.c.id, _A.c.deleted.is_(False),
         _A.c.attach_status == st.ATTACHED)
-    return ctxt.connection.execute(
+    return ctxt.session.execute(
         sa.update(_V).where(
             _V.c.id == volume_id, _V.c.deleted.is_(False),
             _V.c.migration_status.is_(None), ~attached).values(
@@ -995,16 +997,16 @@ _SET_METADATA_VALUE = sa.update(_M).where(
 _INSERT_METADATA = sa.insert(_M)
 
 
-def _metadata_rows(connection, volume_id):
+def _metadata_rows(session, volume_id):
     """The volume's metadata rows (``id``, ``key``, ``value``), by key."""
-    return sorted(connection.execute(
+    return sorted(session.execute(
         _METADATA_ROWS, {'b_volume_id': volume_id}).all(),
         key=lambda row: row.key)
 
 
-def _metadata_insert(connection, volume_id, metadata):
+def _metadata_insert(session, volume_id, metadata):
     try:
-        connection.execute(_INSERT_METADATA, [
+        session.execute(_INSERT_METADATA, [
             {'volume_id': volume_id, 'key': key, 'value': value}
             for key, value in sorted(metadata.items())])
     except db_exc.DBDuplicateEntry:
@@ -1016,66 +1018,66 @@ def _metadata_insert(connection, volume_id, metadata):
             repr(key) for key in sorted(metadata)))
 
 
-def _metadata_change(connection, volume_id, metadata, replace=False,
+def _metadata_change(session, volume_id, metadata, replace=False,
                      rows=None):
     """Apply ``vmeta.plan`` to the volume's rows; returns the metadata
     after."""
     if rows is None:
-        rows = _metadata_rows(connection, volume_id)
+        rows = _metadata_rows(session, volume_id)
     ids = {row.key: row.id for row in rows}
     plan = vmeta.plan({row.key: row.value for row in rows}, metadata,
                       replace=replace)
     # Removals first: a key given again with other trailing spaces is then
     # free on MariaDB too.
     if plan.removed:
-        connection.execute(_DELETE_METADATA_IDS,
-                           {'b_ids': [ids[key] for key in plan.removed]})
+        session.execute(_DELETE_METADATA_IDS,
+                        {'b_ids': [ids[key] for key in plan.removed]})
     for key, value in sorted(plan.changed.items()):
-        connection.execute(_SET_METADATA_VALUE,
-                           {'b_id': ids[key], 'v_value': value})
+        session.execute(_SET_METADATA_VALUE,
+                        {'b_id': ids[key], 'v_value': value})
     if plan.added:
-        _metadata_insert(connection, volume_id, plan.added)
+        _metadata_insert(session, volume_id, plan.added)
     return plan.result
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def volume_metadata_get(ctxt, volume_id):
     """The volume's metadata, ``{key: value}`` by key."""
     return {row.key: row.value
-            for row in _metadata_rows(ctxt.connection, volume_id)}
+            for row in _metadata_rows(ctxt.session, volume_id)}
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_metadata_update(ctxt, volume_id, metadata, replace=False,
                            check=None):
     """Set the keys of ``metadata`` on the live volume (with ``replace``,
     remove its other keys); returns the metadata after. ``check(status,
     current metadata)`` runs first, under the volume's row lock, and may
     refuse by raising (status rules, If-Match): nothing has changed then."""
-    connection = ctxt.connection
-    volume = _lock_volume(connection, volume_id)
-    rows = _metadata_rows(connection, volume_id)
+    session = ctxt.session
+    volume = _lock_volume(session, volume_id)
+    rows = _metadata_rows(session, volume_id)
     if check is not None:
         check(volume.status, {row.key: row.value for row in rows})
-    return _metadata_change(connection, volume_id, metadata,
+    return _metadata_change(session, volume_id, metadata,
                             replace=replace, rows=rows)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def volume_metadata_delete(ctxt, volume_id, key, check=None):
     """Remove ``key`` (exactly) from the live volume's metadata
     (``VolumeMetadataNotFound`` if it has no such key); ``check`` as for
     ``volume_metadata_update``."""
-    connection = ctxt.connection
-    volume = _lock_volume(connection, volume_id)
-    rows = _metadata_rows(connection, volume_id)
+    session = ctxt.session
+    volume = _lock_volume(session, volume_id)
+    rows = _metadata_rows(session, volume_id)
     found = [row.id for row in rows if row.key == key]
     if not found:
         raise exception.VolumeMetadataNotFound(volume_id=volume_id,
                                                metadata_key=key)
     if check is not None:
         check(volume.status, {row.key: row.value for row in rows})
-    connection.execute(_DELETE_METADATA_IDS, {'b_ids': found})
+    session.execute(_DELETE_METADATA_IDS, {'b_ids': found})
 
 
 # -- attachments --------------------------------------------------------------
@@ -1101,43 +1103,43 @@ _RECOMPUTE = sa.update(_V).where(
     attach_status=sa.bindparam('v_attach_status'))
 
 
-def _lock_volume(connection, volume_id):
+def _lock_volume(session, volume_id):
     """Lock the live volume's row; returns its ``id``, ``status`` and
     ``migration_status`` (a row of three columns: a whole volume is not
     needed to hold a lock)."""
-    volume = connection.execute(
+    volume = session.execute(
         _LOCK_VOLUME, {'volume_id': volume_id}).one_or_none()
     if volume is None:
         raise exception.VolumeNotFound(volume_id=volume_id)
     return volume
 
 
-def _live_attachments(connection, volume_id):
+def _live_attachments(session, volume_id):
     """The volume's live attachments (rows of their columns), by id."""
-    return connection.execute(
+    return session.execute(
         _LIVE_ATTACHMENTS, {'b_volume_id': volume_id}).all()
 
 
-def _live_statuses(connection, volume_id):
+def _live_statuses(session, volume_id):
     """The attach statuses of the volume's live attachments (one column
     query: the status moves need nothing else)."""
-    return connection.execute(
+    return session.execute(
         _LIVE_STATUSES, {'b_volume_id': volume_id}).scalars().all()
 
 
-def _recompute(connection, volume_id, locked=None):
+def _recompute(session, volume_id, locked=None):
     """Set the volume's status and attach_status from its attachments,
     as a CAS on the status just read (repeated if it moved meanwhile).
     ``locked``: the row ``_lock_volume`` returned in this transaction, so
     the first attempt need not read the status again."""
     for _attempt in range(5):
-        volume = locked or connection.execute(
+        volume = locked or session.execute(
             _VOLUME_STATUS, {'volume_id': volume_id}).one()
         locked = None
-        statuses = _live_statuses(connection, volume_id)
+        statuses = _live_statuses(session, volume_id)
         new_status, attach_status = st.recompute(
             volume.status, volume.migration_status, statuses)
-        result = connection.execute(_RECOMPUTE, {
+        result = session.execute(_RECOMPUTE, {
             'b_volume_id': volume_id, 'b_status': volume.status,
             'v_status': new_status, 'v_attach_status': attach_status})
         if result.rowcount == 1:
@@ -1146,9 +1148,9 @@ def _recompute(connection, volume_id, locked=None):
         reason='volume %s kept changing status' % volume_id)
 
 
-def _attach_status(connection, volume_id):
+def _attach_status(session, volume_id):
     """The volume's ``attach_status`` from its live attachments."""
-    statuses = [status for status in _live_statuses(connection, volume_id)
+    statuses = [status for status in _live_statuses(session, volume_id)
                 if not status.startswith('error')]
     return st.attach_status_of(statuses)
 
@@ -1162,14 +1164,14 @@ def _attachment_query(project_id=None):
     return query
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def attachment_get(ctxt, attachment_id, project_id=None):
     """The live attachment (only in ``project_id`` if given), as an
     ``AttachmentRecord``."""
     params = {'attachment_id': attachment_id}
     if project_id is not None:
         params['project_id'] = project_id
-    rows = ctxt.connection.execute(
+    rows = ctxt.session.execute(
         _ATTACHMENT_GET[project_id is not None], params).all()
     if not rows:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
@@ -1189,14 +1191,14 @@ _ATTACHMENT_VOLUME = {False: _attachment_volume_statement(False),
                       True: _attachment_volume_statement(True)}
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def attachment_volume(ctxt, attachment_id, project_id=None):
     """``(volume id, volume project id)`` of the live attachment (only in
     ``project_id`` if given): two columns, for a move's checks."""
     params = {'b_attachment_id': attachment_id}
     if project_id is not None:
         params['b_project_id'] = project_id
-    row = ctxt.connection.execute(
+    row = ctxt.session.execute(
         _ATTACHMENT_VOLUME[project_id is not None], params).first()
     if row is None:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
@@ -1229,10 +1231,10 @@ def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
     return ctxt.session.execute(query).unique().scalars().all()
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def attachments_of_volume(ctxt, volume_id):
     """The volume's live attachments (rows of their columns), by id."""
-    return _live_attachments(ctxt.connection, volume_id)
+    return _live_attachments(ctxt.session, volume_id)
 
 
 def _connection_users_statement(exclude):
@@ -1253,22 +1255,22 @@ _CONNECTION_USERS = {False: _connection_users_statement(False),
                      True: _connection_users_statement(True)}
 
 
-def _connection_users(connection, volume_id, host, exclude_id):
+def _connection_users(session, volume_id, host, exclude_id):
     """Ids of the live attachments of the volume connected to ``host``
     (other than ``exclude_id``) whose detach has not begun."""
     if not host:
         return []
-    return connection.execute(
+    return session.execute(
         _CONNECTION_USERS[exclude_id is not None],
         {'b_volume_id': volume_id, 'b_host': host,
          'b_exclude_id': exclude_id}).scalars().all()
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def connection_users(ctxt, volume_id, host, exclude_id=None):
     """The attachments still using the volume's connection to ``host``
     (the add-new-attach-apis spec's shared connections)."""
-    return _connection_users(ctxt.connection, volume_id, host, exclude_id)
+    return _connection_users(ctxt.session, volume_id, host, exclude_id)
 
 
 _SET_DETACH_TIME = sa.update(_A).where(
@@ -1276,7 +1278,7 @@ _SET_DETACH_TIME = sa.update(_A).where(
     _A.c.deleted.is_(False)).values(detach_time=sa.bindparam('v_now'))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     """Mark the attachment's detach as begun (its ``detach_time``) and
     return the other attachments still using the connection to ``host``.
@@ -1285,20 +1287,20 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     deleted at once cannot both see the other as still using the
     connection (and both leave it): the second one sees the first as
     going and tears the connection down."""
-    connection = ctxt.connection
-    _lock_volume(connection, volume_id)
-    result = connection.execute(_SET_DETACH_TIME, {
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    result = session.execute(_SET_DETACH_TIME, {
         'b_attachment_id': attachment_id, 'v_now': _now()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    return _connection_users(connection, volume_id, host, attachment_id)
+    return _connection_users(session, volume_id, host, attachment_id)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_abort_detach(ctxt, attachment_id):
     """Undo ``attachment_begin_detach`` (the backend failed to
     disconnect: the attachment is unchanged)."""
-    ctxt.connection.execute(_SET_DETACH_TIME, {
+    ctxt.session.execute(_SET_DETACH_TIME, {
         'b_attachment_id': attachment_id, 'v_now': None})
 
 
@@ -1325,14 +1327,14 @@ _RESERVE = {False: _reserve_statement(False),
 _INSERT_ATTACHMENT = sa.insert(_A)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     """The reserve move: a new ``reserved`` attachment, the volume
     ``reserved``. Returns the attachment (as ``attachment_get``), or None
     if the volume's status does not allow a reservation (nothing
     changed)."""
-    connection = ctxt.connection
-    _lock_volume(connection, volume_id)
+    session = ctxt.session
+    _lock_volume(session, volume_id)
     # A plain read, not a subquery of the UPDATE below: on MariaDB that
     # subquery takes shared next-key locks on volume_attachment, and two
     # reservations of different volumes then deadlock on the INSERT. The
@@ -1341,7 +1343,7 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     # the same instance reserve an in-use volume again, and what the
     # volume's attach_status becomes with one more reserved attachment
     # (set by the compare-and-swap itself, not by a second UPDATE).
-    live = connection.execute(
+    live = session.execute(
         _LIVE_INSTANCES, {'b_volume_id': volume_id}).all()
     same_instance = bool(instance_uuid) and any(
         row.instance_uuid == instance_uuid and
@@ -1349,7 +1351,7 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     attach_status = st.attach_status_of(
         [row.attach_status for row in live
          if not row.attach_status.startswith('error')] + [st.RESERVED])
-    result = connection.execute(_RESERVE[same_instance], {
+    result = session.execute(_RESERVE[same_instance], {
         'b_volume_id': volume_id, 'v_attach_status': attach_status})
     if result.rowcount != 1:
         return None
@@ -1357,12 +1359,12 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
         # A volume flagged read-only (os-update_readonly_flag) is attached
         # 'ro' when the caller gives no mode, as Cinder's admin metadata
         # override (Cinder takes any value; nova_lite only 'True').
-        readonly = _admin_metadata_get(connection, volume_id, st.READONLY)
+        readonly = _admin_metadata_get(session, volume_id, st.READONLY)
         if readonly is not None and not st.attach_mode_allowed(
                 readonly.value, 'rw'):
             attach_mode = 'ro'
     attachment_id = uuidutils.generate_uuid()
-    connection.execute(_INSERT_ATTACHMENT, {
+    session.execute(_INSERT_ATTACHMENT, {
         'id': attachment_id, 'volume_id': volume_id,
         'instance_uuid': instance_uuid, 'attach_status': st.RESERVED,
         'attach_mode': attach_mode, 'connection_info': None})
@@ -1393,21 +1395,21 @@ _CURRENT_VOLUME_STATUS = sa.select(_V.c.status).where(
     _V.c.id == sa.bindparam('volume_id'))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     """The connect move: attachment and volume ``attaching``, the
     connection saved, the connector stored as ``attachment_specs`` rows.
     Raises (and changes nothing) if either has moved meanwhile. Returns the
     attachment as ``attachment_get`` loads it, read in this transaction."""
-    connection = ctxt.connection
-    _lock_volume(connection, volume_id)
+    session = ctxt.session
+    _lock_volume(session, volume_id)
     keys = tuple(values)
     query = _CONNECT.get(keys)
     if query is None:
         query = _CONNECT[keys] = _connect_statement(keys)
     params = {'v_' + key: value for key, value in values.items()}
     params['b_attachment_id'] = attachment_id
-    result = connection.execute(query, params)
+    result = session.execute(query, params)
     if result.rowcount != 1:
         raise exception.ResourceConflict(
             reason='attachment %s was deleted or changed status while it '
@@ -1415,8 +1417,8 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     # The status move and the attach_status it implies, in one UPDATE
     # (the attachment's own move above is already in the statuses read).
     if not volume_move(ctxt, volume_id, 'connect', values={
-            'attach_status': _attach_status(connection, volume_id)}):
-        current = connection.execute(
+            'attach_status': _attach_status(session, volume_id)}):
+        current = session.execute(
             _CURRENT_VOLUME_STATUS, {'volume_id': volume_id}).scalar()
         raise exception.ResourceConflict(
             reason='volume %s is %s: it cannot be connected' % (
@@ -1424,13 +1426,13 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     # Delete by primary key what a plain read finds: a DELETE by
     # attachment_id that matches nothing (the usual case) takes a gap lock
     # on MariaDB, and two connects then deadlock on their INSERTs.
-    stale = connection.execute(
+    stale = session.execute(
         _STALE_SPECS, {'b_attachment_id': attachment_id}).scalars().all()
     if stale:
-        connection.execute(_DELETE_SPECS, {'b_ids': stale})
+        session.execute(_DELETE_SPECS, {'b_ids': stale})
     if connector:
         # One executemany, not one INSERT per connector key.
-        connection.execute(_INSERT_SPEC, [
+        session.execute(_INSERT_SPEC, [
             {'attachment_id': attachment_id, 'key': key,
              'value': jsonutils.dumps(value)}
             for key, value in connector.items()])
@@ -1455,27 +1457,27 @@ _COMPLETE_VOLUME = sa.update(_V).where(
     attach_status=sa.bindparam('v_attach_status'))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_connect_failed(ctxt, attachment_id, volume_id):
     """A failed connect: attachment ``error_attaching``, volume status
     recomputed (error attachments do not count)."""
-    connection = ctxt.connection
-    locked = _lock_volume(connection, volume_id)
-    result = connection.execute(
+    session = ctxt.session
+    locked = _lock_volume(session, volume_id)
+    result = session.execute(
         _CONNECT_FAILED, {'b_attachment_id': attachment_id})
     if result.rowcount == 1:
-        _recompute(connection, volume_id, locked=locked)
+        _recompute(session, volume_id, locked=locked)
     return result.rowcount == 1
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_complete(ctxt, attachment_id, volume_id):
-    connection = ctxt.connection
-    _lock_volume(connection, volume_id)
-    result = connection.execute(
+    session = ctxt.session
+    _lock_volume(session, volume_id)
+    result = session.execute(
         _COMPLETE, {'b_attachment_id': attachment_id})
     if result.rowcount != 1:
-        current = connection.execute(
+        current = session.execute(
             _ATTACHMENT_STATUS, {'b_attachment_id': attachment_id}).scalar()
         if current is None:
             raise exception.VolumeAttachmentNotFound(
@@ -1483,9 +1485,9 @@ def attachment_complete(ctxt, attachment_id, volume_id):
         raise exception.InvalidVolume(
             reason='attachment %s is %s and cannot be completed' % (
                 attachment_id, current))
-    result = connection.execute(_COMPLETE_VOLUME, {
+    result = session.execute(_COMPLETE_VOLUME, {
         'b_volume_id': volume_id,
-        'v_attach_status': _attach_status(connection, volume_id)})
+        'v_attach_status': _attach_status(session, volume_id)})
     if result.rowcount != 1:
         raise exception.InvalidVolume(
             reason='volume %s is being deleted' % volume_id)
@@ -1498,19 +1500,19 @@ _DESTROY = sa.update(_A).where(
     deleted_at=sa.bindparam('v_now'), detach_time=sa.bindparam('v_now'))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def attachment_destroy(ctxt, attachment_id, volume_id, remaining=True):
     """The delete move: soft-delete the attachment, recompute the volume.
     Returns the volume's remaining attachments (rows of their columns; None
     without ``remaining``: they are not read)."""
-    connection = ctxt.connection
-    locked = _lock_volume(connection, volume_id)
-    result = connection.execute(_DESTROY, {
+    session = ctxt.session
+    locked = _lock_volume(session, volume_id)
+    result = session.execute(_DESTROY, {
         'b_attachment_id': attachment_id, 'v_now': _now()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
-    _recompute(connection, volume_id, locked=locked)
-    return _live_attachments(connection, volume_id) if remaining else None
+    _recompute(session, volume_id, locked=locked)
+    return _live_attachments(session, volume_id) if remaining else None
 
 
 def connector_of(attachment):

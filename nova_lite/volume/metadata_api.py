@@ -50,7 +50,7 @@ class MetadataOperations(object):
     def get_metadata(self, ctxt, volume_id):
         """The volume's metadata, ``{key: value}`` by key."""
         # The volume and its metadata read in one transaction.
-        with db_api.context_manager.reader.connection.using(ctxt):
+        with db_api.context_manager.reader.using(ctxt):
             volume = self.get(ctxt, volume_id)
             ctxt.can(policies.GET, target=_target(volume.project_id))
             return db.volume_metadata_get(ctxt, volume_id)

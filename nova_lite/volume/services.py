@@ -154,10 +154,10 @@ def unschedulable_backends(ctxt, conf):
     return disabled_backends(get_all(ctxt, conf, binary=VOLUME_BINARY))
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _usage_by_project(ctxt, backend):
     volumes = models.Volume.__table__
-    return ctxt.connection.execute(
+    return ctxt.session.execute(
         sa.select(volumes.c.project_id,
                   sa.func.count().label('volumes'),
                   sa.func.coalesce(sa.func.sum(volumes.c.size),
