@@ -38,7 +38,9 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
 from nova_lite.policies import volumes as volume_policies
-from nova_lite.volume import db
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import types as type_db
+from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
@@ -86,8 +88,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
     def get(self, ctxt, volume_id, with_metadata=False):
         """The volume; ``with_metadata``: with its metadata (what its
         detail view shows: whoever may see the volume sees it)."""
-        volume = db.volume_get(ctxt, volume_id, self._project(ctxt),
-                               with_metadata=with_metadata)
+        volume = volume_db.volume_get(ctxt, volume_id, self._project(ctxt),
+                                      with_metadata=with_metadata)
         ctxt.can(volume_policies.GET, target=_target(volume.project_id))
         return volume
 
@@ -99,11 +101,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
         if not (ctxt.is_admin and all_tenants):
             project_id = ctxt.project_id
-        return db.volume_get_all(ctxt, project_id=project_id,
-                                 filters=filters, marker=marker, limit=limit,
-                                 offset=offset, sort_key=sort_key,
-                                 sort_dir=sort_dir,
-                                 with_metadata=with_metadata)
+        return volume_db.volume_get_all(
+            ctxt, project_id=project_id, filters=filters, marker=marker,
+            limit=limit, offset=offset, sort_key=sort_key, sort_dir=sort_dir,
+            with_metadata=with_metadata)
 
     def summary(self, ctxt, all_tenants=False):
         """Cinder's volume summary (3.12): how many volumes of the
@@ -112,7 +113,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
         project_id = None if (ctxt.is_admin and all_tenants) else \
             ctxt.project_id
-        return db.volume_summary(ctxt, project_id)
+        return volume_db.volume_summary(ctxt, project_id)
 
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, availability_zone=None, image_ref=None,
@@ -139,7 +140,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 availability_zone)
         vtype, specs = None, {}
         if volume_type:
-            vtype = db.type_get_by_name_or_id(
+            vtype = type_db.type_get_by_name_or_id(
                 ctxt, volume_type, visible_to=type_api.visible_to(ctxt))
             specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
@@ -165,7 +166,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                     if specs.get('volume_backend_name') else ''))
         quota_check = quotas.creation_check(
             ctxt, self.conf, size, vtype.name if vtype is not None else None)
-        volume = db.volume_create(ctxt, {
+        volume = volume_db.volume_create(ctxt, {
             'project_id': ctxt.project_id,
             'user_id': ctxt.user_id,
             'display_name': name,
@@ -180,10 +181,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         if backend is None:
             LOG.error('No enabled backend can host volume %s (type %s)',
                       volume.id, volume_type)
-            db.volume_move(ctxt, volume.id, 'create_failed')
+            volume_db.volume_move(ctxt, volume.id, 'create_failed')
         else:
             self._create_on_backend(ctxt, volume)
-        return db.volume_get(ctxt, volume.id, with_metadata=True)
+        return volume_db.volume_get(ctxt, volume.id, with_metadata=True)
 
     def _create_on_backend(self, ctxt, volume):
         try:
@@ -192,9 +193,9 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         except Exception:
             LOG.exception('Creating volume %s on backend %s failed',
                           volume.id, volume.host)
-            db.volume_move(ctxt, volume.id, 'create_failed')
+            volume_db.volume_move(ctxt, volume.id, 'create_failed')
             return
-        db.volume_move(ctxt, volume.id, 'create_done', values=updates)
+        volume_db.volume_move(ctxt, volume.id, 'create_done', values=updates)
 
     def update(self, ctxt, volume_id, values, metadata=None):
         """Change the volume's name, description or bootable flag and,
@@ -203,16 +204,17 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         Cinder refuses it. Returns the volume, with its metadata."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.UPDATE, target=_target(volume.project_id))
-        if not db.volume_update(ctxt, volume_id, values, metadata=metadata,
-                                frozen=st.UPDATE_FROZEN):
+        if not volume_db.volume_update(ctxt, volume_id, values,
+                                       metadata=metadata,
+                                       frozen=st.UPDATE_FROZEN):
             raise exception.InvalidVolume(reason=_(
                 'The volume cannot be updated during maintenance.'))
-        return db.volume_get(ctxt, volume_id, with_metadata=True)
+        return volume_db.volume_get(ctxt, volume_id, with_metadata=True)
 
     def delete(self, ctxt, volume_id):
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.DELETE, target=_target(volume.project_id))
-        if not db.volume_delete_start(ctxt, volume_id):
+        if not volume_db.volume_delete_start(ctxt, volume_id):
             raise exception.InvalidVolume(reason=_(
                 'Volume status must be %s and must not be migrating, '
                 'attached, belong to a group, have snapshots, awaiting a '
@@ -231,7 +233,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         ctxt.can(volume_policies.FORCE_DELETE,
                  target=_target(volume.project_id))
         ctxt.can(volume_policies.DELETE, target=_target(volume.project_id))
-        if not db.volume_force_delete_start(ctxt, volume_id):
+        if not volume_db.volume_force_delete_start(ctxt, volume_id):
             raise exception.InvalidVolume(reason=_(
                 'Volume must not be migrating, attached, belong to a group, '
                 'have snapshots, awaiting a transfer, or be disassociated '
@@ -249,11 +251,11 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 drivers.get_driver(self.conf, volume.host).delete_volume(
                     _volume_dict(volume))
             except Exception as e:
-                db.volume_move(ctxt, volume.id, 'delete_failed')
+                volume_db.volume_move(ctxt, volume.id, 'delete_failed')
                 raise exception.VolumeBackendAPIException(
                     data=_('deleting volume %(id)s failed: %(err)s') % {
                         'id': volume.id, 'err': e})
-        db.volume_destroy(ctxt, volume.id)
+        volume_db.volume_destroy(ctxt, volume.id)
 
     def extend(self, ctxt, volume_id, new_size):
         """Grow an ``available`` volume to ``new_size`` GiB (Cinder's
@@ -278,9 +280,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             ctxt, self.conf, volume.project_id, new_size,
             new_size - volume.size,
             vtype.name if vtype is not None else None)
-        if not db.volume_extend_start(ctxt, volume_id, volume.size, new_size,
-                                      quota_check=quota_check):
-            raise self._not_extendable(db.volume_get(ctxt, volume_id))
+        if not volume_db.volume_extend_start(ctxt, volume_id, volume.size,
+                                             new_size,
+                                             quota_check=quota_check):
+            raise self._not_extendable(volume_db.volume_get(ctxt, volume_id))
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
             drivers.get_driver(self.conf, volume.host).extend_volume(
@@ -288,11 +291,11 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         except Exception:
             LOG.exception('Extending volume %s to %sG on backend %s failed',
                           volume_id, new_size, volume.host)
-            db.volume_move(ctxt, volume_id, 'extend_failed',
-                           values={'size': volume.size})
+            volume_db.volume_move(ctxt, volume_id, 'extend_failed',
+                                  values={'size': volume.size})
             return
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_BACKEND)
-        if not db.volume_move(ctxt, volume_id, 'extend_done'):
+        if not volume_db.volume_move(ctxt, volume_id, 'extend_done'):
             # Settled meanwhile (this process was slower than [recovery]
             # stalled_after) or reset by an administrator: theirs stands.
             LOG.warning('Volume %s was grown to %sG but is no longer '
@@ -321,11 +324,13 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         A volume whose backend is not enabled in this process is left to
         one where it is. Returns ``[(volume id, operation, outcome)]``."""
         settled = []
-        for volume in db.volumes_stalled(ctxt, st.EXTENDING, stalled_before):
+        for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
+                                                stalled_before):
             outcome = self._settle_extend(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'extend', outcome))
-        for volume in db.volumes_stalled(ctxt, st.DELETING, stalled_before):
+        for volume in volume_db.volumes_stalled(ctxt, st.DELETING,
+                                                stalled_before):
             outcome = self._settle_delete(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
@@ -341,13 +346,13 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             LOG.exception('Could not read the size of volume %s', volume.id)
             size = None
         if size:
-            moved = db.volume_settle(ctxt, volume, 'extend_settled',
-                                     values={'size': size})
+            moved = volume_db.volume_settle(ctxt, volume, 'extend_settled',
+                                            values={'size': size})
             outcome = st.AVAILABLE
         else:
             # Left with the size asked for: the quota keeps counting it
             # until an administrator looks (os-reset_status).
-            moved = db.volume_settle(ctxt, volume, 'extend_unsettled')
+            moved = volume_db.volume_settle(ctxt, volume, 'extend_unsettled')
             outcome = st.ERROR_EXTENDING
         if not moved:
             return None
@@ -366,9 +371,9 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             except Exception:
                 LOG.exception('Finishing the delete of volume %s failed',
                               volume.id)
-                db.volume_settle(ctxt, volume, 'delete_failed')
+                volume_db.volume_settle(ctxt, volume, 'delete_failed')
                 return st.ERROR_DELETING
-        if not db.volume_destroy(ctxt, volume.id):
+        if not volume_db.volume_destroy(ctxt, volume.id):
             return None
         LOG.warning('Finished the interrupted delete of volume %s',
                     volume.id)
@@ -376,11 +381,11 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
 
     def begin_detaching(self, ctxt, volume_id):
         # The read and the checks in the move's transaction (one, not two).
-        with db_api.context_manager.writer.connection.using(ctxt):
+        with db_api.context_manager.writer.using(ctxt):
             volume = self.get(ctxt, volume_id)
             ctxt.can(volume_policies.BEGIN_DETACHING,
                      target=_target(volume.project_id))
-            moved = db.volume_begin_detaching(ctxt, volume_id)
+            moved = volume_db.volume_begin_detaching(ctxt, volume_id)
         if not moved:
             raise exception.InvalidVolume(reason=_(
                 "Unable to detach volume. Volume status must be 'in-use' "
@@ -391,7 +396,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         ctxt.can(volume_policies.ROLL_DETACHING,
                  target=_target(volume.project_id))
         # As in Cinder: nothing to roll back is not an error.
-        db.volume_move(ctxt, volume_id, 'roll_detaching')
+        volume_db.volume_move(ctxt, volume_id, 'roll_detaching')
 
     # -- Cinder's legacy (pre-3.27) attach actions ----------------------
     def reserve_volume(self, ctxt, volume_id):
@@ -399,8 +404,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         attaching, one compare-and-swap."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RESERVE, target=_target(volume.project_id))
-        if not db.volume_legacy_reserve(ctxt, volume_id):
-            current = db.volume_get(ctxt, volume_id)
+        if not volume_db.volume_legacy_reserve(ctxt, volume_id):
+            current = volume_db.volume_get(ctxt, volume_id)
             raise exception.InvalidVolume(reason=_(
                 'Volume status must be %(expected)s to reserve, but the '
                 'status is %(current)s.') % {
@@ -415,7 +420,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.UNRESERVE,
                  target=_target(volume.project_id))
-        if db.volume_unreserve(ctxt, volume_id) is None:
+        if volume_db.volume_unreserve(ctxt, volume_id) is None:
             LOG.debug('Volume %s is not attaching: nothing to unreserve',
                       volume_id)
 
@@ -423,15 +428,15 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                mode):
         """``os-attach``: record that the caller attached the volume to an
         instance or a host (it connected the host itself): one transaction
-        (``db.volume_legacy_attach``) makes an ``attached`` attachment and
-        the volume ``in-use``. Returns the attachment."""
+        (``attachment_db.volume_legacy_attach``) makes an ``attached``
+        attachment and the volume ``in-use``. Returns the attachment."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.ATTACH, target=_target(volume.project_id))
         if volume.status == st.MAINTENANCE:
             raise exception.InvalidVolume(reason=_(
                 'The volume cannot be attached in maintenance mode.'))
-        return db.volume_legacy_attach(ctxt, volume_id, instance_uuid,
-                                       host_name, mountpoint, mode)
+        return attachment_db.volume_legacy_attach(
+            ctxt, volume_id, instance_uuid, host_name, mountpoint, mode)
 
     def detach(self, ctxt, volume_id, attachment_id=None):
         """``os-detach``: delete the given attachment of the volume (the
@@ -447,10 +452,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 'The volume cannot be detached in maintenance mode.'))
         if attachment_id:
             try:
-                attachment = db.attachment_get(ctxt, attachment_id)
+                attachment = attachment_db.attachment_get(ctxt, attachment_id)
             except exception.VolumeAttachmentNotFound:
                 # As Cinder: nothing to detach, the volume is settled.
-                db.volume_recompute(ctxt, volume_id)
+                volume_db.volume_recompute(ctxt, volume_id)
                 return
             if attachment.volume_id != volume_id:
                 raise exception.InvalidInput(
@@ -460,10 +465,11 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 'Detach volume failed: More than one attachment, but no '
                 'attachment_id provided.'))
         elif not volume.attachments:
-            db.volume_recompute(ctxt, volume_id)
+            volume_db.volume_recompute(ctxt, volume_id)
             return
         else:
-            attachment = db.attachment_get(ctxt, volume.attachments[0].id)
+            attachment = attachment_db.attachment_get(
+                ctxt, volume.attachments[0].id)
         self._check_deletion_allowed(ctxt, attachment)
         self._detach(ctxt, attachment, with_remaining=False)
 
@@ -474,7 +480,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.UPDATE_READONLY_FLAG,
                  target=_target(volume.project_id))
-        current = db.volume_update_readonly(ctxt, volume_id, readonly)
+        current = volume_db.volume_update_readonly(ctxt, volume_id, readonly)
         if current is not None:
             raise exception.InvalidVolume(reason=_(
                 'Volume %(vol_id)s status must be available to update '
@@ -491,7 +497,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         and multiattach never goes with encryption."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RETYPE, target=_target(volume.project_id))
-        vtype = db.type_get_by_name_or_id(
+        vtype = type_db.type_get_by_name_or_id(
             ctxt, new_type, visible_to=type_api.visible_to(ctxt))
         specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
@@ -525,8 +531,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                     else st.RETYPE_FROM)
         quota_check = quotas.retype_check(ctxt, self.conf, volume.project_id,
                                           volume.size, vtype.name)
-        if not db.volume_retype(ctxt, volume_id, vtype.id, multiattach,
-                                statuses, quota_check=quota_check):
+        if not volume_db.volume_retype(ctxt, volume_id, vtype.id, multiattach,
+                                       statuses, quota_check=quota_check):
             raise exception.InvalidVolume(reason=_(
                 'Retype needs volume to be in available or in-use state, '
                 'not be part of an active migration or a consistency group, '
@@ -549,10 +555,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 'Volume %s is locked for maintenance.') % volume_id)
         if attachment_id:
             try:
-                attachment = db.attachment_get(ctxt, attachment_id)
+                attachment = attachment_db.attachment_get(ctxt, attachment_id)
             except exception.VolumeAttachmentNotFound:
                 # Nothing to detach: only the volume is cleaned up.
-                db.volume_recompute(ctxt, volume_id)
+                volume_db.volume_recompute(ctxt, volume_id)
                 return
             if attachment.volume_id != volume_id:
                 raise exception.InvalidInput(
@@ -563,9 +569,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                     'Detach volume failed: More than one attachment, but no '
                     'attachment_id provided.'))
             if not volume.attachments:
-                db.volume_recompute(ctxt, volume_id)
+                volume_db.volume_recompute(ctxt, volume_id)
                 return
-            attachment = db.attachment_get(ctxt, volume.attachments[0].id)
+            attachment = attachment_db.attachment_get(
+                ctxt, volume.attachments[0].id)
         self._check_deletion_allowed(ctxt, attachment)
         self._detach(ctxt, attachment, connector if isinstance(
             connector, dict) and connector else None)
@@ -589,9 +596,9 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 'Volume %s has no attachment: its attach_status cannot be '
                 'attached.') % volume_id)
         if attach_status == st.DETACHED:
-            for row in db.attachments_of_volume(ctxt, volume_id):
+            for row in attachment_db.attachments_of_volume(ctxt, volume_id):
                 try:
-                    attachment = db.attachment_get(ctxt, row.id)
+                    attachment = attachment_db.attachment_get(ctxt, row.id)
                 except exception.VolumeAttachmentNotFound:
                     continue
                 self._detach(ctxt, attachment, with_remaining=False)
@@ -602,7 +609,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             values['migration_status'] = (None if migration_status == 'none'
                                           else migration_status)
         if values:
-            db.volume_update(ctxt, volume_id, values)
+            volume_db.volume_update(ctxt, volume_id, values)
         LOG.warning('Volume %s reset by %s: %s', volume_id, ctxt.user_id,
                     dict(values, attach_status=attach_status))
 
@@ -610,8 +617,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
     def attachment_get(self, ctxt, attachment_id):
         """The attachment and the ids of the other attachments sharing its
         host connection."""
-        attachment = db.attachment_get(ctxt, attachment_id,
-                                       self._project(ctxt))
+        attachment = attachment_db.attachment_get(ctxt, attachment_id,
+                                                  self._project(ctxt))
         return attachment, self._shared_connections(ctxt, attachment)
 
     def attachment_get_all(self, ctxt, filters=None, all_tenants=False,
@@ -619,22 +626,22 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                            sort_dir='asc'):
         project_id = (None if (ctxt.is_admin and all_tenants)
                       else ctxt.project_id)
-        return db.attachment_get_all(ctxt, project_id=project_id,
-                                     filters=filters, marker=marker,
-                                     limit=limit, offset=offset,
-                                     sort_dir=sort_dir)
+        return attachment_db.attachment_get_all(ctxt, project_id=project_id,
+                                                filters=filters, marker=marker,
+                                                limit=limit, offset=offset,
+                                                sort_dir=sort_dir)
 
     @staticmethod
     def _shared_connections(ctxt, attachment):
         """Other live attachments of the same volume connected to the same
         host (the add-new-attach-apis spec's shared connections)."""
-        return db.connection_users(ctxt, attachment.volume_id,
-                                   attachment.attached_host,
-                                   exclude_id=attachment.id)
+        return attachment_db.connection_users(ctxt, attachment.volume_id,
+                                              attachment.attached_host,
+                                              exclude_id=attachment.id)
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
-        volume = db.volume_get(ctxt, volume_id, self._project(ctxt))
+        volume = volume_db.volume_get(ctxt, volume_id, self._project(ctxt))
         ctxt.can(attachment_policies.CREATE,
                  target=_target(volume.project_id))
         if 'error' in volume.status:
@@ -647,10 +654,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 volume.bootable):
             ctxt.can(attachment_policies.MULTIATTACH_BOOTABLE_VOLUME,
                      target=_target(volume.project_id))
-        attachment = db.attachment_reserve(ctxt, volume_id, instance_uuid,
-                                           mode or 'null')
+        attachment = attachment_db.attachment_reserve(
+            ctxt, volume_id, instance_uuid, mode or 'null')
         if attachment is None:
-            current = db.volume_get(ctxt, volume_id)
+            current = volume_db.volume_get(ctxt, volume_id)
             raise exception.InvalidVolume(reason=_(
                 'Volume %(id)s status must be %(statuses)s to reserve, but '
                 'the current status is %(current)s.') % {
@@ -663,18 +670,19 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 return self._connect(ctxt, attachment, volume, connector)
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    db.attachment_destroy(ctxt, attachment.id, volume_id)
+                    attachment_db.attachment_destroy(ctxt, attachment.id,
+                                                     volume_id)
         # Loaded by attachment_reserve in its own transaction.
         return attachment
 
     def attachment_update(self, ctxt, attachment_id, connector):
         # Both reads in one transaction.
-        with db_api.context_manager.reader.connection.using(ctxt):
-            attachment = db.attachment_get(ctxt, attachment_id,
-                                           self._project(ctxt))
+        with db_api.context_manager.reader.using(ctxt):
+            attachment = attachment_db.attachment_get(ctxt, attachment_id,
+                                                      self._project(ctxt))
             ctxt.can(attachment_policies.UPDATE,
                      target=_target(attachment.volume.project_id))
-            volume = db.volume_get(ctxt, attachment.volume_id)
+            volume = volume_db.volume_get(ctxt, attachment.volume_id)
         if 'error' in volume.status or volume.status in (st.DELETING,):
             raise exception.ResourceConflict(reason=_(
                 'Volume attachments can not be updated if the volume is in '
@@ -712,7 +720,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         except Exception as e:
             LOG.warning('Connecting attachment %s of volume %s failed: %s',
                         attachment.id, volume.id, e)
-            db.attachment_connect_failed(ctxt, attachment.id, volume.id)
+            attachment_db.attachment_connect_failed(ctxt, attachment.id,
+                                                    volume.id)
             raise exception.VolumeBackendAPIException(data=_(
                 'Unable to update the attachment %(att)s: the backend '
                 'could not connect volume %(vol)s: %(err)s') % {
@@ -731,8 +740,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             'attach_time': timeutils.utcnow(),
         }
         try:
-            connected = db.attachment_connect(ctxt, attachment.id, volume.id,
-                                              values, connector)
+            connected = attachment_db.attachment_connect(
+                ctxt, attachment.id, volume.id, values, connector)
         except Exception:
             with excutils.save_and_reraise_exception():
                 # Undo the connection just made, unless another attachment
@@ -750,8 +759,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         volume before connecting answer (the connection is not left
         behind because the database is down)."""
         try:
-            return bool(db.connection_users(ctxt, volume.id, host,
-                                            exclude_id=attachment_id))
+            return bool(attachment_db.connection_users(
+                ctxt, volume.id, host, exclude_id=attachment_id))
         except Exception:
             LOG.exception('Could not read the users of the connection of '
                           'volume %s to host %s', volume.id, host)
@@ -779,10 +788,10 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         # plain read before the volume's row lock would fix the snapshot
         # the move then reads the attachments from. Two columns, though,
         # not the whole attachment.
-        volume_id, project_id = db.attachment_volume(
+        volume_id, project_id = attachment_db.attachment_volume(
             ctxt, attachment_id, self._project(ctxt))
         ctxt.can(attachment_policies.COMPLETE, target=_target(project_id))
-        db.attachment_complete(ctxt, attachment_id, volume_id)
+        attachment_db.attachment_complete(ctxt, attachment_id, volume_id)
 
     def _check_deletion_allowed(self, ctxt, attachment):
         """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
@@ -804,8 +813,8 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         # Not in the transaction that begins the detach: on MariaDB
         # (REPEATABLE READ) a plain read before the volume's row lock would
         # fix the snapshot that decides who still shares the connection.
-        attachment = db.attachment_get(ctxt, attachment_id,
-                                       self._project(ctxt))
+        attachment = attachment_db.attachment_get(ctxt, attachment_id,
+                                                  self._project(ctxt))
         ctxt.can(attachment_policies.DELETE,
                  target=_target(attachment.volume.project_id))
         self._check_deletion_allowed(ctxt, attachment)
@@ -818,11 +827,11 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         The backend's ``terminate_connection`` is called only when no other
         attachment of the volume on the same host still uses the
         connection; which ones do is decided under the volume's row lock
-        (``db.attachment_begin_detach``). If the backend fails, the
+        (``attachment_db.attachment_begin_detach``). If the backend fails, the
         attachment is left as it was. Returns ``(remaining attachments,
         ids of the attachments sharing the connection)``."""
         if connector is None:
-            connector = db.connector_of(attachment)
+            connector = attachment_db.connector_of(attachment)
         else:
             connector = dict(connector)
             connector.setdefault('host', attachment.attached_host)
@@ -830,7 +839,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         connected = (attachment.attach_status != st.RESERVED and
                      attachment.connection_info)
         # Never connected (only reserved): nothing to decide or tear down.
-        shared = db.attachment_begin_detach(
+        shared = attachment_db.attachment_begin_detach(
             ctxt, attachment.id, attachment.volume_id, host) if (
                 connected) else []
         if connected and not shared:
@@ -838,12 +847,12 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
                 self._terminate(attachment.volume, connector)
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    db.attachment_abort_detach(ctxt, attachment.id)
+                    attachment_db.attachment_abort_detach(ctxt, attachment.id)
         elif connected:
             LOG.info('Attachment %s: the connection of volume %s to host %s '
                      'stays, attachments %s still use it', attachment.id,
                      attachment.volume_id, host, ', '.join(shared))
-        remaining = db.attachment_destroy(ctxt, attachment.id,
-                                          attachment.volume_id,
-                                          remaining=with_remaining)
+        remaining = attachment_db.attachment_destroy(ctxt, attachment.id,
+                                                     attachment.volume_id,
+                                                     remaining=with_remaining)
         return remaining, shared

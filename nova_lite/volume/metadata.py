@@ -1,12 +1,13 @@
 """A volume's user metadata: the rules that need no database.
 
-Cinder's behaviour, which ``nova_lite.volume.api`` and ``nova_lite.volume.db``
-apply: a volume's metadata is a flat object of string keys (1 to 255
-characters) and string values (at most 255 characters), validated by the
-API's schemas. A POST of metadata sets the keys given and keeps the others;
-a PUT of the whole metadata (or of a volume's ``metadata``) replaces it,
-removing the keys not given; a PUT of one key sets that key. Changes are
-refused while the volume is in a status of ``status.METADATA_FROZEN``.
+Cinder's behaviour, which ``nova_lite.volume.api`` and
+``nova_lite.volume.db.volumes`` apply: a volume's metadata is a flat
+object of string keys (1 to 255 characters) and string values (at most
+255 characters), validated by the API's schemas. A POST of metadata
+sets the keys given and keeps the others; a PUT of the whole metadata (or
+of a volume's ``metadata``) replaces it, removing the keys not given; a
+PUT of one key sets that key. Changes are refused while the volume is in
+a status of ``status.METADATA_FROZEN``.
 
 From 3.15 (Cinder's ``ETAGS``), ``GET .../metadata`` carries an ``Etag``
 of the metadata, and the PUTs honour ``If-Match``: 412 when the metadata

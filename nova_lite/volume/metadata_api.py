@@ -7,7 +7,8 @@ are Cinder's (``nova_lite.volume.metadata`` says them): policies
 ``volume:{get,create,update,delete}_volume_metadata``; no change while the
 volume is in ``maintenance`` or ``uploading``; the status and If-Match
 checks run under the volume's row lock, in the change's transaction
-(``nova_lite.volume.db``). Metadata is free of quota, as in Cinder.
+(``nova_lite.volume.db.volumes``). Metadata is free of quota, as in
+Cinder.
 
 A volume's views show its metadata to whoever may see the volume
 (``API.get(..., with_metadata=True)``), as Cinder's do; the metadata
@@ -19,7 +20,7 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import volume_metadata as policies
 from nova_lite.policies import volumes as volume_policies
-from nova_lite.volume import db
+from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import status as st
 
@@ -29,7 +30,7 @@ def _target(project_id):
 
 
 def _check(volume_id, if_match=None, deleting=False):
-    """What ``db.volume_metadata_update``/``_delete`` run under the
+    """What ``volume_db.volume_metadata_update``/``_delete`` run under the
     volume's row lock before changing anything: Cinder's status rule, then
     If-Match."""
     def check(status, current):
@@ -50,18 +51,18 @@ class MetadataOperations(object):
     def get_metadata(self, ctxt, volume_id):
         """The volume's metadata, ``{key: value}`` by key."""
         # The volume and its metadata read in one transaction.
-        with db_api.context_manager.reader.connection.using(ctxt):
+        with db_api.context_manager.reader.using(ctxt):
             volume = self.get(ctxt, volume_id)
             ctxt.can(policies.GET, target=_target(volume.project_id))
-            return db.volume_metadata_get(ctxt, volume_id)
+            return volume_db.volume_metadata_get(ctxt, volume_id)
 
     def create_metadata(self, ctxt, volume_id, metadata):
         """Set the keys of ``metadata`` and keep the others (Cinder's
         POST); returns the whole metadata after."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(policies.CREATE, target=_target(volume.project_id))
-        return db.volume_metadata_update(ctxt, volume_id, metadata,
-                                         check=_check(volume_id))
+        return volume_db.volume_metadata_update(ctxt, volume_id, metadata,
+                                                check=_check(volume_id))
 
     def update_metadata(self, ctxt, volume_id, metadata, replace=False,
                         if_match=None):
@@ -72,7 +73,7 @@ class MetadataOperations(object):
         them (412 otherwise). Returns the whole metadata after."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(policies.UPDATE, target=_target(volume.project_id))
-        return db.volume_metadata_update(
+        return volume_db.volume_metadata_update(
             ctxt, volume_id, metadata, replace=replace,
             check=_check(volume_id, if_match=if_match))
 
@@ -80,8 +81,8 @@ class MetadataOperations(object):
         """Remove ``key`` (404 when the metadata has no such key)."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(policies.DELETE, target=_target(volume.project_id))
-        db.volume_metadata_delete(ctxt, volume_id, key,
-                                  check=_check(volume_id, deleting=True))
+        volume_db.volume_metadata_delete(
+            ctxt, volume_id, key, check=_check(volume_id, deleting=True))
 
     def metadata_summary(self, ctxt, all_tenants=False):
         """The metadata of Cinder's volume summary (3.36): each key of the
@@ -90,4 +91,4 @@ class MetadataOperations(object):
         ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
         project_id = (None if (ctxt.is_admin and all_tenants)
                       else ctxt.project_id)
-        return db.volume_metadata_summary(ctxt, project_id)
+        return volume_db.volume_metadata_summary(ctxt, project_id)

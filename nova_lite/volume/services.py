@@ -153,12 +153,14 @@ def unschedulable_backends(ctxt, conf):
     return disabled_backends(get_all(ctxt, conf, binary=VOLUME_BINARY))
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _usage_by_project(ctxt, backend):
     volumes = models.Volume.__table__
-    return ctxt.connection.execute(
-        sa.select(volumes.c.project_id, sa.func.count(),
-                  sa.func.coalesce(sa.func.sum(volumes.c.size), 0))
+    return ctxt.session.execute(
+        sa.select(volumes.c.project_id,
+                  sa.func.count().label('volumes'),
+                  sa.func.coalesce(sa.func.sum(volumes.c.size),
+                                   0).label('gigabytes'))
         .where(volumes.c.host == backend, volumes.c.deleted.is_(False))
         .group_by(volumes.c.project_id)
         .order_by(volumes.c.project_id)).all()
@@ -173,8 +175,9 @@ def host_usage(ctxt, conf, host):
     if not services:
         raise exception.HostNotFound(host=host)
     rows = _usage_by_project(ctxt, services[0].backend)
-    total = ('(total)', sum(r[1] for r in rows), sum(r[2] for r in rows))
-    return [total] + [(r[0], r[1], r[2]) for r in rows]
+    total = ('(total)', sum(r.volumes for r in rows),
+             sum(r.gigabytes for r in rows))
+    return [total] + [(r.project_id, r.volumes, r.gigabytes) for r in rows]
 
 
 def check_known_host(ctxt, conf, host):

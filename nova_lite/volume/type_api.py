@@ -3,14 +3,14 @@ specs and encryption, and what the backends can do for them.
 
 ``TypeOperations`` is the part of ``nova_lite.volume.api.API`` about
 types (that class inherits it); the same rules as there: policy checked
-here, rows from ``nova_lite.volume.db``.
+here, rows from ``nova_lite.volume.db.types``.
 
 Private types (Cinder's volume type access): a type with ``is_public``
 false is seen (list, show, extra specs) and used (volume create, retype)
 only by administrators and by the projects an administrator gave access
 (``type_access_add``); for everyone else it does not exist (404).
 ``visible_to`` and ``list_filter`` are the two rules, as data for
-``nova_lite.volume.db``.
+``nova_lite.volume.db.types``.
 
 Encryption: a type may carry Cinder's encryption specs
 (``/v3/types/{id}/encryption``), changed only while no volume uses the
@@ -26,7 +26,7 @@ from nova_lite.i18n import _
 from nova_lite.policies import volume_backends as backend_policies
 from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
-from nova_lite.volume import db
+from nova_lite.volume.db import types as type_db
 from nova_lite.volume import drivers
 from nova_lite.volume import views
 
@@ -53,7 +53,7 @@ def visible_to(ctxt):
 
 def list_filter(ctxt, is_public):
     """Cinder's reading of ``GET /types?is_public=``, as ``(is_public,
-    visible_to)`` for ``db.type_get_all``. Users always get the public
+    visible_to)`` for ``type_db.type_get_all``. Users always get the public
     types and the private ones their project has access to, whatever they
     ask. Administrators get the same by default (with their own project's
     access), only private types with a false value, and every type with
@@ -79,32 +79,32 @@ class TypeOperations(object):
         ``list_filter``)."""
         ctxt.can(type_policies.GET_ALL, target=target(ctxt.project_id))
         is_public, project_id = list_filter(ctxt, is_public)
-        return db.type_get_all(ctxt, is_public=is_public,
-                               visible_to=project_id)
+        return type_db.type_get_all(ctxt, is_public=is_public,
+                                    visible_to=project_id)
 
     def type_get(self, ctxt, type_id):
         ctxt.can(type_policies.GET, target=target(ctxt.project_id))
-        return db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
+        return type_db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
 
     def type_create(self, ctxt, name, description=None, is_public=True,
                     extra_specs=None):
         ctxt.can(type_policies.CREATE, target=target(ctxt.project_id))
-        return db.type_create(ctxt, name, description, is_public,
-                              extra_specs)
+        return type_db.type_create(ctxt, name, description, is_public,
+                                   extra_specs)
 
     def type_update(self, ctxt, type_id, values):
         ctxt.can(type_policies.UPDATE, target=target(ctxt.project_id))
-        return db.type_update(ctxt, type_id, values)
+        return type_db.type_update(ctxt, type_id, values)
 
     def type_delete(self, ctxt, type_id):
         ctxt.can(type_policies.DELETE, target=target(ctxt.project_id))
-        db.type_destroy(ctxt, type_id)
+        type_db.type_destroy(ctxt, type_id)
 
     def extra_specs_get(self, ctxt, type_id, key=None):
         rule = (type_policies.EXTRA_SPECS_SHOW if key
                 else type_policies.EXTRA_SPECS_INDEX)
         ctxt.can(rule, target=target(ctxt.project_id))
-        vtype = db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
+        vtype = type_db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
         specs = views.visible_extra_specs(ctxt, vtype)
         if key is None:
             return specs
@@ -117,13 +117,13 @@ class TypeOperations(object):
         rule = (type_policies.EXTRA_SPECS_UPDATE if single
                 else type_policies.EXTRA_SPECS_CREATE)
         ctxt.can(rule, target=target(ctxt.project_id))
-        db.type_extra_specs_update(ctxt, type_id, specs)
+        type_db.type_extra_specs_update(ctxt, type_id, specs)
         return specs
 
     def extra_spec_delete(self, ctxt, type_id, key):
         ctxt.can(type_policies.EXTRA_SPECS_DELETE,
                  target=target(ctxt.project_id))
-        db.type_extra_spec_delete(ctxt, type_id, key)
+        type_db.type_extra_spec_delete(ctxt, type_id, key)
 
     # -- volume type access (private types) ---------------------------
     def type_access_get_all(self, ctxt, type_id):
@@ -131,16 +131,16 @@ class TypeOperations(object):
         one)."""
         ctxt.can(access_policies.GET_ALL_FOR_TYPE,
                  target=target(ctxt.project_id))
-        return db.type_access_get_all(ctxt, type_id)
+        return type_db.type_access_get_all(ctxt, type_id)
 
     def type_access_add(self, ctxt, type_id, project_id):
         ctxt.can(access_policies.ADD_PROJECT, target=target(ctxt.project_id))
-        db.type_access_add(ctxt, type_id, project_id)
+        type_db.type_access_add(ctxt, type_id, project_id)
 
     def type_access_remove(self, ctxt, type_id, project_id):
         ctxt.can(access_policies.REMOVE_PROJECT,
                  target=target(ctxt.project_id))
-        db.type_access_remove(ctxt, type_id, project_id)
+        type_db.type_access_remove(ctxt, type_id, project_id)
 
     # -- backends -------------------------------------------------------
     def backend_capabilities(self, ctxt, hostname):
@@ -167,7 +167,7 @@ class TypeOperations(object):
             pools = [(n, c) for n, c in pools
                      if name in (n, drivers.volume_host(self.conf, n))]
         if volume_type:
-            specs = views.extra_specs_of(db.type_get_by_name_or_id(
+            specs = views.extra_specs_of(type_db.type_get_by_name_or_id(
                 ctxt, volume_type))
             pools = [(n, c) for n, c in pools if drivers.fits(
                 c, specs, is_multiattach_type(specs))]
@@ -179,8 +179,8 @@ class TypeOperations(object):
         ``{key: value}`` (404 when not encrypted or no such key)."""
         ctxt.can(type_policies.ENCRYPTION_GET,
                  target=target(ctxt.project_id))
-        db.type_get(ctxt, type_id)
-        row = db.type_encryption_get(ctxt, type_id)
+        type_db.type_get(ctxt, type_id)
+        row = type_db.type_encryption_get(ctxt, type_id)
         if key is None:
             return row
         view = views.encryption_view(row) if row is not None else {}
@@ -191,20 +191,22 @@ class TypeOperations(object):
     def encryption_create(self, ctxt, type_id, specs):
         ctxt.can(type_policies.ENCRYPTION_CREATE,
                  target=target(ctxt.project_id))
-        return db.type_encryption_create(ctxt, type_id, _encryption(specs))
+        return type_db.type_encryption_create(ctxt, type_id,
+                                              _encryption(specs))
 
     def encryption_update(self, ctxt, type_id, specs):
         ctxt.can(type_policies.ENCRYPTION_UPDATE,
                  target=target(ctxt.project_id))
-        return db.type_encryption_update(ctxt, type_id, _encryption(specs))
+        return type_db.type_encryption_update(ctxt, type_id,
+                                              _encryption(specs))
 
     def encryption_delete(self, ctxt, type_id):
         ctxt.can(type_policies.ENCRYPTION_DELETE,
                  target=target(ctxt.project_id))
-        db.type_encryption_delete(ctxt, type_id)
+        type_db.type_encryption_delete(ctxt, type_id)
 
     def is_encrypted(self, ctxt, type_id):
-        return db.type_encryption_get(ctxt, type_id) is not None
+        return type_db.type_encryption_get(ctxt, type_id) is not None
 
 
 def _encryption(specs):

@@ -13,6 +13,8 @@ import sqlalchemy as sa
 
 from nova_lite import context
 from nova_lite.db import api as db_api
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from tests.fixtures import system
 from tests.functional.volume import base
@@ -141,12 +143,11 @@ class StatusMachineTest(base.VolumeTestCase):
         attachment = self.reserve(volume['id'])
         self.connect(attachment['id'], host='h1', multipath=False,
                      wwpns=['a', 'b'])
-        from nova_lite.volume import db as volume_db
         ctxt = context.get_admin_context()
-        row = volume_db.attachment_get(ctxt, attachment['id'])
+        row = attachment_db.attachment_get(ctxt, attachment['id'])
         self.assertEqual({'host': 'h1', 'initiator': 'iqn.test',
                           'multipath': False, 'wwpns': ['a', 'b'],
-                          'mode': 'rw'}, volume_db.connector_of(row))
+                          'mode': 'rw'}, attachment_db.connector_of(row))
         engine = db_api.get_engine()
         with engine.connect() as conn:
             rows = dict(conn.execute(sa.text(
@@ -443,7 +444,6 @@ class ConnectorTest(base.VolumeTestCase):
     connection whose recording fails is not left behind."""
 
     def _connections(self, volume_id):
-        from nova_lite.volume import db as volume_db
         volume = volume_db.volume_get(context.get_admin_context(), volume_id)
         driver = drivers.get_driver(self.conf, volume.host)
         return driver.connections({'id': volume.id,
@@ -492,22 +492,20 @@ class ConnectorTest(base.VolumeTestCase):
             self.assertEqual('available', self.status(volume['id']))
 
     def test_failed_recording_leaves_no_connection(self):
-        from nova_lite.volume import db as volume_db
         volume = self.create_volume()
         attachment = self.reserve(volume['id'])
         # The database goes away between the backend's connect and the
         # write that records it.
         down = db_exc.DBConnectionError('database unreachable')
         self.useFixture(fixtures.MockPatchObject(
-            volume_db, 'attachment_connect', side_effect=down))
+            attachment_db, 'attachment_connect', side_effect=down))
         self.useFixture(fixtures.MockPatchObject(
-            volume_db, 'connection_users', side_effect=down))
+            attachment_db, 'connection_users', side_effect=down))
         resp = self.connect(attachment['id'], expect=503)
         self.assertIn('serviceUnavailable', resp.body)
         self.assertEqual({}, self._connections(volume['id']))
 
     def test_failed_recording_keeps_a_shared_connection(self):
-        from nova_lite.volume import db as volume_db
         self.create_type('ma', extra_specs={'multiattach': '<is> True'})
         volume = self.create_volume(volume_type='ma')
         first = self.reserve(volume['id'])
@@ -516,9 +514,9 @@ class ConnectorTest(base.VolumeTestCase):
         second = self.reserve(volume['id'])
         down = db_exc.DBConnectionError('database unreachable')
         self.useFixture(fixtures.MockPatchObject(
-            volume_db, 'attachment_connect', side_effect=down))
+            attachment_db, 'attachment_connect', side_effect=down))
         self.useFixture(fixtures.MockPatchObject(
-            volume_db, 'connection_users', side_effect=down))
+            attachment_db, 'connection_users', side_effect=down))
         self.connect(second['id'], host='h1', expect=503)
         # The first attachment still uses h1's connection.
         self.assertEqual(['h1'], list(self._connections(volume['id'])))

@@ -6,11 +6,13 @@ import testtools
 
 from nova_lite.api import microversion as mv
 from nova_lite import context
+from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
 from nova_lite.volume import client as block_storage
-from nova_lite.volume import db
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume import views
 from tests.fixtures import conf as conf_fixture
@@ -56,16 +58,17 @@ class RecordsTest(testtools.TestCase):
             self.attachments.append(att.id)
 
     def _orm_volume(self, volume_id):
-        found = [v for v in db.volume_get_all(self.admin, with_metadata=True)
+        found = [v for v in volume_db.volume_get_all(self.admin,
+                                                     with_metadata=True)
                  if v.id == volume_id]
         self.assertEqual(1, len(found))
         return found[0]
 
     def test_volume_record_matches_the_orm_row(self):
-        record = db.volume_get(self.admin, self.volume.id,
-                               with_metadata=True)
+        record = volume_db.volume_get(self.admin, self.volume.id,
+                                      with_metadata=True)
         orm_row = self._orm_volume(self.volume.id)
-        for column in db.Volume.__table__.c:
+        for column in models.Volume.__table__.c:
             self.assertEqual(getattr(orm_row, column.name),
                              getattr(record, column.name), column.name)
         self.assertEqual(('ma', orm_row.volume_type.id),
@@ -77,7 +80,7 @@ class RecordsTest(testtools.TestCase):
         self.assertEqual(expected, views.volume_metadata(orm_row))
         self.assertEqual(list(expected), list(views.volume_metadata(record)))
         for mine, theirs in zip(record.attachments, orm_row.attachments):
-            for column in db.Attachment.__table__.c:
+            for column in models.VolumeAttachment.__table__.c:
                 self.assertEqual(getattr(theirs, column.name),
                                  getattr(mine, column.name), column.name)
         for ctxt in (self.admin, self.user, self.svc):
@@ -90,8 +93,8 @@ class RecordsTest(testtools.TestCase):
 
     def test_volume_without_type_or_attachments(self):
         volume = self.api.create(self.user, 1)
-        record = db.volume_get(self.admin, volume.id, 'demo',
-                               with_metadata=True)
+        record = volume_db.volume_get(self.admin, volume.id, 'demo',
+                                      with_metadata=True)
         self.assertIsNone(record.volume_type)
         self.assertEqual([], record.attachments)
         self.assertEqual((), record.volume_metadata)
@@ -102,43 +105,46 @@ class RecordsTest(testtools.TestCase):
                                 conf=self.conf))
 
     def test_attachment_record_matches_the_orm_row(self):
-        orm_rows = {a.id: a for a in db.attachment_get_all(self.admin)}
+        orm_rows = {a.id: a
+                    for a in attachment_db.attachment_get_all(self.admin)}
         for attachment_id in self.attachments:
-            record = db.attachment_get(self.admin, attachment_id, 'demo')
+            record = attachment_db.attachment_get(self.admin, attachment_id,
+                                                  'demo')
             orm_row = orm_rows[attachment_id]
-            for column in db.Attachment.__table__.c:
+            for column in models.VolumeAttachment.__table__.c:
                 self.assertEqual(getattr(orm_row, column.name),
                                  getattr(record, column.name), column.name)
-            for column in db.Volume.__table__.c:
+            for column in models.Volume.__table__.c:
                 self.assertEqual(getattr(orm_row.volume, column.name),
                                  getattr(record.volume, column.name),
                                  column.name)
-            self.assertEqual(db.connector_of(orm_row),
-                             db.connector_of(record))
+            self.assertEqual(attachment_db.connector_of(orm_row),
+                             attachment_db.connector_of(record))
             self.assertEqual(views.attachment_detail(orm_row),
                              views.attachment_detail(record))
 
     def test_metadata_read_only_when_asked(self):
         # The attach path reads volumes without their metadata (one
         # statement); their views then show none.
-        record = db.volume_get(self.admin, self.volume.id)
+        record = volume_db.volume_get(self.admin, self.volume.id)
         self.assertIsNone(record.volume_metadata)
         self.assertEqual({}, views.volume_detail(
             self.admin, record, VERSIONS[-1], conf=self.conf)['metadata'])
 
     def test_other_project_is_not_found(self):
-        self.assertRaises(exception.VolumeNotFound, db.volume_get,
+        self.assertRaises(exception.VolumeNotFound, volume_db.volume_get,
                           self.admin, self.volume.id, 'other')
         self.assertRaises(exception.VolumeAttachmentNotFound,
-                          db.attachment_get, self.admin,
+                          attachment_db.attachment_get, self.admin,
                           self.attachments[0], 'other')
-        self.assertRaises(exception.VolumeNotFound, db.volume_get,
+        self.assertRaises(exception.VolumeNotFound, volume_db.volume_get,
                           self.admin, uuidutils.generate_uuid())
 
     def test_records_are_read_only(self):
-        record = db.volume_get(self.admin, self.volume.id)
+        record = volume_db.volume_get(self.admin, self.volume.id)
         self.assertRaises(AttributeError, setattr, record, 'status', 'x')
-        attachment = db.attachment_get(self.admin, self.attachments[0])
+        attachment = attachment_db.attachment_get(self.admin,
+                                                  self.attachments[0])
         self.assertRaises(AttributeError, setattr, attachment,
                           'attach_status', 'x')
 
@@ -146,9 +152,10 @@ class RecordsTest(testtools.TestCase):
         first, _second, third = self.attachments
         # h0: the first (attached) and the third (attaching, never
         # completed: still a live, connected attachment).
-        self.assertEqual(sorted([first, third]), db.connection_users(
-            self.admin, self.volume.id, 'h0'))
-        self.assertEqual([third], db.connection_users(
+        self.assertEqual(sorted([first, third]),
+                         attachment_db.connection_users(
+                             self.admin, self.volume.id, 'h0'))
+        self.assertEqual([third], attachment_db.connection_users(
             self.admin, self.volume.id, 'h0', exclude_id=first))
-        self.assertEqual([], db.connection_users(
+        self.assertEqual([], attachment_db.connection_users(
             self.admin, self.volume.id, None))

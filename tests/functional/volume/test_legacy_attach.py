@@ -6,7 +6,7 @@ attachments as the attachments API and the volume view show them."""
 from oslo_utils import uuidutils
 
 from nova_lite import context
-from nova_lite.volume import db
+from nova_lite.volume.db import volumes as volume_db
 from tests.functional.compute import base as compute_base
 from tests.functional.volume import base
 
@@ -30,8 +30,8 @@ class LegacyAttachTest(base.VolumeTestCase):
                            expect=expect)
 
     def attach_status(self, volume_id):
-        return db.volume_get(context.get_admin_context(),
-                             volume_id).attach_status
+        return volume_db.volume_get(context.get_admin_context(),
+                                    volume_id).attach_status
 
     def live_attachments(self, volume_id):
         resp = self.vol.get('/v3/attachments?volume_id=%s' % volume_id)

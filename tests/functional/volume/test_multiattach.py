@@ -18,7 +18,8 @@ from nova_lite import context
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
-from nova_lite.volume import db as volume_db
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume.drivers import fake
 from tests.fixtures import system
@@ -585,7 +586,7 @@ class SharedConnectionTest(_FakeBackend):
         volume = self.ma_volume()
         self.attach(volume['id'], 'h1')
         second = self.reserve(volume['id'])
-        with mock.patch.object(volume_db, 'attachment_connect',
+        with mock.patch.object(attachment_db, 'attachment_connect',
                                side_effect=exception.ResourceConflict(
                                    reason='changed meanwhile')):
             self.connect(second['id'], host='h1', expect=409)
