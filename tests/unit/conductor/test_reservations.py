@@ -1,37 +1,44 @@
-"""Reserving a volume, patient with a busy multiattach volume."""
+"""Reserving a volume, patient with a busy multiattach volume: block
+storage is the in-memory ``FakeVolumeClient`` (Cinder's status machine,
+checked against the VolumeClient contract), where another server's attach
+holds the volume; time is a fake clock (no sleeping)."""
+
+from oslo_utils import uuidutils
 
 from nova_lite.conductor import reservations
 from nova_lite import exception
 from tests import base
+from tests.unit.compute import fakes
+
+SERVER = uuidutils.generate_uuid()
+OTHER_SERVER = uuidutils.generate_uuid()
 
 
-class FakeVolumes(object):
-    """attachment_create refuses while ``busy`` answers remain."""
+class Volumes(fakes.FakeVolumeClient):
+    """Also records the mode each reservation asked for."""
 
-    def __init__(self, statuses, multiattach=True):
-        # The volume status seen after each refusal; when exhausted, the
-        # reservation succeeds.
-        self.statuses = list(statuses)
-        self.multiattach = multiattach
-        self.calls = 0
-        self.current = None
+    def __init__(self):
+        super().__init__()
+        self.modes = []
 
-    def attachment_create(self, ctxt, volume_id, instance_uuid, mode=None):
-        self.calls += 1
-        if self.statuses:
-            self.current = self.statuses.pop(0)
-            raise exception.InvalidVolume(reason='status %s' % self.current)
-        return {'id': 'att-%d' % self.calls, 'attach_mode': mode}
+    def attachment_create(self, ctxt, volume_id, instance_uuid,
+                          connector=None, mode=None):
+        self.modes.append(mode)
+        return super().attachment_create(ctxt, volume_id, instance_uuid,
+                                         connector=connector, mode=mode)
 
-    def get(self, ctxt, volume_id):
-        return {'id': volume_id, 'multiattach': self.multiattach,
-                'status': self.current}
+    def creates(self):
+        return len([c for c in self.calls if c[0] == 'attachment_create'])
 
 
 class Clock(object):
-    def __init__(self):
+    """Monotonic time that moves only when slept; each pause runs the
+    next of ``meanwhile`` (what other services do during it)."""
+
+    def __init__(self, meanwhile=()):
         self.now = 0.0
         self.pauses = []
+        self.meanwhile = list(meanwhile)
 
     def __call__(self):
         return self.now
@@ -39,46 +46,85 @@ class Clock(object):
     def sleep(self, seconds):
         self.pauses.append(seconds)
         self.now += seconds
+        if self.meanwhile:
+            self.meanwhile.pop(0)()
 
 
 class ReserveTest(base.TestCase):
-    def reserve(self, volumes, timeout=60.0):
-        clock = Clock()
-        result = reservations.reserve(None, volumes, 'vol', 'server',
+    def setUp(self):
+        super().setUp()
+        self.volumes = Volumes()
+
+    def held_by_another_attach(self, multiattach=True):
+        """A volume another server's attach has reserved; returns the
+        volume and that attachment's id."""
+        volume_id = self.volumes.create_volume(multiattach=multiattach)
+        other = self.volumes.attachment_create(None, volume_id,
+                                               OTHER_SERVER)
+        self.volumes.calls.clear()
+        self.volumes.modes.clear()
+        self.assertEqual('reserved', self.volumes.volumes[volume_id]['status'])
+        return volume_id, other['id']
+
+    def reserve(self, volume_id, timeout=60.0, meanwhile=()):
+        clock = Clock(meanwhile)
+        result = reservations.reserve(None, self.volumes, volume_id, SERVER,
                                       mode='ro', timeout=timeout,
                                       clock=clock, sleep=clock.sleep)
         return result, clock
 
     def test_first_try(self):
-        volumes = FakeVolumes([])
-        result, clock = self.reserve(volumes)
-        self.assertEqual(({'id': 'att-1', 'attach_mode': 'ro'}, []),
-                         (result, clock.pauses))
+        volume_id = self.volumes.create_volume(multiattach=True)
+        result, clock = self.reserve(volume_id)
+        [attachment] = self.volumes.live_attachments(volume_id)
+        self.assertEqual((attachment['id'], SERVER, volume_id),
+                         (result['id'], attachment['instance'],
+                          attachment['volume_id']))
+        self.assertEqual((['ro'], []), (self.volumes.modes, clock.pauses))
 
     def test_waits_while_another_attach_holds_it(self):
-        volumes = FakeVolumes(['reserved', 'attaching', 'in-use'])
-        result, clock = self.reserve(volumes)
-        self.assertEqual('att-4', result['id'])
+        volume_id, other = self.held_by_another_attach()
+        connector = {'host': 'compute2', 'mode': 'rw'}
+        # Meanwhile the other server's host connects (still reserved, then
+        # attaching) and completes (in-use: reservable again).
+        result, clock = self.reserve(volume_id, meanwhile=[
+            lambda: None,
+            lambda: self.volumes.attachment_update(None, other, connector),
+            lambda: self.volumes.attachment_complete(None, other)])
+        self.assertEqual(SERVER,
+                         self.volumes.attachments[result['id']]['instance'])
+        self.assertEqual(4, self.volumes.creates())
+        self.assertEqual(['ro'] * 4, self.volumes.modes)
         # Growing pauses.
         self.assertEqual([0.02, 0.04, 0.08], clock.pauses)
 
     def test_gives_up_at_the_deadline(self):
-        volumes = FakeVolumes(['reserved'] * 100)
-        self.assertRaises(exception.InvalidVolume, self.reserve, volumes,
+        volume_id, _other = self.held_by_another_attach()
+        self.assertRaises(exception.InvalidVolume, self.reserve, volume_id,
                           timeout=2.0)
-        self.assertLess(volumes.calls, 15)
+        self.assertLess(self.volumes.creates(), 15)
+        self.assertGreater(self.volumes.creates(), 1)
+        self.assertEqual([OTHER_SERVER], [
+            a['instance'] for a in self.volumes.live_attachments(volume_id)])
 
     def test_other_refusals_fail_at_once(self):
-        for statuses, multiattach in ((['error'], True),
-                                      (['reserved'], False),
-                                      (['maintenance'], True)):
-            volumes = FakeVolumes(statuses, multiattach=multiattach)
+        not_multiattach, _other = self.held_by_another_attach(
+            multiattach=False)
+        for volume_id in (
+                self.volumes.create_volume(status='error', multiattach=True),
+                not_multiattach,
+                self.volumes.create_volume(status='maintenance',
+                                           multiattach=True)):
+            self.volumes.calls.clear()
             self.assertRaises(exception.InvalidVolume, self.reserve,
-                              volumes)
-            self.assertEqual(1, volumes.calls)
+                              volume_id)
+            self.assertEqual(1, self.volumes.creates())
+            self.assertEqual([], [
+                a for a in self.volumes.live_attachments(volume_id)
+                if a['instance'] == SERVER])
 
     def test_no_timeout_fails_at_once(self):
-        volumes = FakeVolumes(['reserved'])
-        self.assertRaises(exception.InvalidVolume, self.reserve, volumes,
+        volume_id, _other = self.held_by_another_attach()
+        self.assertRaises(exception.InvalidVolume, self.reserve, volume_id,
                           timeout=0.0)
-        self.assertEqual(1, volumes.calls)
+        self.assertEqual(1, self.volumes.creates())
