@@ -10,53 +10,16 @@ Each feature is gated with a named constant below, e.g.
 ``nova_lite.api.validation`` decorators.
 """
 
-import re
-
 import microversion_parse
 
+from nova_lite import api_version
 from nova_lite import exception
 from nova_lite.i18n import _
 
 ENVIRON_KEY = 'nova_lite.microversion'
 
-# At most 9 digits each: no microversion has more, and int() of a digit
-# string thousands long is an error of its own.
-_VERSION_RE = re.compile(r'^([1-9]\d{0,8})\.([1-9]\d{0,8}|0)$')
-
-
-class APIVersion(tuple):
-    """A (major, minor) microversion that compares as a tuple."""
-
-    def __new__(cls, major, minor):
-        return super().__new__(cls, (int(major), int(minor)))
-
-    @classmethod
-    def parse(cls, text):
-        match = _VERSION_RE.match(text or '')
-        if not match:
-            raise exception.InvalidAPIVersionString(version=text)
-        return cls(*match.groups())
-
-    @property
-    def major(self):
-        return self[0]
-
-    @property
-    def minor(self):
-        return self[1]
-
-    def matches(self, min_version, max_version=None):
-        """True if min_version <= self <= max_version (strings or tuples)."""
-        if isinstance(min_version, str):
-            min_version = APIVersion.parse(min_version)
-        if max_version is None:
-            return self >= min_version
-        if isinstance(max_version, str):
-            max_version = APIVersion.parse(max_version)
-        return min_version <= self <= max_version
-
-    def __str__(self):
-        return '%d.%d' % self
+# The version type lives outside the API package: block storage uses it.
+APIVersion = api_version.APIVersion
 
 
 class ServiceVersions(object):
@@ -159,9 +122,9 @@ VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
 VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
 NEW_ATTACH = '3.27'                  # /attachments
-NEW_ATTACH_COMPLETION = '3.44'       # os-complete
+NEW_ATTACH_COMPLETION = api_version.NEW_ATTACH_COMPLETION
 MULTIATTACH_VOLUMES = '3.50'         # discovery marker only
-ATTACHMENT_CREATE_MODE_ARG = '3.54'  # attachment mode ro/rw
+ATTACHMENT_CREATE_MODE_ARG = api_version.ATTACHMENT_CREATE_MODE_ARG
 SUPPORT_NOVA_IMAGE = '3.46'
 OPTIONAL_PROJECT_ID = '3.67'         # /v3/... without {project_id}
 
