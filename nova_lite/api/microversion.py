@@ -85,6 +85,7 @@ class ServiceVersions(object):
 # Nova's numbering. The resources nova_lite serves change at these versions
 # (API-CONTRACT.md 2.1); the other Nova versions in between are accepted and
 # change nothing in nova_lite.
+COMPUTE_MIN = '2.1'                  # the first: Nova's v2.1 API
 MULTINIC_NOOP = '2.1'
 SHELVED_VOLUME_OPS = '2.20'          # attach/detach while shelved(_offloaded)
 # 2.36 deprecated the proxies of other services: os-volumes answers 404
@@ -109,15 +110,24 @@ STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
 # nova_lite's own, above Nova's 2.104 (volume-multiattach-enhancements):
 # attach_mode ro/rw; multi-create sharing one multiattach volume.
 ATTACH_MODE = '2.105'
+COMPUTE_MAX = '2.105'                # the newest: ATTACH_MODE
 
-_COMPUTE_MAX_MINOR = 105
-COMPUTE_VERSIONS = ['2.%d' % n for n in range(1, _COMPUTE_MAX_MINOR + 1)]
+
+def _versions(first, last):
+    """Every version from ``first`` to ``last`` (one major), as strings."""
+    first, last = APIVersion.parse(first), APIVersion.parse(last)
+    return [str(APIVersion(first.major, minor))
+            for minor in range(first.minor, last.minor + 1)]
+
+
+COMPUTE_VERSIONS = _versions(COMPUTE_MIN, COMPUTE_MAX)
 
 COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
                           legacy_header='X-OpenStack-Nova-API-Version')
 
 # -- volume (/v3) ------------------------------------------------------------
-# Cinder's numbering, 3.0 to 3.71.
+# Cinder's numbering.
+VOLUME_MIN = '3.0'                   # the first: Cinder's v3 API
 VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
 VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
@@ -127,8 +137,9 @@ MULTIATTACH_VOLUMES = '3.50'         # discovery marker only
 ATTACHMENT_CREATE_MODE_ARG = api_version.ATTACHMENT_CREATE_MODE_ARG
 SUPPORT_NOVA_IMAGE = '3.46'
 OPTIONAL_PROJECT_ID = '3.67'         # /v3/... without {project_id}
+VOLUME_MAX = '3.71'                  # the newest nova_lite serves
 
-VOLUME_VERSIONS = ['3.%d' % n for n in range(0, 72)]
+VOLUME_VERSIONS = _versions(VOLUME_MIN, VOLUME_MAX)
 
 VOLUME = ServiceVersions('volume', VOLUME_VERSIONS, first_match=True,
                          missing_entry_is_error=True)
@@ -137,3 +148,22 @@ VOLUME = ServiceVersions('volume', VOLUME_VERSIONS, first_match=True,
 def want(req):
     """The microversion of this request (an APIVersion)."""
     return req.environ[ENVIRON_KEY]
+
+
+def before(version):
+    """The version just before ``version`` in its sub-API, as a string:
+    ``before('2.70') == '2.69'``. The upper bound of a band that ends where
+    the feature of ``version`` begins, in the form the
+    ``nova_lite.api.validation`` decorators take.
+
+    ValueError when no version of the same sub-API precedes ``version``:
+    it is the first (``2.1``, ``3.0``) or no sub-API serves it.
+    """
+    wanted = APIVersion.parse(version)
+    for service in (COMPUTE, VOLUME):
+        if service.min < wanted <= service.max:
+            return str(APIVersion(wanted.major, wanted.minor - 1))
+    raise ValueError(
+        'No microversion precedes %s: the compute API serves %s to %s, '
+        'the volume API %s to %s.' % (version, COMPUTE.min, COMPUTE.max,
+                                      VOLUME.min, VOLUME.max))
