@@ -84,26 +84,56 @@ class ServiceVersions(object):
 # -- compute (/v2.1) -------------------------------------------------------
 # Nova's numbering. The resources nova_lite serves change at these versions
 # (API-CONTRACT.md 2.1); the other Nova versions in between are accepted and
-# change nothing in nova_lite.
+# change nothing in nova_lite. Several features may share a version.
 COMPUTE_MIN = '2.1'                  # the first: Nova's v2.1 API
-MULTINIC_NOOP = '2.1'
+EXTENDED_VOLUMES_DOT = '2.3'         # server: delete_on_termination, SRV-ATTR
+SERVER_LOCKED = '2.9'                # server view: locked
+SERVICE_FORCED_DOWN = '2.11'         # os-services: forced_down
+SERVER_DESCRIPTION = '2.19'          # servers: description
 SHELVED_VOLUME_OPS = '2.20'          # attach/detach while shelved(_offloaded)
+ACTIONS_OF_DELETED_SERVERS = '2.21'  # instance actions of deleted servers
+SERVER_TAGS = '2.26'                 # server view: tags (always [])
+BDM_TAG = '2.32'                     # create: tag in mappings and networks
+BDM_TAG_REMOVED = '2.33'             # create: no tag (Nova's bug, to 2.41)
 # 2.36 deprecated the proxies of other services: os-volumes answers 404
 # from 2.36 (its last version is MAX_PROXY_API, Nova's
 # MAX_PROXY_API_SUPPORT_VERSION); quota sets and limits lose their network
 # keys.
 MAX_PROXY_API = '2.35'
 NO_NETWORK_PROXIES = '2.36'          # quota sets, limits: no network keys
-NETWORKS_NONE = '2.37'               # networks: "none"/"auto" on create
+NETWORKS_NONE = '2.37'               # create: networks, or "none"/"auto"
 NO_IMAGE_META_LIMIT = '2.39'         # limits: no maxImageMeta
+BDM_TAG_RESTORED = '2.42'            # create: tag again (Nova's fix)
+FLAVOR_EMBEDDED = '2.47'             # server view: the flavor, not a link
 VOLUME_ATTACH_TAG = '2.49'           # tag on POST os-volume_attachments
+ACTION_EVENTS_FOR_ALL = '2.51'       # instance action events for everyone
+SERVICE_UUID = '2.53'                # os-services: id is the UUID
+FLAVOR_DESCRIPTION = '2.55'          # flavors: description
 NO_INJECTED_FILES = '2.57'           # quota sets, limits: no personality
+ACTIONS_PAGING = '2.58'              # instance actions: paging, updated_at
 MULTIATTACH = '2.60'                 # multiattach volumes
+FLAVOR_EXTRA_SPECS = '2.61'          # flavor view: extra_specs
+ACTION_EVENT_HOST = '2.62'           # action events: hostId (and host)
+TRUSTED_CERTS = '2.63'               # server view: trusted_image_certificates
+ACTIONS_CHANGES_BEFORE = '2.66'      # instance actions: changes-before
+BDM_VOLUME_TYPE = '2.67'             # create: volume_type in a mapping
 VOLUME_ATTACHMENT_TAG_VIEW = '2.70'  # tag in attachment views
-STRICT_LIST_QUERY = '2.75'           # os-volume_attachments list: no extras
-ATTACH_DELETE_ON_TERMINATION = '2.79'
+SERVER_GROUPS = '2.71'               # server view: server_groups
+LOCKED_REASON = '2.73'               # lock: locked_reason; server view too
+STRICT_LIST_QUERY = '2.75'           # attachment, flavor lists: no extras
+FLAVOR_SWAP_ZERO = '2.75'            # flavor view: swap 0, not ""
+UPDATE_ALL_ATTRIBUTES = '2.75'       # PUT /servers answers the show view
+UNSHELVE_AVAILABILITY_ZONE = '2.77'  # unshelve: availability_zone
+ATTACH_DELETE_ON_TERMINATION = '2.79'  # attach: delete_on_termination
+ACTION_EVENT_DETAILS = '2.84'        # action events: details
 VOLUME_ATTACHMENT_UPDATE = '2.85'    # PUT may update delete_on_termination
 ATTACHMENT_ID_VIEW = '2.89'          # attachment_id/bdm_uuid, no id
+CREATE_HOSTNAME = '2.90'             # create, update: hostname (short)
+HOSTNAME_FOR_ALL = '2.90'            # server view: hostname for everyone
+UNSHELVE_TO_HOST = '2.91'            # unshelve: host (administrators)
+HOSTNAME_FQDN = '2.94'               # hostname may be a FQDN
+PINNED_AZ = '2.96'                   # server view: pinned_availability_zone
+SCHEDULER_HINTS = '2.100'            # server view: scheduler_hints
 ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
 STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
 # 2.103 and 2.104 change nothing nova_lite serves.
