@@ -156,18 +156,34 @@ COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
                           legacy_header='X-OpenStack-Nova-API-Version')
 
 # -- volume (/v3) ------------------------------------------------------------
-# Cinder's numbering.
+# Cinder's numbering; the names are mostly Cinder's (its api/microversions.py).
 VOLUME_MIN = '3.0'                   # the first: Cinder's v3 API
+CLUSTER_SUPPORT = '3.7'              # os-services: cluster
 VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
-VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
 NEW_ATTACH = '3.27'                  # /attachments
-NEW_ATTACH_COMPLETION = api_version.NEW_ATTACH_COMPLETION
-MULTIATTACH_VOLUMES = '3.50'         # discovery marker only
-ATTACHMENT_CREATE_MODE_ARG = api_version.ATTACHMENT_CREATE_MODE_ARG
-SUPPORT_NOVA_IMAGE = '3.46'
-OPTIONAL_PROJECT_ID = '3.67'         # /v3/... without {project_id}
+VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
+VOLUME_CREATE_FROM_BACKUP = '3.47'   # create: backup_id
+BACKEND_STATE_REPORT = '3.49'        # os-services: backend_state
+SUPPORT_VOLUME_SCHEMA_CHANGES = '3.53'  # create: no unknown keys
 VOLUME_MAX = '3.71'                  # the newest nova_lite serves
+# Block storage reads these too (its views, its clients): they are defined,
+# with what each changed, in nova_lite/api_version.py.
+GROUP_VOLUME = api_version.GROUP_VOLUME                          # 3.13
+VOLUME_DETAIL_PROVIDER_ID = api_version.VOLUME_DETAIL_PROVIDER_ID  # 3.21
+NEW_ATTACH_COMPLETION = api_version.NEW_ATTACH_COMPLETION        # 3.44
+SHARED_TARGETS_AND_SERVICE_FIELDS = (
+    api_version.SHARED_TARGETS_AND_SERVICE_FIELDS)               # 3.48
+ATTACHMENT_CREATE_MODE_ARG = api_version.ATTACHMENT_CREATE_MODE_ARG  # 3.54
+VOLUME_CLUSTER_NAME = api_version.VOLUME_CLUSTER_NAME            # 3.61
+VOLUME_TYPE_ID_IN_VOLUME_DETAIL = (
+    api_version.VOLUME_TYPE_ID_IN_VOLUME_DETAIL)                 # 3.63
+USE_QUOTA = api_version.USE_QUOTA                                # 3.65
+# The others are accepted and change nothing nova_lite serves; among them
+# 3.46 (volumes from Nova's 0-byte images: nova_lite has no image service),
+# 3.50 (announces multiattach, which nova_lite has at every version) and
+# 3.67 (project_id optional in URLs: the router takes both at every
+# version).
 
 VOLUME_VERSIONS = _versions(VOLUME_MIN, VOLUME_MAX)
 
