@@ -2,12 +2,21 @@
 
 ``COMPUTE`` follows Nova's numbering for everything Nova has; versions above
 Nova's are nova_lite's own and each names its feature. ``VOLUME`` follows
-Cinder's. Actual version numbers appear only here, in
-``api-ref/source/*-versions.inc``, in release notes and in the tests.
+Cinder's.
 
-Each feature is gated with a named constant below, e.g.
-``want.matches(SHELVED_VOLUME_OPS)``; handlers declare their bands with
-``nova_lite.api.validation`` decorators.
+Every version at which something nova_lite serves changes has a named
+constant below, with what it changed; ``COMPUTE_MIN``/``COMPUTE_MAX`` and
+``VOLUME_MIN``/``VOLUME_MAX`` bound the two ranges. Handlers gate a feature
+with its constant (``want.matches(SHELVED_VOLUME_OPS)``) and declare their
+bands with the ``nova_lite.api.validation`` decorators, a band that ends
+where a feature begins ending at ``before(FEATURE)``.
+
+In ``nova_lite/`` a microversion is written as a value only here and in
+``nova_lite/api_version.py``, which holds ``APIVersion`` and the versions
+block storage reads (block storage may not import this package); this
+module takes them from there. ``tests/unit/test_microversion_literals.py``
+keeps it so. Elsewhere versions are named in prose (docstrings, comments),
+in ``api-ref/source``, the docs, the release notes and the tests.
 """
 
 import microversion_parse
