@@ -53,7 +53,7 @@ class APIVersion(tuple):
         return '%d.%d' % self
 
 
-# -- volume (/v3), Cinder's numbering and names -------------------------------
+# -- volume (/v3), Cinder's numbering ----------------------------------------
 # The volume detail view (volume/views.py) adds:
 GROUP_VOLUME = '3.13'                       # group_id
 VOLUME_DETAIL_PROVIDER_ID = '3.21'          # provider_id (administrators)
