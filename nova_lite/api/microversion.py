@@ -2,61 +2,33 @@
 
 ``COMPUTE`` follows Nova's numbering for everything Nova has; versions above
 Nova's are nova_lite's own and each names its feature. ``VOLUME`` follows
-Cinder's. Actual version numbers appear only here, in
-``api-ref/source/*-versions.inc``, in release notes and in the tests.
+Cinder's.
 
-Each feature is gated with a named constant below, e.g.
-``want.matches(SHELVED_VOLUME_OPS)``; handlers declare their bands with
-``nova_lite.api.validation`` decorators.
+Every version at which something nova_lite serves changes has a named
+constant below, with what it changed; ``COMPUTE_MIN``/``COMPUTE_MAX`` and
+``VOLUME_MIN``/``VOLUME_MAX`` bound the two ranges. Handlers gate a feature
+with its constant (``want.matches(SHELVED_VOLUME_OPS)``) and declare their
+bands with the ``nova_lite.api.validation`` decorators, a band that ends
+where a feature begins ending at ``before(FEATURE)``.
+
+In ``nova_lite/`` a microversion is written as a value only here and in
+``nova_lite/api_version.py``, which holds ``APIVersion`` and the versions
+block storage reads (block storage may not import this package); this
+module takes them from there. ``tests/unit/test_microversion_literals.py``
+keeps it so. Elsewhere versions are named in prose (docstrings, comments),
+in ``api-ref/source``, the docs, the release notes and the tests.
 """
-
-import re
 
 import microversion_parse
 
+from nova_lite import api_version
 from nova_lite import exception
 from nova_lite.i18n import _
 
 ENVIRON_KEY = 'nova_lite.microversion'
 
-# At most 9 digits each: no microversion has more, and int() of a digit
-# string thousands long is an error of its own.
-_VERSION_RE = re.compile(r'^([1-9]\d{0,8})\.([1-9]\d{0,8}|0)$')
-
-
-class APIVersion(tuple):
-    """A (major, minor) microversion that compares as a tuple."""
-
-    def __new__(cls, major, minor):
-        return super().__new__(cls, (int(major), int(minor)))
-
-    @classmethod
-    def parse(cls, text):
-        match = _VERSION_RE.match(text or '')
-        if not match:
-            raise exception.InvalidAPIVersionString(version=text)
-        return cls(*match.groups())
-
-    @property
-    def major(self):
-        return self[0]
-
-    @property
-    def minor(self):
-        return self[1]
-
-    def matches(self, min_version, max_version=None):
-        """True if min_version <= self <= max_version (strings or tuples)."""
-        if isinstance(min_version, str):
-            min_version = APIVersion.parse(min_version)
-        if max_version is None:
-            return self >= min_version
-        if isinstance(max_version, str):
-            max_version = APIVersion.parse(max_version)
-        return min_version <= self <= max_version
-
-    def __str__(self):
-        return '%d.%d' % self
+# The version type lives outside the API package: block storage uses it.
+APIVersion = api_version.APIVersion
 
 
 class ServiceVersions(object):
@@ -121,51 +93,108 @@ class ServiceVersions(object):
 # -- compute (/v2.1) -------------------------------------------------------
 # Nova's numbering. The resources nova_lite serves change at these versions
 # (API-CONTRACT.md 2.1); the other Nova versions in between are accepted and
-# change nothing in nova_lite.
-MULTINIC_NOOP = '2.1'
+# change nothing in nova_lite. Several features may share a version.
+COMPUTE_MIN = '2.1'                  # the first: Nova's v2.1 API
+EXTENDED_VOLUMES_DOT = '2.3'         # server: delete_on_termination, SRV-ATTR
+SERVER_LOCKED = '2.9'                # server view: locked
+SERVICE_FORCED_DOWN = '2.11'         # os-services: forced_down
+SERVER_DESCRIPTION = '2.19'          # servers: description
 SHELVED_VOLUME_OPS = '2.20'          # attach/detach while shelved(_offloaded)
+ACTIONS_OF_DELETED_SERVERS = '2.21'  # instance actions of deleted servers
+SERVER_TAGS = '2.26'                 # server view: tags (always [])
+BDM_TAG = '2.32'                     # create: tag in mappings and networks
+BDM_TAG_REMOVED = '2.33'             # create: no tag (Nova's bug, to 2.41)
 # 2.36 deprecated the proxies of other services: os-volumes answers 404
 # from 2.36 (its last version is MAX_PROXY_API, Nova's
 # MAX_PROXY_API_SUPPORT_VERSION); quota sets and limits lose their network
 # keys.
 MAX_PROXY_API = '2.35'
 NO_NETWORK_PROXIES = '2.36'          # quota sets, limits: no network keys
-NETWORKS_NONE = '2.37'               # networks: "none"/"auto" on create
+NETWORKS_NONE = '2.37'               # create: networks, or "none"/"auto"
 NO_IMAGE_META_LIMIT = '2.39'         # limits: no maxImageMeta
+BDM_TAG_RESTORED = '2.42'            # create: tag again (Nova's fix)
+FLAVOR_EMBEDDED = '2.47'             # server view: the flavor, not a link
 VOLUME_ATTACH_TAG = '2.49'           # tag on POST os-volume_attachments
+ACTION_EVENTS_FOR_ALL = '2.51'       # instance action events for everyone
+SERVICE_UUID = '2.53'                # os-services: id is the UUID
+FLAVOR_DESCRIPTION = '2.55'          # flavors: description
 NO_INJECTED_FILES = '2.57'           # quota sets, limits: no personality
+ACTIONS_PAGING = '2.58'              # instance actions: paging, updated_at
 MULTIATTACH = '2.60'                 # multiattach volumes
+FLAVOR_EXTRA_SPECS = '2.61'          # flavor view: extra_specs
+ACTION_EVENT_HOST = '2.62'           # action events: hostId (and host)
+TRUSTED_CERTS = '2.63'               # server view: trusted_image_certificates
+ACTIONS_CHANGES_BEFORE = '2.66'      # instance actions: changes-before
+BDM_VOLUME_TYPE = '2.67'             # create: volume_type in a mapping
 VOLUME_ATTACHMENT_TAG_VIEW = '2.70'  # tag in attachment views
-STRICT_LIST_QUERY = '2.75'           # os-volume_attachments list: no extras
-ATTACH_DELETE_ON_TERMINATION = '2.79'
+SERVER_GROUPS = '2.71'               # server view: server_groups
+LOCKED_REASON = '2.73'               # lock: locked_reason; server view too
+STRICT_LIST_QUERY = '2.75'           # attachment, flavor lists: no extras
+FLAVOR_SWAP_ZERO = '2.75'            # flavor view: swap 0, not ""
+UPDATE_ALL_ATTRIBUTES = '2.75'       # PUT /servers answers the show view
+UNSHELVE_AVAILABILITY_ZONE = '2.77'  # unshelve: availability_zone
+ATTACH_DELETE_ON_TERMINATION = '2.79'  # attach: delete_on_termination
+ACTION_EVENT_DETAILS = '2.84'        # action events: details
 VOLUME_ATTACHMENT_UPDATE = '2.85'    # PUT may update delete_on_termination
 ATTACHMENT_ID_VIEW = '2.89'          # attachment_id/bdm_uuid, no id
+CREATE_HOSTNAME = '2.90'             # create, update: hostname (short)
+HOSTNAME_FOR_ALL = '2.90'            # server view: hostname for everyone
+UNSHELVE_TO_HOST = '2.91'            # unshelve: host (administrators)
+HOSTNAME_FQDN = '2.94'               # hostname may be a FQDN
+PINNED_AZ = '2.96'                   # server view: pinned_availability_zone
+SCHEDULER_HINTS = '2.100'            # server view: scheduler_hints
 ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
 STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
 # 2.103 and 2.104 change nothing nova_lite serves.
 # nova_lite's own, above Nova's 2.104 (volume-multiattach-enhancements):
 # attach_mode ro/rw; multi-create sharing one multiattach volume.
 ATTACH_MODE = '2.105'
+COMPUTE_MAX = '2.105'                # the newest: ATTACH_MODE
 
-_COMPUTE_MAX_MINOR = 105
-COMPUTE_VERSIONS = ['2.%d' % n for n in range(1, _COMPUTE_MAX_MINOR + 1)]
+
+def _versions(first, last):
+    """Every version from ``first`` to ``last`` (one major), as strings."""
+    first, last = APIVersion.parse(first), APIVersion.parse(last)
+    return [str(APIVersion(first.major, minor))
+            for minor in range(first.minor, last.minor + 1)]
+
+
+COMPUTE_VERSIONS = _versions(COMPUTE_MIN, COMPUTE_MAX)
 
 COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
                           legacy_header='X-OpenStack-Nova-API-Version')
 
 # -- volume (/v3) ------------------------------------------------------------
-# Cinder's numbering, 3.0 to 3.71.
+# Cinder's numbering; the names are mostly Cinder's (its api/microversions.py).
+VOLUME_MIN = '3.0'                   # the first: Cinder's v3 API
+CLUSTER_SUPPORT = '3.7'              # os-services: cluster
 VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
-VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
 NEW_ATTACH = '3.27'                  # /attachments
-NEW_ATTACH_COMPLETION = '3.44'       # os-complete
-MULTIATTACH_VOLUMES = '3.50'         # discovery marker only
-ATTACHMENT_CREATE_MODE_ARG = '3.54'  # attachment mode ro/rw
-SUPPORT_NOVA_IMAGE = '3.46'
-OPTIONAL_PROJECT_ID = '3.67'         # /v3/... without {project_id}
+VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
+VOLUME_CREATE_FROM_BACKUP = '3.47'   # create: backup_id
+BACKEND_STATE_REPORT = '3.49'        # os-services: backend_state
+SUPPORT_VOLUME_SCHEMA_CHANGES = '3.53'  # create: no unknown keys
+VOLUME_MAX = '3.71'                  # the newest nova_lite serves
+# Block storage reads these too (its views, its clients): they are defined,
+# with what each changed, in nova_lite/api_version.py.
+GROUP_VOLUME = api_version.GROUP_VOLUME                          # 3.13
+VOLUME_DETAIL_PROVIDER_ID = api_version.VOLUME_DETAIL_PROVIDER_ID  # 3.21
+NEW_ATTACH_COMPLETION = api_version.NEW_ATTACH_COMPLETION        # 3.44
+SHARED_TARGETS_AND_SERVICE_FIELDS = (
+    api_version.SHARED_TARGETS_AND_SERVICE_FIELDS)               # 3.48
+ATTACHMENT_CREATE_MODE_ARG = api_version.ATTACHMENT_CREATE_MODE_ARG  # 3.54
+VOLUME_CLUSTER_NAME = api_version.VOLUME_CLUSTER_NAME            # 3.61
+VOLUME_TYPE_ID_IN_VOLUME_DETAIL = (
+    api_version.VOLUME_TYPE_ID_IN_VOLUME_DETAIL)                 # 3.63
+USE_QUOTA = api_version.USE_QUOTA                                # 3.65
+# The others are accepted and change nothing nova_lite serves; among them
+# 3.46 (volumes from Nova's 0-byte images: nova_lite has no image service),
+# 3.50 (announces multiattach, which nova_lite has at every version) and
+# 3.67 (project_id optional in URLs: the router takes both at every
+# version).
 
-VOLUME_VERSIONS = ['3.%d' % n for n in range(0, 72)]
+VOLUME_VERSIONS = _versions(VOLUME_MIN, VOLUME_MAX)
 
 VOLUME = ServiceVersions('volume', VOLUME_VERSIONS, first_match=True,
                          missing_entry_is_error=True)
@@ -174,3 +203,22 @@ VOLUME = ServiceVersions('volume', VOLUME_VERSIONS, first_match=True,
 def want(req):
     """The microversion of this request (an APIVersion)."""
     return req.environ[ENVIRON_KEY]
+
+
+def before(version):
+    """The version just before ``version`` in its sub-API, as a string:
+    ``before('2.70') == '2.69'``. The upper bound of a band that ends where
+    the feature of ``version`` begins, in the form the
+    ``nova_lite.api.validation`` decorators take.
+
+    ValueError when no version of the same sub-API precedes ``version``:
+    it is the first (``2.1``, ``3.0``) or no sub-API serves it.
+    """
+    wanted = APIVersion.parse(version)
+    for service in (COMPUTE, VOLUME):
+        if service.min < wanted <= service.max:
+            return str(APIVersion(wanted.major, wanted.minor - 1))
+    raise ValueError(
+        'No microversion precedes %s: the compute API serves %s to %s, '
+        'the volume API %s to %s.' % (version, COMPUTE.min, COMPUTE.max,
+                                      VOLUME.min, VOLUME.max))

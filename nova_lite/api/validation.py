@@ -2,16 +2,22 @@
 
 Every route has, for each microversion band it serves:
 
-* ``@request_body(SCHEMA, '2.1', '2.48')`` for POST/PUT bodies,
-* ``@query(SCHEMA, '2.1')`` for the query string of GETs (validated as a
-  dict of lists, as Nova does),
-* ``@response(200, SCHEMA, '2.1', '2.69')`` for each success status; a
-  ``None`` schema means the response has no body.
+* ``@request_body(SCHEMA, mv.COMPUTE_MIN, mv.before(mv.VOLUME_ATTACH_TAG))``
+  for POST/PUT bodies,
+* ``@query(SCHEMA, mv.COMPUTE_MIN)`` for the query string of GETs
+  (validated as a dict of lists, as Nova does),
+* ``@response(200, SCHEMA, mv.ATTACHMENT_ID_VIEW,
+  mv.before(mv.ASYNC_VOLUME_ATTACH))`` for each success status; a ``None``
+  schema means the response has no body.
 
-``@versions('3.27')`` limits where the route exists at all (404 outside, as
-Nova and Cinder do). The decorators only record; ``nova_lite.api.router``
-validates, and ``tests/unit/api/test_schemas.py`` walks the route table to
-prove every route declares complete, gap-free bands.
+A band is its first and last version (no last: open-ended), written with
+the string constants of ``nova_lite.api.microversion`` (``mv``): the first
+is a feature's constant, the last ``mv.before(NEXT_FEATURE)``.
+``@versions(mv.NEW_ATTACH)`` limits where the route exists at all (404
+outside, as Nova and Cinder do). The decorators only record;
+``nova_lite.api.router`` validates, and ``tests/unit/api/test_schemas.py``
+walks the route table to prove every route declares complete, gap-free
+bands.
 """
 
 import functools

@@ -8,7 +8,7 @@ the URL root for ``links`` (None: no links, as for in-process callers).
 
 from oslo_serialization import jsonutils
 
-from nova_lite.api import microversion as mv
+from nova_lite import api_version
 from nova_lite import context as nl_context
 from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
@@ -16,14 +16,6 @@ from nova_lite.policies import volumes as volume_policies
 from nova_lite import utils
 from nova_lite.volume import drivers
 from nova_lite.volume import status as st
-
-# Cinder's volume detail fields by microversion.
-GROUP_VOLUME = '3.13'
-VOLUME_DETAIL_PROVIDER_ID = '3.21'
-SHARED_TARGETS_AND_SERVICE_FIELDS = '3.48'
-VOLUME_CLUSTER_NAME = '3.61'
-VOLUME_TYPE_ID_IN_VOLUME_DETAIL = '3.63'
-USE_QUOTA = '3.65'
 
 DEFAULT_AVAILABILITY_ZONE = 'nova'
 
@@ -135,18 +127,19 @@ def volume_detail(ctxt, volume, version, links_base=None,
         if attributes:
             view['os-vol-mig-status-attr:migstat'] = volume.migration_status
             view['os-vol-mig-status-attr:name_id'] = None
-    if version.matches(GROUP_VOLUME):
+    if version.matches(api_version.GROUP_VOLUME):
         view['group_id'] = None
-    if ctxt.is_admin and version.matches(VOLUME_DETAIL_PROVIDER_ID):
+    if ctxt.is_admin and version.matches(
+            api_version.VOLUME_DETAIL_PROVIDER_ID):
         view['provider_id'] = None
-    if version.matches(SHARED_TARGETS_AND_SERVICE_FIELDS):
+    if version.matches(api_version.SHARED_TARGETS_AND_SERVICE_FIELDS):
         view['shared_targets'] = False
         view['service_uuid'] = None
-    if ctxt.is_admin and version.matches(VOLUME_CLUSTER_NAME):
+    if ctxt.is_admin and version.matches(api_version.VOLUME_CLUSTER_NAME):
         view['cluster_name'] = None
-    if version.matches(VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
+    if version.matches(api_version.VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
         view['volume_type_id'] = volume.volume_type_id
-    if version.matches(USE_QUOTA):
+    if version.matches(api_version.USE_QUOTA):
         view['consumes_quota'] = True
     return view
 
@@ -269,13 +262,6 @@ def pool_view(name, caps, detail):
 
 
 # -- the VolumeClient's dicts -------------------------------------------------
-
-# The microversions the clients use, as Nova does: volume show at 3.48,
-# attachments at 3.44 (3.54 when a mode is given).
-CLIENT_VOLUME_VERSION = mv.APIVersion(3, 48)
-CLIENT_ATTACHMENT_VERSION = mv.APIVersion(3, 44)
-CLIENT_ATTACHMENT_MODE_VERSION = mv.APIVersion(3, 54)
-
 
 def client_volume(view):
     """A volume REST view (a dict) as the VolumeClient returns it."""

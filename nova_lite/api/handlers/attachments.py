@@ -75,7 +75,8 @@ def show_attachment(req, attachment_id):
 
 
 @validation.versions(mv.NEW_ATTACH)
-@validation.request_body(schema.CREATE, mv.NEW_ATTACH, '3.53')
+@validation.request_body(schema.CREATE, mv.NEW_ATTACH,
+                         mv.before(mv.ATTACHMENT_CREATE_MODE_ARG))
 @validation.request_body(schema.CREATE_V354, mv.ATTACHMENT_CREATE_MODE_ARG)
 @validation.response(200, schema.DETAIL_RESPONSE, mv.NEW_ATTACH)
 def create_attachment(req, body):

@@ -6,6 +6,7 @@ while a compute service is up; the detail (administrators) also lists the
 ``internal`` zone of the other services, with each service's state.
 """
 
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import availability_zones as schema
 from nova_lite.api import validation
 from nova_lite.compute import checks as compute_checks
@@ -24,9 +25,10 @@ def _services(req):
             for s in service_obj.Service.list(ctxt, None)]
 
 
-@validation.query(schema.QUERY, '2.1', '2.101')
-@validation.query(schema.QUERY_V2102, '2.102')
-@validation.response(200, schema.COMPUTE_LIST_RESPONSE, '2.1')
+@validation.query(schema.QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.COMPUTE_LIST_RESPONSE, mv.COMPUTE_MIN)
 def list_compute_zones(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.COMPUTE_LIST, target={})
@@ -37,9 +39,10 @@ def list_compute_zones(req):
         'zoneState': {'available': up}, 'hosts': None}]}
 
 
-@validation.query(schema.QUERY, '2.1', '2.101')
-@validation.query(schema.QUERY_V2102, '2.102')
-@validation.response(200, schema.COMPUTE_DETAIL_RESPONSE, '2.1')
+@validation.query(schema.QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.COMPUTE_DETAIL_RESPONSE, mv.COMPUTE_MIN)
 def list_compute_zones_detail(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.COMPUTE_DETAIL, target={})
@@ -60,8 +63,8 @@ def list_compute_zones_detail(req):
         name == compute_checks.DEFAULT_AVAILABILITY_ZONE]}
 
 
-@validation.query(schema.QUERY, '3.0')
-@validation.response(200, schema.VOLUME_LIST_RESPONSE, '3.0')
+@validation.query(schema.QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_LIST_RESPONSE, mv.VOLUME_MIN)
 def list_volume_zones(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.VOLUME_LIST, target={})

@@ -12,10 +12,6 @@ from nova_lite.api import validation
 from nova_lite.compute import flavors
 from nova_lite import exception
 
-DESCRIPTION = '2.55'
-EXTRA_SPECS = '2.61'
-SWAP_ZERO = '2.75'
-
 
 def _links(req, flavor):
     return links.resource_links(req, 'flavors', flavor.flavorid)
@@ -24,7 +20,7 @@ def _links(req, flavor):
 def _brief(req, flavor, want):
     view = {'id': flavor.flavorid, 'name': flavor.name,
             'links': _links(req, flavor)}
-    if want.matches(DESCRIPTION):
+    if want.matches(mv.FLAVOR_DESCRIPTION):
         view['description'] = flavor.description
     return view
 
@@ -39,14 +35,14 @@ def serialize_flavor(req, flavor, want):
         'links': _links(req, flavor),
         'OS-FLV-EXT-DATA:ephemeral': flavor.ephemeral_gb,
         'OS-FLV-DISABLED:disabled': flavor.disabled,
-        'swap': flavor.swap if (flavor.swap or want.matches(SWAP_ZERO))
-        else '',
+        'swap': flavor.swap
+        if (flavor.swap or want.matches(mv.FLAVOR_SWAP_ZERO)) else '',
         'rxtx_factor': flavor.rxtx_factor,
         'os-flavor-access:is_public': flavor.is_public,
     }
-    if want.matches(DESCRIPTION):
+    if want.matches(mv.FLAVOR_DESCRIPTION):
         view['description'] = flavor.description
-    if want.matches(EXTRA_SPECS):
+    if want.matches(mv.FLAVOR_EXTRA_SPECS):
         view['extra_specs'] = dict(flavor.extra_specs)
     return view
 
@@ -70,33 +66,43 @@ def _select(req):
     return selected[:min(limit or max_limit, max_limit)]
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.74')
-@validation.query(schema.LIST_QUERY_V275, '2.75')
-@validation.response(200, schema.LIST_RESPONSE, '2.1', '2.54')
-@validation.response(200, schema.LIST_RESPONSE_V255, '2.55')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_LIST_QUERY))
+@validation.query(schema.LIST_QUERY_V275, mv.STRICT_LIST_QUERY)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.FLAVOR_DESCRIPTION))
+@validation.response(200, schema.LIST_RESPONSE_V255, mv.FLAVOR_DESCRIPTION)
 def list_flavors(req):
     want = mv.want(req)
     return {'flavors': [_brief(req, f, want) for f in _select(req)]}
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.74')
-@validation.query(schema.LIST_QUERY_V275, '2.75')
-@validation.response(200, schema.DETAIL_RESPONSE, '2.1', '2.54')
-@validation.response(200, schema.DETAIL_RESPONSE_V255, '2.55', '2.60')
-@validation.response(200, schema.DETAIL_RESPONSE_V261, '2.61', '2.74')
-@validation.response(200, schema.DETAIL_RESPONSE_V275, '2.75')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_LIST_QUERY))
+@validation.query(schema.LIST_QUERY_V275, mv.STRICT_LIST_QUERY)
+@validation.response(200, schema.DETAIL_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.FLAVOR_DESCRIPTION))
+@validation.response(200, schema.DETAIL_RESPONSE_V255, mv.FLAVOR_DESCRIPTION,
+                     mv.before(mv.FLAVOR_EXTRA_SPECS))
+@validation.response(200, schema.DETAIL_RESPONSE_V261, mv.FLAVOR_EXTRA_SPECS,
+                     mv.before(mv.FLAVOR_SWAP_ZERO))
+@validation.response(200, schema.DETAIL_RESPONSE_V275, mv.FLAVOR_SWAP_ZERO)
 def list_flavors_detail(req):
     want = mv.want(req)
     return {'flavors': [serialize_flavor(req, f, want)
                         for f in _select(req)]}
 
 
-@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
-@validation.query(schema.SHOW_QUERY_V2102, '2.102')
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.54')
-@validation.response(200, schema.SHOW_RESPONSE_V255, '2.55', '2.60')
-@validation.response(200, schema.SHOW_RESPONSE_V261, '2.61', '2.74')
-@validation.response(200, schema.SHOW_RESPONSE_V275, '2.75')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.SHOW_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.FLAVOR_DESCRIPTION))
+@validation.response(200, schema.SHOW_RESPONSE_V255, mv.FLAVOR_DESCRIPTION,
+                     mv.before(mv.FLAVOR_EXTRA_SPECS))
+@validation.response(200, schema.SHOW_RESPONSE_V261, mv.FLAVOR_EXTRA_SPECS,
+                     mv.before(mv.FLAVOR_SWAP_ZERO))
+@validation.response(200, schema.SHOW_RESPONSE_V275, mv.FLAVOR_SWAP_ZERO)
 def show_flavor(req, flavor_id):
     want = mv.want(req)
     return {'flavor': serialize_flavor(req, flavors.get(flavor_id), want)}

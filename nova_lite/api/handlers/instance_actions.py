@@ -23,19 +23,13 @@ from nova_lite.objects import instance_action
 from nova_lite.policies import instance_actions as policies
 from nova_lite import utils
 
-DELETED_SERVERS = '2.21'
-EVENTS_FOR_ALL = '2.51'
-PAGING = '2.58'
-EVENT_HOST = '2.62'
-CHANGES_BEFORE = '2.66'
-EVENT_DETAILS = '2.84'
-
 
 def _instance(req, ctxt, server_id, rule):
     want = mv.want(req)
     api = compute_api.get_api(req.environ['nova_lite.conf'])
-    instance = api.get(ctxt, server_id,
-                       read_deleted=want.matches(DELETED_SERVERS))
+    instance = api.get(
+        ctxt, server_id,
+        read_deleted=want.matches(mv.ACTIONS_OF_DELETED_SERVERS))
     ctxt.can(rule, target={'project_id': instance.project_id})
     return instance
 
@@ -50,7 +44,7 @@ def _serialize_action(action, want):
         'start_time': utils.isotime(action.start_time),
         'user_id': action.user_id,
     }
-    if want.matches(PAGING):
+    if want.matches(mv.ACTIONS_PAGING):
         view['updated_at'] = utils.isotime(action.updated_at)
     return view
 
@@ -71,11 +65,11 @@ def _serialize_event(event, want, project_id, show_traceback,
     }
     if show_traceback:
         view['traceback'] = event.traceback
-    if want.matches(EVENT_HOST):
+    if want.matches(mv.ACTION_EVENT_HOST):
         view['hostId'] = _event_host_id(project_id, event.host)
         if show_traceback:
             view['host'] = event.host
-    if want.matches(EVENT_DETAILS) and show_details:
+    if want.matches(mv.ACTION_EVENT_DETAILS) and show_details:
         view['details'] = event.details
     return view
 
@@ -94,18 +88,21 @@ def _time_param(req, name):
     return timeutils.normalize_time(parsed)
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.57')
-@validation.query(schema.LIST_QUERY_V258, '2.58', '2.65')
-@validation.query(schema.LIST_QUERY_V266, '2.66')
-@validation.response(200, schema.LIST_RESPONSE, '2.1', '2.57')
-@validation.response(200, schema.LIST_RESPONSE_V258, '2.58')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.ACTIONS_PAGING))
+@validation.query(schema.LIST_QUERY_V258, mv.ACTIONS_PAGING,
+                  mv.before(mv.ACTIONS_CHANGES_BEFORE))
+@validation.query(schema.LIST_QUERY_V266, mv.ACTIONS_CHANGES_BEFORE)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.ACTIONS_PAGING))
+@validation.response(200, schema.LIST_RESPONSE_V258, mv.ACTIONS_PAGING)
 def list_instance_actions(req, server_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
     instance = _instance(req, ctxt, server_id, policies.LIST)
     kwargs = {}
     body_links = []
-    if want.matches(PAGING):
+    if want.matches(mv.ACTIONS_PAGING):
         max_limit = req.environ['nova_lite.conf'].api.max_limit
         limit = req.GET.get('limit')
         limit = min(int(limit), max_limit) if limit else max_limit
@@ -130,13 +127,18 @@ def list_instance_actions(req, server_id):
     return body
 
 
-@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
-@validation.query(schema.SHOW_QUERY_V2102, '2.102')
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.50')
-@validation.response(200, schema.SHOW_RESPONSE_V251, '2.51', '2.57')
-@validation.response(200, schema.SHOW_RESPONSE_V258, '2.58', '2.61')
-@validation.response(200, schema.SHOW_RESPONSE_V262, '2.62', '2.83')
-@validation.response(200, schema.SHOW_RESPONSE_V284, '2.84')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.SHOW_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.ACTION_EVENTS_FOR_ALL))
+@validation.response(200, schema.SHOW_RESPONSE_V251, mv.ACTION_EVENTS_FOR_ALL,
+                     mv.before(mv.ACTIONS_PAGING))
+@validation.response(200, schema.SHOW_RESPONSE_V258, mv.ACTIONS_PAGING,
+                     mv.before(mv.ACTION_EVENT_HOST))
+@validation.response(200, schema.SHOW_RESPONSE_V262, mv.ACTION_EVENT_HOST,
+                     mv.before(mv.ACTION_EVENT_DETAILS))
+@validation.response(200, schema.SHOW_RESPONSE_V284, mv.ACTION_EVENT_DETAILS)
 def show_instance_action(req, server_id, request_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -146,7 +148,7 @@ def show_instance_action(req, server_id, request_id):
     view = _serialize_action(action, want)
     target = {'project_id': instance.project_id}
     show_events = ctxt.can(policies.EVENTS, target=target, fatal=False)
-    if show_events or want.matches(EVENTS_FOR_ALL):
+    if show_events or want.matches(mv.ACTION_EVENTS_FOR_ALL):
         show_details = ctxt.can(policies.EVENTS_DETAILS, target=target,
                                 fatal=False)
         view['events'] = [

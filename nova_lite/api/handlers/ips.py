@@ -7,6 +7,7 @@ server created with ``networks: none``) and no network label exists
 """
 
 from nova_lite.api.handlers import servers
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import ips as schema
 from nova_lite.api import validation
 from nova_lite import exception
@@ -14,18 +15,20 @@ from nova_lite.i18n import _
 from nova_lite.policies import ips as policies
 
 
-@validation.query(schema.QUERY, '2.1', '2.101')
-@validation.query(schema.QUERY_V2102, '2.102')
-@validation.response(200, schema.INDEX_RESPONSE, '2.1')
+@validation.query(schema.QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.INDEX_RESPONSE, mv.COMPUTE_MIN)
 def list_ips(req, server_id):
     ctxt = req.environ['nova_lite.context']
     servers.get_instance(req, ctxt, server_id, policies.INDEX)
     return {'addresses': {}}
 
 
-@validation.query(schema.QUERY, '2.1', '2.101')
-@validation.query(schema.QUERY_V2102, '2.102')
-@validation.response(200, schema.INDEX_RESPONSE, '2.1')
+@validation.query(schema.QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.INDEX_RESPONSE, mv.COMPUTE_MIN)
 def show_ips(req, server_id, network_label):
     ctxt = req.environ['nova_lite.context']
     servers.get_instance(req, ctxt, server_id, policies.SHOW)

@@ -80,23 +80,26 @@ def _list(req, rule):
     return {'volumes': [volume_view(v) for v in found]}
 
 
-@validation.versions('2.1', mv.MAX_PROXY_API)
-@validation.query(schema.LIST_QUERY, '2.1', mv.MAX_PROXY_API)
-@validation.response(200, schema.LIST_RESPONSE, '2.1', mv.MAX_PROXY_API)
+@validation.versions(mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN,
+                     mv.MAX_PROXY_API)
 def list_volumes(req):
     return _list(req, policies.LIST)
 
 
-@validation.versions('2.1', mv.MAX_PROXY_API)
-@validation.query(schema.LIST_QUERY, '2.1', mv.MAX_PROXY_API)
-@validation.response(200, schema.LIST_RESPONSE, '2.1', mv.MAX_PROXY_API)
+@validation.versions(mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN,
+                     mv.MAX_PROXY_API)
 def list_volumes_detail(req):
     return _list(req, policies.DETAIL)
 
 
-@validation.versions('2.1', mv.MAX_PROXY_API)
-@validation.query(schema.SHOW_QUERY, '2.1', mv.MAX_PROXY_API)
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', mv.MAX_PROXY_API)
+@validation.versions(mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.MAX_PROXY_API)
 def show_volume(req, volume_id):
     ctxt, volumes = _volumes(req, policies.SHOW)
     return {'volume': volume_view(volumes.get(ctxt, volume_id))}
@@ -118,9 +121,10 @@ def size_param(value):
     return size
 
 
-@validation.versions('2.1', mv.MAX_PROXY_API)
-@validation.request_body(schema.CREATE, '2.1', mv.MAX_PROXY_API)
-@validation.response(200, schema.CREATE_RESPONSE, '2.1', mv.MAX_PROXY_API)
+@validation.versions(mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.request_body(schema.CREATE, mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.response(200, schema.CREATE_RESPONSE, mv.COMPUTE_MIN,
+                     mv.MAX_PROXY_API)
 def create_volume(req, body):
     ctxt, volumes = _volumes(req, policies.CREATE)
     data = body['volume']
@@ -142,8 +146,8 @@ def create_volume(req, body):
                         headers={'Location': location})
 
 
-@validation.versions('2.1', mv.MAX_PROXY_API)
-@validation.response(202, None, '2.1', mv.MAX_PROXY_API)
+@validation.versions(mv.COMPUTE_MIN, mv.MAX_PROXY_API)
+@validation.response(202, None, mv.COMPUTE_MIN, mv.MAX_PROXY_API)
 def delete_volume(req, volume_id):
     ctxt, volumes = _volumes(req, policies.DELETE)
     volumes.delete(ctxt, volume_id)

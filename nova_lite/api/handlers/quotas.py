@@ -33,11 +33,14 @@ def _quota_set(values, names, project_id=None):
     return {'quota_set': body}
 
 
-@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
-@validation.query(schema.SHOW_QUERY_V2102, '2.102')
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.35')
-@validation.response(200, schema.SHOW_RESPONSE_V236, '2.36', '2.56')
-@validation.response(200, schema.SHOW_RESPONSE_V257, '2.57')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.SHOW_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.NO_NETWORK_PROXIES))
+@validation.response(200, schema.SHOW_RESPONSE_V236, mv.NO_NETWORK_PROXIES,
+                     mv.before(mv.NO_INJECTED_FILES))
+@validation.response(200, schema.SHOW_RESPONSE_V257, mv.NO_INJECTED_FILES)
 def show_quota_set(req, tenant_id):
     # ``user_id`` is accepted and answered with the project's quotas
     # (as Nova's unified limits do: there are no per-user quotas).
@@ -48,11 +51,14 @@ def show_quota_set(req, tenant_id):
                       _names(mv.want(req)), tenant_id)
 
 
-@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
-@validation.query(schema.SHOW_QUERY_V2102, '2.102')
-@validation.response(200, schema.DETAIL_RESPONSE, '2.1', '2.35')
-@validation.response(200, schema.DETAIL_RESPONSE_V236, '2.36', '2.56')
-@validation.response(200, schema.DETAIL_RESPONSE_V257, '2.57')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.SHOW_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.DETAIL_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.NO_NETWORK_PROXIES))
+@validation.response(200, schema.DETAIL_RESPONSE_V236, mv.NO_NETWORK_PROXIES,
+                     mv.before(mv.NO_INJECTED_FILES))
+@validation.response(200, schema.DETAIL_RESPONSE_V257, mv.NO_INJECTED_FILES)
 def show_quota_set_detail(req, tenant_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.COMPUTE_DETAIL, target={'project_id': tenant_id})
@@ -65,11 +71,14 @@ def show_quota_set_detail(req, tenant_id):
     return _quota_set(detail, _names(mv.want(req)), tenant_id)
 
 
-@validation.query(schema.DEFAULTS_QUERY, '2.1', '2.101')
-@validation.query(schema.DEFAULTS_QUERY_V2102, '2.102')
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.35')
-@validation.response(200, schema.SHOW_RESPONSE_V236, '2.36', '2.56')
-@validation.response(200, schema.SHOW_RESPONSE_V257, '2.57')
+@validation.query(schema.DEFAULTS_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.DEFAULTS_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.NO_NETWORK_PROXIES))
+@validation.response(200, schema.SHOW_RESPONSE_V236, mv.NO_NETWORK_PROXIES,
+                     mv.before(mv.NO_INJECTED_FILES))
+@validation.response(200, schema.SHOW_RESPONSE_V257, mv.NO_INJECTED_FILES)
 def show_quota_set_defaults(req, tenant_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.COMPUTE_DEFAULTS, target={'project_id': tenant_id})
@@ -77,12 +86,16 @@ def show_quota_set_defaults(req, tenant_id):
                       _names(mv.want(req)), tenant_id)
 
 
-@validation.request_body(schema.UPDATE, '2.1', '2.35')
-@validation.request_body(schema.UPDATE_V236, '2.36', '2.56')
-@validation.request_body(schema.UPDATE_V257, '2.57')
-@validation.response(200, schema.UPDATE_RESPONSE, '2.1', '2.35')
-@validation.response(200, schema.UPDATE_RESPONSE_V236, '2.36', '2.56')
-@validation.response(200, schema.UPDATE_RESPONSE_V257, '2.57')
+@validation.request_body(schema.UPDATE, mv.COMPUTE_MIN,
+                         mv.before(mv.NO_NETWORK_PROXIES))
+@validation.request_body(schema.UPDATE_V236, mv.NO_NETWORK_PROXIES,
+                         mv.before(mv.NO_INJECTED_FILES))
+@validation.request_body(schema.UPDATE_V257, mv.NO_INJECTED_FILES)
+@validation.response(200, schema.UPDATE_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.NO_NETWORK_PROXIES))
+@validation.response(200, schema.UPDATE_RESPONSE_V236, mv.NO_NETWORK_PROXIES,
+                     mv.before(mv.NO_INJECTED_FILES))
+@validation.response(200, schema.UPDATE_RESPONSE_V257, mv.NO_INJECTED_FILES)
 def update_quota_set(req, tenant_id, body):
     ctxt = _ctxt(req)
     ctxt.can(policies.COMPUTE_UPDATE, target={'project_id': tenant_id})
@@ -96,7 +109,7 @@ def update_quota_set(req, tenant_id, body):
                       _names(mv.want(req)))
 
 
-@validation.response(202, None, '2.1')
+@validation.response(202, None, mv.COMPUTE_MIN)
 def delete_quota_set(req, tenant_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.COMPUTE_DELETE, target={'project_id': tenant_id})
@@ -104,12 +117,16 @@ def delete_quota_set(req, tenant_id):
     return router.reply(202)
 
 
-@validation.query(schema.LIMITS_QUERY, '2.1', '2.101')
-@validation.query(schema.LIMITS_QUERY_V2102, '2.102')
-@validation.response(200, schema.LIMITS_RESPONSE, '2.1', '2.35')
-@validation.response(200, schema.LIMITS_RESPONSE_V236, '2.36', '2.38')
-@validation.response(200, schema.LIMITS_RESPONSE_V239, '2.39', '2.56')
-@validation.response(200, schema.LIMITS_RESPONSE_V257, '2.57')
+@validation.query(schema.LIMITS_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.LIMITS_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.LIMITS_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.NO_NETWORK_PROXIES))
+@validation.response(200, schema.LIMITS_RESPONSE_V236, mv.NO_NETWORK_PROXIES,
+                     mv.before(mv.NO_IMAGE_META_LIMIT))
+@validation.response(200, schema.LIMITS_RESPONSE_V239, mv.NO_IMAGE_META_LIMIT,
+                     mv.before(mv.NO_INJECTED_FILES))
+@validation.response(200, schema.LIMITS_RESPONSE_V257, mv.NO_INJECTED_FILES)
 def show_limits(req):
     ctxt = _ctxt(req)
     ctxt.can(policies.COMPUTE_LIMITS, target={'project_id': ctxt.project_id})

@@ -18,10 +18,6 @@ from nova_lite.policies import pause_server as pause_policies
 from nova_lite.policies import servers as server_policies
 from nova_lite.policies import shelve as shelve_policies
 
-LOCKED_REASON = '2.73'
-UNSHELVE_AVAILABILITY_ZONE = '2.77'
-UNSHELVE_TO_HOST = '2.91'
-
 
 def _run(req, server_id, rule, operation):
     """Check ``rule`` on the server and run ``operation(api)`` (the
@@ -32,47 +28,48 @@ def _run(req, server_id, rule, operation):
     return router.reply(202)
 
 
-@validation.request_body(schema.STOP, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.STOP, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def stop_server(req, server_id, body):
     return _run(req, server_id, server_policies.STOP, lambda api: api.stop)
 
 
-@validation.request_body(schema.START, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.START, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def start_server(req, server_id, body):
     return _run(req, server_id, server_policies.START, lambda api: api.start)
 
 
-@validation.request_body(schema.PAUSE, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.PAUSE, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def pause_server(req, server_id, body):
     return _run(req, server_id, pause_policies.PAUSE, lambda api: api.pause)
 
 
-@validation.request_body(schema.UNPAUSE, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.UNPAUSE, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def unpause_server(req, server_id, body):
     return _run(req, server_id, pause_policies.UNPAUSE,
                 lambda api: api.unpause)
 
 
-@validation.request_body(schema.LOCK, '2.1', '2.72')
-@validation.request_body(schema.LOCK_V273, '2.73')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.LOCK, mv.COMPUTE_MIN,
+                         mv.before(mv.LOCKED_REASON))
+@validation.request_body(schema.LOCK_V273, mv.LOCKED_REASON)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def lock_server(req, server_id, body):
     ctxt = req.environ['nova_lite.context']
     api, instance = servers.get_instance(req, ctxt, server_id,
                                          lock_policies.LOCK)
     reason = None
-    if mv.want(req).matches(LOCKED_REASON) and body['lock'] is not None:
+    if mv.want(req).matches(mv.LOCKED_REASON) and body['lock'] is not None:
         reason = body['lock'].get('locked_reason')
     api.lock(ctxt, instance, reason=reason)
     return router.reply(202)
 
 
-@validation.request_body(schema.UNLOCK, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.UNLOCK, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def unlock_server(req, server_id, body):
     ctxt = req.environ['nova_lite.context']
     api, instance = servers.get_instance(req, ctxt, server_id,
@@ -84,31 +81,33 @@ def unlock_server(req, server_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.SHELVE, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.SHELVE, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def shelve_server(req, server_id, body):
     return _run(req, server_id, shelve_policies.SHELVE,
                 lambda api: api.shelving.shelve)
 
 
-@validation.request_body(schema.SHELVE_OFFLOAD, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.SHELVE_OFFLOAD, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def shelve_offload_server(req, server_id, body):
     return _run(req, server_id, shelve_policies.SHELVE_OFFLOAD,
                 lambda api: api.shelving.shelve_offload)
 
 
-@validation.request_body(schema.UNSHELVE, '2.1', '2.76')
-@validation.request_body(schema.UNSHELVE_V277, '2.77', '2.90')
-@validation.request_body(schema.UNSHELVE_V291, '2.91')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.UNSHELVE, mv.COMPUTE_MIN,
+                         mv.before(mv.UNSHELVE_AVAILABILITY_ZONE))
+@validation.request_body(schema.UNSHELVE_V277, mv.UNSHELVE_AVAILABILITY_ZONE,
+                         mv.before(mv.UNSHELVE_TO_HOST))
+@validation.request_body(schema.UNSHELVE_V291, mv.UNSHELVE_TO_HOST)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def unshelve_server(req, server_id, body):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
     api, instance = servers.get_instance(req, ctxt, server_id,
                                          shelve_policies.UNSHELVE)
     target = body['unshelve']
-    if not want.matches(UNSHELVE_AVAILABILITY_ZONE) or \
+    if not want.matches(mv.UNSHELVE_AVAILABILITY_ZONE) or \
             not isinstance(target, dict):
         target = {}
     host = target.get('host')
@@ -125,15 +124,15 @@ def unshelve_server(req, server_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.RESTORE, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.RESTORE, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def restore_server(req, server_id, body):
     return _run(req, server_id, deferred_delete_policies.RESTORE,
                 lambda api: api.restore)
 
 
-@validation.request_body(schema.FORCE_DELETE, '2.1')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.FORCE_DELETE, mv.COMPUTE_MIN)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def force_delete_server(req, server_id, body):
     return _run(req, server_id, deferred_delete_policies.FORCE,
                 lambda api: api.force_delete)

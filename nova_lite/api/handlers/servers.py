@@ -68,7 +68,7 @@ def _image(req, instance):
 
 def _flavor(req, instance, want):
     flavor = flavors.get(instance.flavor_id)
-    if not want.matches(schema.FLAVOR_EMBEDDED):
+    if not want.matches(mv.FLAVOR_EMBEDDED):
         return {'id': flavor.flavorid,
                 'links': [links.bookmark(req, 'flavors', flavor.flavorid)]}
     return {'vcpus': flavor.vcpus, 'ram': flavor.memory_mb,
@@ -93,7 +93,7 @@ def _extended_attributes(instance, want, show_all):
             'OS-EXT-SRV-ATTR:instance_name': 'instance-%08x' % instance.id,
             'OS-EXT-SRV-ATTR:hypervisor_hostname': instance.host,
         })
-        if want.matches(schema.EXTENDED_VOLUMES_DOT):
+        if want.matches(mv.EXTENDED_VOLUMES_DOT):
             view.update({
                 'OS-EXT-SRV-ATTR:reservation_id': instance.reservation_id,
                 'OS-EXT-SRV-ATTR:launch_index': instance.launch_index,
@@ -103,8 +103,8 @@ def _extended_attributes(instance, want, show_all):
                     instance.root_device_name,
                 'OS-EXT-SRV-ATTR:user_data': None,
             })
-    if want.matches(schema.EXTENDED_VOLUMES_DOT) and (
-            show_all or want.matches(schema.HOSTNAME_FOR_ALL)):
+    if want.matches(mv.EXTENDED_VOLUMES_DOT) and (
+            show_all or want.matches(mv.HOSTNAME_FOR_ALL)):
         view['OS-EXT-SRV-ATTR:hostname'] = (
             instance.hostname or _hostname(instance.display_name))
     return view
@@ -118,7 +118,7 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
     for bdm in bdms:
         if bdm.volume_id:
             item = {'id': bdm.volume_id}
-            if want.matches(schema.EXTENDED_VOLUMES_DOT):
+            if want.matches(mv.EXTENDED_VOLUMES_DOT):
                 item['delete_on_termination'] = bdm.delete_on_termination
             volumes.append(item)
     status = instance.status
@@ -155,14 +155,14 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
     if instance.vm_state in (states.ERROR, states.DELETED) and fault:
         view['fault'] = _fault(fault, is_admin)
     optional = [
-        (schema.LOCKED, 'locked', instance.locked),
-        (schema.DESCRIPTION, 'description', instance.display_description),
-        (schema.TAGS, 'tags', []),
-        (schema.TRUSTED_CERTS, 'trusted_image_certificates', None),
-        (schema.SERVER_GROUPS, 'server_groups', []),
-        (schema.LOCKED_REASON, 'locked_reason', instance.locked_reason),
-        (schema.PINNED_AZ, 'pinned_availability_zone', None),
-        (schema.SCHEDULER_HINTS, 'scheduler_hints', {}),
+        (mv.SERVER_LOCKED, 'locked', instance.locked),
+        (mv.SERVER_DESCRIPTION, 'description', instance.display_description),
+        (mv.SERVER_TAGS, 'tags', []),
+        (mv.TRUSTED_CERTS, 'trusted_image_certificates', None),
+        (mv.SERVER_GROUPS, 'server_groups', []),
+        (mv.LOCKED_REASON, 'locked_reason', instance.locked_reason),
+        (mv.PINNED_AZ, 'pinned_availability_zone', None),
+        (mv.SCHEDULER_HINTS, 'scheduler_hints', {}),
     ]
     for first, key, value in optional:
         if want.matches(first) and not (listing and key == 'server_groups'):
@@ -221,9 +221,10 @@ def _select(req, ctxt, detail):
     return page, next_links
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.101')
-@validation.query(schema.LIST_QUERY_V2102, '2.102')
-@validation.response(200, schema.LIST_RESPONSE, '2.1')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.LIST_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN)
 def list_servers(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.INDEX, target={'project_id': ctxt.project_id})
@@ -237,8 +238,9 @@ def list_servers(req):
     return body
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.101')
-@validation.query(schema.LIST_QUERY_V2102, '2.102')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.LIST_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
 @_view_bands('detail')
 def list_servers_detail(req):
     ctxt = req.environ['nova_lite.context']
@@ -251,8 +253,9 @@ def list_servers_detail(req):
     return body
 
 
-@validation.query(schema.SHOW_QUERY, '2.1', '2.101')
-@validation.query(schema.SHOW_QUERY_V2102, '2.102')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.SHOW_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
 @_view_bands('show')
 def show_server(req, server_id):
     ctxt = req.environ['nova_lite.context']
@@ -295,7 +298,7 @@ def _access_ip(value):
 
 
 @_create_bands
-@validation.response(202, schema.CREATE_RESPONSE, '2.1')
+@validation.response(202, schema.CREATE_RESPONSE, mv.COMPUTE_MIN)
 def create_server(req, body):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -370,7 +373,7 @@ def update_server(req, server_id, body):
     api.update(ctxt, instance, **changes)
     want = mv.want(req)
     view = serialize_servers(req, ctxt, [instance], want)[0]
-    if not want.matches(schema.UPDATE_ALL_ATTRIBUTES):
+    if not want.matches(mv.UPDATE_ALL_ATTRIBUTES):
         view = {k: v for k, v in view.items()
                 if not (k.startswith(schema.UPDATE_HIDDEN_PREFIXES) or
                         k in schema.UPDATE_HIDDEN_KEYS)}
@@ -378,7 +381,7 @@ def update_server(req, server_id, body):
 
 
 # -- delete -------------------------------------------------------------------
-@validation.response(204, None, '2.1')
+@validation.response(204, None, mv.COMPUTE_MIN)
 def delete_server(req, server_id):
     ctxt = req.environ['nova_lite.context']
     api, instance = get_instance(req, ctxt, server_id, policies.DELETE)

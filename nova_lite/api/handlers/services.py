@@ -1,6 +1,6 @@
 """/v2.1/os-services: the services and whether each is up."""
 
-from nova_lite.api import microversion
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import services as schema
 from nova_lite.api import validation
 from nova_lite.objects import service as service_obj
@@ -12,7 +12,7 @@ def _serialize_service(svc, want, down_time):
     zone = 'nova' if svc.binary == service_obj.COMPUTE_BINARY else 'internal'
     last = svc.last_seen_up or svc.updated_at
     data = {
-        'id': svc.uuid if want.matches('2.53') else svc.id,
+        'id': svc.uuid if want.matches(mv.SERVICE_UUID) else svc.id,
         'binary': svc.binary,
         'disabled_reason': svc.disabled_reason,
         'host': svc.host,
@@ -21,20 +21,23 @@ def _serialize_service(svc, want, down_time):
         'updated_at': utils.isotime(last),
         'zone': zone,
     }
-    if want.matches('2.11'):
+    if want.matches(mv.SERVICE_FORCED_DOWN):
         data['forced_down'] = svc.forced_down
     return data
 
 
-@validation.query(schema.LIST_QUERY, '2.1', '2.101')
-@validation.query(schema.LIST_QUERY_V2102, '2.102')
-@validation.response(200, schema.LIST_RESPONSE, '2.1', '2.10')
-@validation.response(200, schema.LIST_RESPONSE_V211, '2.11', '2.52')
-@validation.response(200, schema.LIST_RESPONSE_V253, '2.53')
+@validation.query(schema.LIST_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_QUERY_PARAMS))
+@validation.query(schema.LIST_QUERY_V2102, mv.STRICT_QUERY_PARAMS)
+@validation.response(200, schema.LIST_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.SERVICE_FORCED_DOWN))
+@validation.response(200, schema.LIST_RESPONSE_V211, mv.SERVICE_FORCED_DOWN,
+                     mv.before(mv.SERVICE_UUID))
+@validation.response(200, schema.LIST_RESPONSE_V253, mv.SERVICE_UUID)
 def list_services(req):
     ctxt = req.environ['nova_lite.context']
     ctxt.can(policies.LIST, target={})
-    want = microversion.want(req)
+    want = mv.want(req)
     binary = req.GET.get('binary')
     host = req.GET.get('host')
     conf = req.environ['nova_lite.conf']

@@ -87,14 +87,22 @@ def _int_param(req, name):
     return int(values[-1]) if values else 0
 
 
-@validation.query(schema.INDEX_QUERY, '2.1', '2.74')
-@validation.query(schema.INDEX_QUERY_V275, '2.75')
-@validation.response(200, schema.INDEX_RESPONSE, '2.1', '2.69')
-@validation.response(200, schema.INDEX_RESPONSE_V270, '2.70', '2.78')
-@validation.response(200, schema.INDEX_RESPONSE_V279, '2.79', '2.88')
-@validation.response(200, schema.INDEX_RESPONSE_V289, '2.89', '2.100')
-@validation.response(200, schema.INDEX_RESPONSE_V2101, '2.101', '2.104')
-@validation.response(200, schema.INDEX_RESPONSE_V2105, '2.105')
+@validation.query(schema.INDEX_QUERY, mv.COMPUTE_MIN,
+                  mv.before(mv.STRICT_LIST_QUERY))
+@validation.query(schema.INDEX_QUERY_V275, mv.STRICT_LIST_QUERY)
+@validation.response(200, schema.INDEX_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.VOLUME_ATTACHMENT_TAG_VIEW))
+@validation.response(200, schema.INDEX_RESPONSE_V270,
+                     mv.VOLUME_ATTACHMENT_TAG_VIEW,
+                     mv.before(mv.ATTACH_DELETE_ON_TERMINATION))
+@validation.response(200, schema.INDEX_RESPONSE_V279,
+                     mv.ATTACH_DELETE_ON_TERMINATION,
+                     mv.before(mv.ATTACHMENT_ID_VIEW))
+@validation.response(200, schema.INDEX_RESPONSE_V289, mv.ATTACHMENT_ID_VIEW,
+                     mv.before(mv.ASYNC_VOLUME_ATTACH))
+@validation.response(200, schema.INDEX_RESPONSE_V2101, mv.ASYNC_VOLUME_ATTACH,
+                     mv.before(mv.ATTACH_MODE))
+@validation.response(200, schema.INDEX_RESPONSE_V2105, mv.ATTACH_MODE)
 def list_volume_attachments(req, server_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -109,13 +117,20 @@ def list_volume_attachments(req, server_id):
     return {'volumeAttachments': [_serialize(b, want) for b in bdms]}
 
 
-@validation.query(schema.SHOW_QUERY, '2.1')
-@validation.response(200, schema.SHOW_RESPONSE, '2.1', '2.69')
-@validation.response(200, schema.SHOW_RESPONSE_V270, '2.70', '2.78')
-@validation.response(200, schema.SHOW_RESPONSE_V279, '2.79', '2.88')
-@validation.response(200, schema.SHOW_RESPONSE_V289, '2.89', '2.100')
-@validation.response(200, schema.SHOW_RESPONSE_V2101, '2.101', '2.104')
-@validation.response(200, schema.SHOW_RESPONSE_V2105, '2.105')
+@validation.query(schema.SHOW_QUERY, mv.COMPUTE_MIN)
+@validation.response(200, schema.SHOW_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.VOLUME_ATTACHMENT_TAG_VIEW))
+@validation.response(200, schema.SHOW_RESPONSE_V270,
+                     mv.VOLUME_ATTACHMENT_TAG_VIEW,
+                     mv.before(mv.ATTACH_DELETE_ON_TERMINATION))
+@validation.response(200, schema.SHOW_RESPONSE_V279,
+                     mv.ATTACH_DELETE_ON_TERMINATION,
+                     mv.before(mv.ATTACHMENT_ID_VIEW))
+@validation.response(200, schema.SHOW_RESPONSE_V289, mv.ATTACHMENT_ID_VIEW,
+                     mv.before(mv.ASYNC_VOLUME_ATTACH))
+@validation.response(200, schema.SHOW_RESPONSE_V2101, mv.ASYNC_VOLUME_ATTACH,
+                     mv.before(mv.ATTACH_MODE))
+@validation.response(200, schema.SHOW_RESPONSE_V2105, mv.ATTACH_MODE)
 def show_volume_attachment(req, server_id, volume_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -128,14 +143,22 @@ def show_volume_attachment(req, server_id, volume_id):
     return {'volumeAttachment': _serialize(bdm, want)}
 
 
-@validation.request_body(schema.CREATE, '2.1', '2.48')
-@validation.request_body(schema.CREATE_V249, '2.49', '2.78')
-@validation.request_body(schema.CREATE_V279, '2.79', '2.104')
-@validation.request_body(schema.CREATE_V2105, '2.105')
-@validation.response(200, schema.CREATE_RESPONSE, '2.1', '2.69')
-@validation.response(200, schema.CREATE_RESPONSE_V270, '2.70', '2.78')
-@validation.response(200, schema.CREATE_RESPONSE_V279, '2.79', '2.100')
-@validation.response(202, None, '2.101')
+@validation.request_body(schema.CREATE, mv.COMPUTE_MIN,
+                         mv.before(mv.VOLUME_ATTACH_TAG))
+@validation.request_body(schema.CREATE_V249, mv.VOLUME_ATTACH_TAG,
+                         mv.before(mv.ATTACH_DELETE_ON_TERMINATION))
+@validation.request_body(schema.CREATE_V279, mv.ATTACH_DELETE_ON_TERMINATION,
+                         mv.before(mv.ATTACH_MODE))
+@validation.request_body(schema.CREATE_V2105, mv.ATTACH_MODE)
+@validation.response(200, schema.CREATE_RESPONSE, mv.COMPUTE_MIN,
+                     mv.before(mv.VOLUME_ATTACHMENT_TAG_VIEW))
+@validation.response(200, schema.CREATE_RESPONSE_V270,
+                     mv.VOLUME_ATTACHMENT_TAG_VIEW,
+                     mv.before(mv.ATTACH_DELETE_ON_TERMINATION))
+@validation.response(200, schema.CREATE_RESPONSE_V279,
+                     mv.ATTACH_DELETE_ON_TERMINATION,
+                     mv.before(mv.ASYNC_VOLUME_ATTACH))
+@validation.response(202, None, mv.ASYNC_VOLUME_ATTACH)
 def create_volume_attachment(req, server_id, body):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -172,9 +195,10 @@ def create_volume_attachment(req, server_id, body):
     return {'volumeAttachment': view}
 
 
-@validation.request_body(schema.UPDATE, '2.1', '2.84')
-@validation.request_body(schema.UPDATE_V285, '2.85')
-@validation.response(202, None, '2.1')
+@validation.request_body(schema.UPDATE, mv.COMPUTE_MIN,
+                         mv.before(mv.VOLUME_ATTACHMENT_UPDATE))
+@validation.request_body(schema.UPDATE_V285, mv.VOLUME_ATTACHMENT_UPDATE)
+@validation.response(202, None, mv.COMPUTE_MIN)
 def update_volume_attachment(req, server_id, volume_id, body):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)
@@ -195,7 +219,7 @@ def update_volume_attachment(req, server_id, volume_id, body):
     return router.reply(202)
 
 
-@validation.response(202, None, '2.1')
+@validation.response(202, None, mv.COMPUTE_MIN)
 def delete_volume_attachment(req, server_id, volume_id):
     ctxt = req.environ['nova_lite.context']
     want = mv.want(req)

@@ -11,6 +11,7 @@ backend name are both accepted.
 """
 
 from nova_lite.api.handlers import volumes as volume_handlers
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import volume_backends as schema
 from nova_lite.api import validation
 from nova_lite.volume import api as volume_api
@@ -21,16 +22,16 @@ def _api(req):
     return volume_api.API(req.environ['nova_lite.conf'])
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.CAPABILITIES_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.CAPABILITIES_RESPONSE, mv.VOLUME_MIN)
 def show_capabilities(req, hostname):
     name, caps = _api(req).backend_capabilities(
         req.environ['nova_lite.context'], hostname)
     return views.capabilities_view(name, caps)
 
 
-@validation.query(schema.POOLS_QUERY, '3.0')
-@validation.response(200, schema.POOLS_RESPONSE, '3.0')
+@validation.query(schema.POOLS_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.POOLS_RESPONSE, mv.VOLUME_MIN)
 def list_pools(req):
     detail = ('detail' in req.GET and
               volume_handlers.bool_param(req.GET['detail'], 'detail'))

@@ -9,7 +9,7 @@ when there is no such key). From 3.15 the metadata's GET carries an
 The rules are in ``nova_lite.volume.metadata_api``.
 """
 
-from nova_lite.api import microversion
+from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import volume_metadata as schema
 from nova_lite.api import validation
@@ -31,7 +31,7 @@ def _if_match(req):
     """The ETags of the request's If-Match (3.15+), or None: no header,
     ``*``, or an older microversion (the header is then ignored, as in
     Cinder)."""
-    if not microversion.want(req).matches(microversion.ETAGS):
+    if not mv.want(req).matches(mv.ETAGS):
         return None
     header = req.if_match
     if not header:     # webob's AnyETag: no header, or "*"
@@ -39,33 +39,33 @@ def _if_match(req):
     return list(header.etags)
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def list_volume_metadata(req, volume_id):
     metadata = _api(req).get_metadata(_ctxt(req), volume_id)
     headers = {}
-    if microversion.want(req).matches(microversion.ETAGS):
+    if mv.want(req).matches(mv.ETAGS):
         headers['Etag'] = '"%s"' % vmeta.etag(metadata)
     return router.reply(200, {'metadata': metadata}, headers)
 
 
-@validation.request_body(schema.SET, '3.0')
-@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+@validation.request_body(schema.SET, mv.VOLUME_MIN)
+@validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def create_volume_metadata(req, volume_id, body):
     return {'metadata': _api(req).create_metadata(
         _ctxt(req), volume_id, body['metadata'])}
 
 
-@validation.request_body(schema.SET, '3.0')
-@validation.response(200, schema.METADATA_RESPONSE, '3.0')
+@validation.request_body(schema.SET, mv.VOLUME_MIN)
+@validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def update_volume_metadata(req, volume_id, body):
     return {'metadata': _api(req).update_metadata(
         _ctxt(req), volume_id, body['metadata'], replace=True,
         if_match=_if_match(req))}
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.ITEM_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.ITEM_RESPONSE, mv.VOLUME_MIN)
 def show_volume_metadata_item(req, volume_id, key):
     metadata = _api(req).get_metadata(_ctxt(req), volume_id)
     if key not in metadata:
@@ -74,8 +74,8 @@ def show_volume_metadata_item(req, volume_id, key):
     return {'meta': {key: metadata[key]}}
 
 
-@validation.request_body(schema.SET_ITEM, '3.0')
-@validation.response(200, schema.ITEM_RESPONSE, '3.0')
+@validation.request_body(schema.SET_ITEM, mv.VOLUME_MIN)
+@validation.response(200, schema.ITEM_RESPONSE, mv.VOLUME_MIN)
 def update_volume_metadata_item(req, volume_id, key, body):
     item = body['meta']
     if key not in item:
@@ -86,7 +86,7 @@ def update_volume_metadata_item(req, volume_id, key, body):
     return {'meta': item}
 
 
-@validation.response(200, None, '3.0')
+@validation.response(200, None, mv.VOLUME_MIN)
 def delete_volume_metadata_item(req, volume_id, key):
     _api(req).delete_metadata(_ctxt(req), volume_id, key)
     return router.reply(200)

@@ -3,6 +3,7 @@ quotas (``nova_lite.volume.quotas``)."""
 
 from oslo_utils import strutils
 
+from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import quotas as schema
 from nova_lite.api import validation
@@ -35,8 +36,8 @@ def _values(req, data):
             for name, value in data.items() if name not in _IGNORED}
 
 
-@validation.query(schema.VOLUME_SHOW_QUERY, '3.0')
-@validation.response(200, schema.VOLUME_SHOW_RESPONSE, '3.0')
+@validation.query(schema.VOLUME_SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_SHOW_RESPONSE, mv.VOLUME_MIN)
 def show_quota_set(req, target_project_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_SHOW,
@@ -51,8 +52,8 @@ def show_quota_set(req, target_project_id):
     return {'quota_set': dict(limits, id=target_project_id)}
 
 
-@validation.query(schema.VOLUME_QUERY, '3.0')
-@validation.response(200, schema.VOLUME_SHOW_RESPONSE, '3.0')
+@validation.query(schema.VOLUME_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_SHOW_RESPONSE, mv.VOLUME_MIN)
 def show_quota_set_defaults(req, target_project_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_SHOW,
@@ -61,8 +62,8 @@ def show_quota_set_defaults(req, target_project_id):
                               id=target_project_id)}
 
 
-@validation.request_body(schema.VOLUME_UPDATE, '3.0')
-@validation.response(200, schema.VOLUME_UPDATE_RESPONSE, '3.0')
+@validation.request_body(schema.VOLUME_UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_UPDATE_RESPONSE, mv.VOLUME_MIN)
 def update_quota_set(req, target_project_id, body):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_UPDATE,
@@ -75,7 +76,7 @@ def update_quota_set(req, target_project_id, body):
     return {'quota_set': quotas.limits(ctxt, _conf(req), target_project_id)}
 
 
-@validation.response(200, None, '3.0')
+@validation.response(200, None, mv.VOLUME_MIN)
 def delete_quota_set(req, target_project_id):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_DELETE,
@@ -84,8 +85,8 @@ def delete_quota_set(req, target_project_id):
     return router.reply(200)
 
 
-@validation.query(schema.VOLUME_QUERY, '3.0')
-@validation.response(200, schema.VOLUME_CLASS_RESPONSE, '3.0')
+@validation.query(schema.VOLUME_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_CLASS_RESPONSE, mv.VOLUME_MIN)
 def show_quota_class_set(req, class_name):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_CLASS_GET, target={})
@@ -93,8 +94,8 @@ def show_quota_class_set(req, class_name):
         quotas.class_limits(ctxt, _conf(req), class_name), id=class_name)}
 
 
-@validation.request_body(schema.VOLUME_CLASS_UPDATE, '3.0')
-@validation.response(200, schema.VOLUME_CLASS_UPDATE_RESPONSE, '3.0')
+@validation.request_body(schema.VOLUME_CLASS_UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_CLASS_UPDATE_RESPONSE, mv.VOLUME_MIN)
 def update_quota_class_set(req, class_name, body):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_CLASS_UPDATE, target={})
@@ -107,8 +108,8 @@ def update_quota_class_set(req, class_name, body):
                                                    class_name)}
 
 
-@validation.query(schema.VOLUME_QUERY, '3.0')
-@validation.response(200, schema.VOLUME_LIMITS_RESPONSE, '3.0')
+@validation.query(schema.VOLUME_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.VOLUME_LIMITS_RESPONSE, mv.VOLUME_MIN)
 def show_limits(req):
     ctxt = _ctxt(req)
     ctxt.can(policies.VOLUME_LIMITS, target={'project_id': ctxt.project_id})

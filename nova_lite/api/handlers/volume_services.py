@@ -6,7 +6,7 @@ What they stand for in nova_lite (``cinder-scheduler`` and one
 ``nova_lite.volume.services``.
 """
 
-from nova_lite.api import microversion
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import volume_services as schema
 from nova_lite.api import validation
 from nova_lite import exception
@@ -14,9 +14,6 @@ from nova_lite.i18n import _
 from nova_lite.policies import volume_services as policies
 from nova_lite import utils
 from nova_lite.volume import services as volume_services
-
-CLUSTERS = '3.7'        # services show their cluster
-BACKEND_STATE = '3.49'  # cinder-volume services show backend_state
 
 
 def _ctxt_conf(req, rule):
@@ -35,28 +32,30 @@ def _serialize_service(conf, svc, want):
         'updated_at': utils.isotime(svc.updated_at),
         'disabled_reason': svc.disabled_reason,
     }
-    if want.matches(CLUSTERS):
+    if want.matches(mv.CLUSTER_SUPPORT):
         data['cluster'] = None
     if svc.binary == volume_services.VOLUME_BINARY:
         # nova_lite has no replication and never freezes a backend.
         data.update(replication_status='disabled', active_backend_id=None,
                     frozen=False)
-        if want.matches(BACKEND_STATE):
+        if want.matches(mv.BACKEND_STATE_REPORT):
             data['backend_state'] = volume_services.backend_state(
                 conf, svc.backend)
     return data
 
 
-@validation.query(schema.LIST_QUERY, '3.0')
-@validation.response(200, schema.LIST_RESPONSE, '3.0', '3.6')
-@validation.response(200, schema.LIST_RESPONSE_V37, '3.7', '3.48')
-@validation.response(200, schema.LIST_RESPONSE_V349, '3.49')
+@validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN,
+                     mv.before(mv.CLUSTER_SUPPORT))
+@validation.response(200, schema.LIST_RESPONSE_V37, mv.CLUSTER_SUPPORT,
+                     mv.before(mv.BACKEND_STATE_REPORT))
+@validation.response(200, schema.LIST_RESPONSE_V349, mv.BACKEND_STATE_REPORT)
 def list_services(req):
     ctxt, conf = _ctxt_conf(req, policies.SERVICES_INDEX)
     services = volume_services.get_all(
         ctxt, conf, host=req.GET.get('host') or None,
         binary=req.GET.get('binary') or req.GET.get('service') or None)
-    want = microversion.want(req)
+    want = mv.want(req)
     return {'services': [_serialize_service(conf, s, want)
                          for s in services]}
 
@@ -74,20 +73,20 @@ def _update(req, body, disabled, reason=None):
             'status': 'disabled' if svc.disabled else 'enabled'}
 
 
-@validation.request_body(schema.UPDATE, '3.0')
-@validation.response(200, schema.ENABLE_RESPONSE, '3.0')
+@validation.request_body(schema.UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.ENABLE_RESPONSE, mv.VOLUME_MIN)
 def enable_service(req, body):
     return dict(_update(req, body, False), disabled_reason=None)
 
 
-@validation.request_body(schema.UPDATE, '3.0')
-@validation.response(200, schema.DISABLE_RESPONSE, '3.0')
+@validation.request_body(schema.UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.DISABLE_RESPONSE, mv.VOLUME_MIN)
 def disable_service(req, body):
     return _update(req, body, True)
 
 
-@validation.request_body(schema.UPDATE_WITH_REASON, '3.0')
-@validation.response(200, schema.ENABLE_RESPONSE, '3.0')
+@validation.request_body(schema.UPDATE_WITH_REASON, mv.VOLUME_MIN)
+@validation.response(200, schema.ENABLE_RESPONSE, mv.VOLUME_MIN)
 def disable_service_log_reason(req, body):
     reason = body['disabled_reason'].strip()
     return dict(_update(req, body, True, reason), disabled_reason=reason)
@@ -101,20 +100,20 @@ def _refuse_freeze(req, body, what):
         what)
 
 
-@validation.request_body(schema.FREEZE, '3.0')
-@validation.response(200, None, '3.0')
+@validation.request_body(schema.FREEZE, mv.VOLUME_MIN)
+@validation.response(200, None, mv.VOLUME_MIN)
 def freeze_host(req, body):
     _refuse_freeze(req, body, _('freezing'))
 
 
-@validation.request_body(schema.FREEZE, '3.0')
-@validation.response(200, None, '3.0')
+@validation.request_body(schema.FREEZE, mv.VOLUME_MIN)
+@validation.response(200, None, mv.VOLUME_MIN)
 def thaw_host(req, body):
     _refuse_freeze(req, body, _('thawing'))
 
 
-@validation.query(schema.HOSTS_QUERY, '3.0')
-@validation.response(200, schema.HOSTS_RESPONSE, '3.0')
+@validation.query(schema.HOSTS_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.HOSTS_RESPONSE, mv.VOLUME_MIN)
 def list_hosts(req):
     """Cinder's host list: the enabled services, each with its host."""
     ctxt, conf = _ctxt_conf(req, policies.HOSTS)
@@ -132,8 +131,8 @@ def list_hosts(req):
         (zone is None or s.zone == zone)]}
 
 
-@validation.query(schema.HOST_QUERY, '3.0')
-@validation.response(200, schema.HOST_RESPONSE, '3.0')
+@validation.query(schema.HOST_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.HOST_RESPONSE, mv.VOLUME_MIN)
 def show_host(req, host_name):
     """Volumes and gigabytes on a volume host: ``(total)``, then per
     project (nova_lite has no snapshots: 0)."""

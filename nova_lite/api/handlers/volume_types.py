@@ -9,6 +9,7 @@ only the user-visible extra specs (e.g. ``multiattach``).
 
 from oslo_utils import strutils
 
+from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import volume_types as schema
 from nova_lite.api import validation
@@ -26,16 +27,16 @@ def _ctxt(req):
     return req.environ['nova_lite.context']
 
 
-@validation.query(schema.LIST_QUERY, '3.0')
-@validation.response(200, schema.LIST_RESPONSE, '3.0')
+@validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN)
 def list_types(req):
     ctxt = _ctxt(req)
     types = _api(req).type_get_all(ctxt, is_public=req.GET.get('is_public'))
     return {'volume_types': [views.type_view(ctxt, t) for t in types]}
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.SHOW_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.SHOW_RESPONSE, mv.VOLUME_MIN)
 def show_type(req, type_id):
     ctxt = _ctxt(req)
     if type_id == 'default':
@@ -44,8 +45,8 @@ def show_type(req, type_id):
         ctxt, _api(req).type_get(ctxt, type_id))}
 
 
-@validation.request_body(schema.CREATE, '3.0')
-@validation.response(200, schema.CREATE_RESPONSE, '3.0')
+@validation.request_body(schema.CREATE, mv.VOLUME_MIN)
+@validation.response(200, schema.CREATE_RESPONSE, mv.VOLUME_MIN)
 def create_type(req, body):
     ctxt = _ctxt(req)
     data = body['volume_type']
@@ -57,8 +58,8 @@ def create_type(req, body):
     return {'volume_type': views.type_view(ctxt, vtype, answer='create')}
 
 
-@validation.request_body(schema.UPDATE, '3.0')
-@validation.response(200, schema.UPDATE_RESPONSE, '3.0')
+@validation.request_body(schema.UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.UPDATE_RESPONSE, mv.VOLUME_MIN)
 def update_type(req, type_id, body):
     ctxt = _ctxt(req)
     data = body['volume_type']
@@ -78,34 +79,34 @@ def update_type(req, type_id, body):
     return {'volume_type': views.type_view(ctxt, vtype, answer='update')}
 
 
-@validation.response(202, None, '3.0')
+@validation.response(202, None, mv.VOLUME_MIN)
 def delete_type(req, type_id):
     _api(req).type_delete(_ctxt(req), type_id)
     return router.reply(202)
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.EXTRA_SPECS_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.EXTRA_SPECS_RESPONSE, mv.VOLUME_MIN)
 def list_extra_specs(req, type_id):
     return {'extra_specs': _api(req).extra_specs_get(_ctxt(req), type_id)}
 
 
-@validation.request_body(schema.SET_EXTRA_SPECS, '3.0')
-@validation.response(200, schema.EXTRA_SPECS_RESPONSE, '3.0')
+@validation.request_body(schema.SET_EXTRA_SPECS, mv.VOLUME_MIN)
+@validation.response(200, schema.EXTRA_SPECS_RESPONSE, mv.VOLUME_MIN)
 def create_extra_specs(req, type_id, body):
     specs = _api(req).extra_specs_update(_ctxt(req), type_id,
                                          body['extra_specs'])
     return {'extra_specs': specs}
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.EXTRA_SPEC_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.EXTRA_SPEC_RESPONSE, mv.VOLUME_MIN)
 def show_extra_spec(req, type_id, key):
     return _api(req).extra_specs_get(_ctxt(req), type_id, key=key)
 
 
-@validation.request_body(schema.SET_EXTRA_SPEC, '3.0')
-@validation.response(200, schema.EXTRA_SPEC_RESPONSE, '3.0')
+@validation.request_body(schema.SET_EXTRA_SPEC, mv.VOLUME_MIN)
+@validation.response(200, schema.EXTRA_SPEC_RESPONSE, mv.VOLUME_MIN)
 def update_extra_spec(req, type_id, key, body):
     if key not in body:
         raise exception.InvalidInput(reason=_(
@@ -114,7 +115,7 @@ def update_extra_spec(req, type_id, key, body):
                                         {key: body[key]}, single=True)
 
 
-@validation.response(202, None, '3.0')
+@validation.response(202, None, mv.VOLUME_MIN)
 def delete_extra_spec(req, type_id, key):
     _api(req).extra_spec_delete(_ctxt(req), type_id, key)
     return router.reply(202)
@@ -122,8 +123,8 @@ def delete_extra_spec(req, type_id, key):
 
 # -- volume type access (private types) ---------------------------------------
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.TYPE_ACCESS_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.TYPE_ACCESS_RESPONSE, mv.VOLUME_MIN)
 def list_type_access(req, type_id):
     projects = _api(req).type_access_get_all(_ctxt(req), type_id)
     return {'volume_type_access': [
@@ -131,16 +132,16 @@ def list_type_access(req, type_id):
         for project_id in projects]}
 
 
-@validation.request_body(schema.ADD_PROJECT_ACCESS, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.ADD_PROJECT_ACCESS, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def add_project_access(req, type_id, body):
     _api(req).type_access_add(_ctxt(req), type_id,
                               body['addProjectAccess']['project'])
     return router.reply(202)
 
 
-@validation.request_body(schema.REMOVE_PROJECT_ACCESS, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.REMOVE_PROJECT_ACCESS, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def remove_project_access(req, type_id, body):
     _api(req).type_access_remove(_ctxt(req), type_id,
                                  body['removeProjectAccess']['project'])
@@ -159,15 +160,15 @@ def _echo(specs):
     return specs
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.ENCRYPTION_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.ENCRYPTION_RESPONSE, mv.VOLUME_MIN)
 def show_encryption(req, type_id):
     return views.encryption_view(_api(req).encryption_get(_ctxt(req),
                                                           type_id))
 
 
-@validation.request_body(schema.ENCRYPTION_CREATE, '3.0')
-@validation.response(200, schema.ENCRYPTION_CREATE_RESPONSE, '3.0')
+@validation.request_body(schema.ENCRYPTION_CREATE, mv.VOLUME_MIN)
+@validation.response(200, schema.ENCRYPTION_CREATE_RESPONSE, mv.VOLUME_MIN)
 def create_encryption(req, type_id, body):
     row = _api(req).encryption_create(_ctxt(req), type_id,
                                       body['encryption'])
@@ -177,20 +178,20 @@ def create_encryption(req, type_id, body):
     return {'encryption': specs}
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
-@validation.response(200, schema.ENCRYPTION_KEY_RESPONSE, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.ENCRYPTION_KEY_RESPONSE, mv.VOLUME_MIN)
 def show_encryption_key(req, type_id, key):
     return _api(req).encryption_get(_ctxt(req), type_id, key=key)
 
 
-@validation.request_body(schema.ENCRYPTION_UPDATE, '3.0')
-@validation.response(200, schema.ENCRYPTION_UPDATE_RESPONSE, '3.0')
+@validation.request_body(schema.ENCRYPTION_UPDATE, mv.VOLUME_MIN)
+@validation.response(200, schema.ENCRYPTION_UPDATE_RESPONSE, mv.VOLUME_MIN)
 def update_encryption(req, type_id, key, body):
     _api(req).encryption_update(_ctxt(req), type_id, body['encryption'])
     return {'encryption': _echo(body['encryption'])}
 
 
-@validation.response(202, None, '3.0')
+@validation.response(202, None, mv.VOLUME_MIN)
 def delete_encryption(req, type_id, key):
     _api(req).encryption_delete(_ctxt(req), type_id)
     return router.reply(202)

@@ -14,7 +14,7 @@ the ``{project_id}`` segment (the router strips it).
 
 from oslo_utils import strutils
 
-from nova_lite.api import microversion
+from nova_lite.api import microversion as mv
 from nova_lite.api import router
 from nova_lite.api.schemas import volumes as schema
 from nova_lite.api import util
@@ -54,7 +54,7 @@ def bool_param(value, name):
 
 def _list(req, detail):
     ctxt = _ctxt(req)
-    want = microversion.want(req)
+    want = mv.want(req)
     page = util.page_params(req)
     filters = {k: req.GET[k] for k in ('name', 'status', 'project_id')
                if k in req.GET}
@@ -85,50 +85,53 @@ def _list(req, detail):
     return result
 
 
-@validation.query(schema.LIST_QUERY, '3.0')
-@validation.response(200, schema.LIST_RESPONSE, '3.0')
+@validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
+@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN)
 def list_volumes(req):
     return _list(req, detail=False)
 
 
-@validation.query(schema.LIST_QUERY, '3.0')
+@validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
 @detail_responses(200, schema.many)
 def list_volumes_detail(req):
     return _list(req, detail=True)
 
 
-@validation.versions(microversion.VOLUME_SUMMARY)
-@validation.query(schema.SUMMARY_QUERY, microversion.VOLUME_SUMMARY)
-@validation.response(200, schema.SUMMARY_RESPONSE,
-                     microversion.VOLUME_SUMMARY, '3.35')
+@validation.versions(mv.VOLUME_SUMMARY)
+@validation.query(schema.SUMMARY_QUERY, mv.VOLUME_SUMMARY)
+@validation.response(200, schema.SUMMARY_RESPONSE, mv.VOLUME_SUMMARY,
+                     mv.before(mv.VOLUME_SUMMARY_METADATA))
 @validation.response(200, schema.SUMMARY_RESPONSE_V336,
-                     microversion.VOLUME_SUMMARY_METADATA)
+                     mv.VOLUME_SUMMARY_METADATA)
 def show_volume_summary(req):
     ctxt = _ctxt(req)
     all_tenants = ('all_tenants' in req.GET and
                    bool_param(req.GET['all_tenants'], 'all_tenants'))
     count, size = _api(req).summary(ctxt, all_tenants=all_tenants)
     summary = {'total_count': count, 'total_size': size}
-    if microversion.want(req).matches(microversion.VOLUME_SUMMARY_METADATA):
+    if mv.want(req).matches(mv.VOLUME_SUMMARY_METADATA):
         summary['metadata'] = _api(req).metadata_summary(
             ctxt, all_tenants=all_tenants)
     return {'volume-summary': summary}
 
 
-@validation.query(schema.SHOW_QUERY, '3.0')
+@validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @detail_responses(200, schema.one)
 def show_volume(req, volume_id):
     ctxt = _ctxt(req)
     volume = _api(req).get(ctxt, volume_id, with_metadata=True)
     return {'volume': views.volume_detail(
-        ctxt, volume, microversion.want(req), req.host_url,
+        ctxt, volume, mv.want(req), req.host_url,
         conf=req.environ['nova_lite.conf'])}
 
 
-@validation.request_body(schema.CREATE, '3.0', '3.12')
-@validation.request_body(schema.CREATE_V313, '3.13', '3.46')
-@validation.request_body(schema.CREATE_V347, '3.47', '3.52')
-@validation.request_body(schema.CREATE_V353, '3.53')
+@validation.request_body(schema.CREATE, mv.VOLUME_MIN,
+                         mv.before(mv.GROUP_VOLUME))
+@validation.request_body(schema.CREATE_V313, mv.GROUP_VOLUME,
+                         mv.before(mv.VOLUME_CREATE_FROM_BACKUP))
+@validation.request_body(schema.CREATE_V347, mv.VOLUME_CREATE_FROM_BACKUP,
+                         mv.before(mv.SUPPORT_VOLUME_SCHEMA_CHANGES))
+@validation.request_body(schema.CREATE_V353, mv.SUPPORT_VOLUME_SCHEMA_CHANGES)
 @detail_responses(202, schema.one)
 def create_volume(req, body):
     ctxt = _ctxt(req)
@@ -155,11 +158,11 @@ def create_volume(req, body):
         backup_id=data.get('backup_id'),
         metadata=data.get('metadata'))
     return router.reply(202, {'volume': views.volume_detail(
-        ctxt, volume, microversion.want(req), req.host_url,
+        ctxt, volume, mv.want(req), req.host_url,
         attributes=False, conf=req.environ['nova_lite.conf'])})
 
 
-@validation.request_body(schema.UPDATE, '3.0')
+@validation.request_body(schema.UPDATE, mv.VOLUME_MIN)
 @detail_responses(200, schema.one)
 def update_volume(req, volume_id, body):
     ctxt = _ctxt(req)
@@ -175,18 +178,18 @@ def update_volume(req, volume_id, body):
     volume = _api(req).update(ctxt, volume_id, values,
                               metadata=data.get('metadata'))
     return {'volume': views.volume_detail(
-        ctxt, volume, microversion.want(req), req.host_url,
+        ctxt, volume, mv.want(req), req.host_url,
         attributes=False, conf=req.environ['nova_lite.conf'])}
 
 
-@validation.response(202, None, '3.0')
+@validation.response(202, None, mv.VOLUME_MIN)
 def delete_volume(req, volume_id):
     _api(req).delete(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.SET_BOOTABLE, '3.0')
-@validation.response(200, None, '3.0')
+@validation.request_body(schema.SET_BOOTABLE, mv.VOLUME_MIN)
+@validation.response(200, None, mv.VOLUME_MIN)
 def set_bootable(req, volume_id, body):
     bootable = strutils.bool_from_string(
         body['os-set_bootable']['bootable'], strict=True)
@@ -194,36 +197,36 @@ def set_bootable(req, volume_id, body):
     return router.reply(200)
 
 
-@validation.request_body(schema.BEGIN_DETACHING, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.BEGIN_DETACHING, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def begin_detaching(req, volume_id, body):
     _api(req).begin_detaching(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.ROLL_DETACHING, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.ROLL_DETACHING, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def roll_detaching(req, volume_id, body):
     _api(req).roll_detaching(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.RESERVE, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.RESERVE, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def reserve(req, volume_id, body):
     _api(req).reserve_volume(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.UNRESERVE, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.UNRESERVE, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def unreserve(req, volume_id, body):
     _api(req).unreserve_volume(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.ATTACH, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.ATTACH, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def attach(req, volume_id, body):
     data = body['os-attach']
     _api(req).attach(_ctxt(req), volume_id,
@@ -234,8 +237,8 @@ def attach(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.DETACH, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.DETACH, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def detach(req, volume_id, body):
     data = body['os-detach'] or {}
     _api(req).detach(_ctxt(req), volume_id,
@@ -243,8 +246,8 @@ def detach(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.UPDATE_READONLY_FLAG, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.UPDATE_READONLY_FLAG, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def update_readonly_flag(req, volume_id, body):
     readonly = strutils.bool_from_string(
         body['os-update_readonly_flag']['readonly'], strict=True)
@@ -252,8 +255,8 @@ def update_readonly_flag(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.EXTEND, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.EXTEND, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def extend(req, volume_id, body):
     # The schema allows digits in a string, as Cinder's.
     _api(req).extend(_ctxt(req), volume_id,
@@ -261,8 +264,8 @@ def extend(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.RETYPE, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.RETYPE, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def retype(req, volume_id, body):
     data = body['os-retype']
     _api(req).retype(_ctxt(req), volume_id, data['new_type'],
@@ -270,8 +273,8 @@ def retype(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.FORCE_DETACH, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.FORCE_DETACH, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def force_detach(req, volume_id, body):
     data = body['os-force_detach']
     _api(req).force_detach(_ctxt(req), volume_id,
@@ -280,15 +283,15 @@ def force_detach(req, volume_id, body):
     return router.reply(202)
 
 
-@validation.request_body(schema.FORCE_DELETE, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.FORCE_DELETE, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def force_delete(req, volume_id, body):
     _api(req).force_delete(_ctxt(req), volume_id)
     return router.reply(202)
 
 
-@validation.request_body(schema.RESET_STATUS, '3.0')
-@validation.response(202, None, '3.0')
+@validation.request_body(schema.RESET_STATUS, mv.VOLUME_MIN)
+@validation.response(202, None, mv.VOLUME_MIN)
 def reset_status(req, volume_id, body):
     data = body['os-reset_status']
     _api(req).reset_status(_ctxt(req), volume_id,

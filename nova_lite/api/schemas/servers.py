@@ -16,48 +16,23 @@ from nova_lite.api.schemas import volume_attachments as va_schema
 LINKS = flavor_schema.LINKS
 
 # Where the server view changes (first version of each band).
-EXTENDED_VOLUMES_DOT = '2.3'    # delete_on_termination, more SRV-ATTR
-LOCKED = '2.9'
-DESCRIPTION = '2.19'
-TAGS = '2.26'
-FLAVOR_EMBEDDED = '2.47'
-TRUSTED_CERTS = '2.63'
-SERVER_GROUPS = '2.71'
-LOCKED_REASON = '2.73'
-HOSTNAME_FOR_ALL = '2.90'
-PINNED_AZ = '2.96'
-SCHEDULER_HINTS = '2.100'
-
-SERVER_VIEW_CHANGES = ['2.1', EXTENDED_VOLUMES_DOT, LOCKED, DESCRIPTION,
-                       TAGS, FLAVOR_EMBEDDED, TRUSTED_CERTS, SERVER_GROUPS,
-                       LOCKED_REASON, PINNED_AZ, SCHEDULER_HINTS]
+SERVER_VIEW_CHANGES = [mv.COMPUTE_MIN, mv.EXTENDED_VOLUMES_DOT,
+                       mv.SERVER_LOCKED, mv.SERVER_DESCRIPTION,
+                       mv.SERVER_TAGS, mv.FLAVOR_EMBEDDED, mv.TRUSTED_CERTS,
+                       mv.SERVER_GROUPS, mv.LOCKED_REASON, mv.PINNED_AZ,
+                       mv.SCHEDULER_HINTS]
 
 # Where the create body changes.
-BDM_TAG = '2.32'                # tag in block_device_mapping_v2, only 2.32
-BDM_TAG_REMOVED = '2.33'
-NETWORKS_REQUIRED = mv.NETWORKS_NONE
-BDM_TAG_RESTORED = '2.42'
-BDM_VOLUME_TYPE = '2.67'
-BDM_ATTACH_MODE = mv.ATTACH_MODE   # attach_mode ro/rw (nova_lite's own)
-CREATE_HOSTNAME = '2.90'        # hostname (a short name)
-UPDATE_ALL_ATTRIBUTES = '2.75'  # PUT answers the whole show view
-HOSTNAME_FQDN = '2.94'          # hostname may be a FQDN
-
-CREATE_CHANGES = ['2.1', DESCRIPTION, BDM_TAG, BDM_TAG_REMOVED,
-                  NETWORKS_REQUIRED, BDM_TAG_RESTORED, BDM_VOLUME_TYPE,
-                  CREATE_HOSTNAME, HOSTNAME_FQDN, BDM_ATTACH_MODE]
+CREATE_CHANGES = [mv.COMPUTE_MIN, mv.SERVER_DESCRIPTION, mv.BDM_TAG,
+                  mv.BDM_TAG_REMOVED, mv.NETWORKS_NONE, mv.BDM_TAG_RESTORED,
+                  mv.BDM_VOLUME_TYPE, mv.CREATE_HOSTNAME, mv.HOSTNAME_FQDN,
+                  mv.ATTACH_MODE]
 
 
 def bands(changes):
     """[(min, max)] for a list of first versions of each band."""
-    result = []
-    for i, first in enumerate(changes):
-        if i + 1 < len(changes):
-            nxt = mv.APIVersion.parse(changes[i + 1])
-            result.append((first, '%d.%d' % (nxt.major, nxt.minor - 1)))
-        else:
-            result.append((first, None))
-    return result
+    return [(first, mv.before(nxt) if nxt else None)
+            for first, nxt in zip(changes, changes[1:] + [None])]
 
 
 def _v(version):
@@ -108,7 +83,7 @@ def _volumes_attached(version):
         'required': ['id'],
         'additionalProperties': False,
     }
-    if version >= _v(EXTENDED_VOLUMES_DOT):
+    if version >= _v(mv.EXTENDED_VOLUMES_DOT):
         item['properties']['delete_on_termination'] = {'type': 'boolean'}
         item['required'].append('delete_on_termination')
     return {'type': 'array', 'items': item}
@@ -159,7 +134,7 @@ def server_view(version, listing=False):
                 'OS-SRV-USG:terminated_at', 'OS-EXT-STS:task_state',
                 'OS-EXT-STS:vm_state', 'OS-EXT-STS:power_state',
                 'os-extended-volumes:volumes_attached']
-    if version >= _v(EXTENDED_VOLUMES_DOT):
+    if version >= _v(mv.EXTENDED_VOLUMES_DOT):
         props.update({
             'OS-EXT-SRV-ATTR:reservation_id': _NULLABLE_STRING,
             'OS-EXT-SRV-ATTR:launch_index': {'type': 'integer'},
@@ -170,16 +145,17 @@ def server_view(version, listing=False):
             'OS-EXT-SRV-ATTR:user_data': _NULLABLE_STRING,
         })
     additions = [
-        (LOCKED, 'locked', {'type': 'boolean'}),
-        (DESCRIPTION, 'description', _NULLABLE_STRING),
-        (TAGS, 'tags', {'type': 'array', 'items': {'type': 'string'}}),
-        (TRUSTED_CERTS, 'trusted_image_certificates',
-         {'type': ['array', 'null'], 'items': {'type': 'string'}}),
-        (SERVER_GROUPS, 'server_groups',
+        (mv.SERVER_LOCKED, 'locked', {'type': 'boolean'}),
+        (mv.SERVER_DESCRIPTION, 'description', _NULLABLE_STRING),
+        (mv.SERVER_TAGS, 'tags',
          {'type': 'array', 'items': {'type': 'string'}}),
-        (LOCKED_REASON, 'locked_reason', _NULLABLE_STRING),
-        (PINNED_AZ, 'pinned_availability_zone', _NULLABLE_STRING),
-        (SCHEDULER_HINTS, 'scheduler_hints', {'type': 'object'}),
+        (mv.TRUSTED_CERTS, 'trusted_image_certificates',
+         {'type': ['array', 'null'], 'items': {'type': 'string'}}),
+        (mv.SERVER_GROUPS, 'server_groups',
+         {'type': 'array', 'items': {'type': 'string'}}),
+        (mv.LOCKED_REASON, 'locked_reason', _NULLABLE_STRING),
+        (mv.PINNED_AZ, 'pinned_availability_zone', _NULLABLE_STRING),
+        (mv.SCHEDULER_HINTS, 'scheduler_hints', {'type': 'object'}),
     ]
     for first, name, prop in additions:
         # /servers/detail has no server_groups (Nova 2.71: show only).
@@ -187,7 +163,7 @@ def server_view(version, listing=False):
                                          name == 'server_groups'):
             props[name] = prop
             required.append(name)
-    if version >= _v(FLAVOR_EMBEDDED):
+    if version >= _v(mv.FLAVOR_EMBEDDED):
         props['flavor'] = _FLAVOR_EMBEDDED
     return {'type': 'object', 'properties': props, 'required': required,
             'additionalProperties': False}
@@ -323,9 +299,9 @@ def _hostname_schema(version):
     """Nova's: a short name up to 2.93, a FQDN from 2.94."""
     return {
         'type': 'string', 'minLength': 2,
-        'maxLength': 255 if version >= _v(HOSTNAME_FQDN) else 63,
+        'maxLength': 255 if version >= _v(mv.HOSTNAME_FQDN) else 63,
         'pattern': '^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$'
-        if version >= _v(HOSTNAME_FQDN) else
+        if version >= _v(mv.HOSTNAME_FQDN) else
         '^[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?$'}
 
 
@@ -333,24 +309,24 @@ def create(version):
     """The POST /servers body at ``version``."""
     server = copy.deepcopy(_SERVER_CREATE)
     props = server['properties']
-    if version >= _v(DESCRIPTION):
+    if version >= _v(mv.SERVER_DESCRIPTION):
         props['description'] = {'type': ['string', 'null'],
                                 'maxLength': 255}
     bdm = props['block_device_mapping_v2']['items']['properties']
     network = props['networks']['items']['properties']
-    if version == _v(BDM_TAG) or version >= _v(BDM_TAG_RESTORED):
+    if version == _v(mv.BDM_TAG) or version >= _v(mv.BDM_TAG_RESTORED):
         bdm['tag'] = va_schema.TAG
         network['tag'] = va_schema.TAG
-    if version >= _v(BDM_VOLUME_TYPE):
+    if version >= _v(mv.BDM_VOLUME_TYPE):
         bdm['volume_type'] = {'type': ['string', 'null'], 'minLength': 0,
                               'maxLength': 255}
-    if version >= _v(CREATE_HOSTNAME):
+    if version >= _v(mv.CREATE_HOSTNAME):
         props['hostname'] = _hostname_schema(version)
-    if version >= _v(BDM_ATTACH_MODE):
+    if version >= _v(mv.ATTACH_MODE):
         # volume-multiattach-enhancements: volume mappings only (a local
         # one with attach_mode is refused by the request checks, 400).
         bdm['attach_mode'] = ATTACH_MODE
-    if version >= _v(NETWORKS_REQUIRED):
+    if version >= _v(mv.NETWORKS_NONE):
         props['networks'] = {'oneOf': [
             {'type': 'array', 'items': props['networks']['items'],
              'minItems': 1},
@@ -401,10 +377,10 @@ def update(version):
         'accessIPv6': {'type': 'string', 'format': 'ipv6'},
         'OS-DCF:diskConfig': {'enum': ['AUTO', 'MANUAL']},
     }
-    if version >= _v(DESCRIPTION):
+    if version >= _v(mv.SERVER_DESCRIPTION):
         props['description'] = {'type': ['string', 'null'],
                                 'maxLength': 255}
-    if version >= _v(CREATE_HOSTNAME):
+    if version >= _v(mv.CREATE_HOSTNAME):
         props['hostname'] = _hostname_schema(version)
     return {
         'type': 'object',
@@ -415,7 +391,8 @@ def update(version):
     }
 
 
-UPDATE_CHANGES = ['2.1', DESCRIPTION, CREATE_HOSTNAME, HOSTNAME_FQDN]
+UPDATE_CHANGES = [mv.COMPUTE_MIN, mv.SERVER_DESCRIPTION,
+                  mv.CREATE_HOSTNAME, mv.HOSTNAME_FQDN]
 UPDATE_BANDS = [(lo, hi, update(_v(lo))) for lo, hi in bands(UPDATE_CHANGES)]
 
 # Below 2.75 the update answers the server without the extended
@@ -427,7 +404,7 @@ UPDATE_HIDDEN_KEYS = ('config_drive', 'key_name', 'server_groups')
 
 def update_response(version):
     body = show_response(version)
-    if version < _v(UPDATE_ALL_ATTRIBUTES):
+    if version < _v(mv.UPDATE_ALL_ATTRIBUTES):
         view = body['properties']['server']
         view['required'] = [
             k for k in view['required']
@@ -439,7 +416,7 @@ def update_response(version):
 UPDATE_RESPONSE_BANDS = [
     (lo, hi, update_response(_v(lo)))
     for lo, hi in bands(sorted(set(SERVER_VIEW_CHANGES +
-                                   [UPDATE_ALL_ATTRIBUTES]), key=_v))]
+                                   [mv.UPDATE_ALL_ATTRIBUTES]), key=_v))]
 
 
 def any_action(name):

@@ -2,6 +2,7 @@
 
 import copy
 
+from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import common
 from nova_lite.volume import status as st
 
@@ -358,13 +359,17 @@ _DETAIL_V365['required'].append('consumes_quota')
 
 # (min, max, detail item) bands of the detailed views.
 DETAIL_BANDS = [
-    ('3.0', '3.12', _DETAIL),
-    ('3.13', '3.20', _DETAIL_V313),
-    ('3.21', '3.47', _DETAIL_V321),
-    ('3.48', '3.60', _DETAIL_V348),
-    ('3.61', '3.62', _DETAIL_V361),
-    ('3.63', '3.64', _DETAIL_V363),
-    ('3.65', None, _DETAIL_V365),
+    (mv.VOLUME_MIN, mv.before(mv.GROUP_VOLUME), _DETAIL),
+    (mv.GROUP_VOLUME, mv.before(mv.VOLUME_DETAIL_PROVIDER_ID), _DETAIL_V313),
+    (mv.VOLUME_DETAIL_PROVIDER_ID,
+     mv.before(mv.SHARED_TARGETS_AND_SERVICE_FIELDS), _DETAIL_V321),
+    (mv.SHARED_TARGETS_AND_SERVICE_FIELDS, mv.before(mv.VOLUME_CLUSTER_NAME),
+     _DETAIL_V348),
+    (mv.VOLUME_CLUSTER_NAME, mv.before(mv.VOLUME_TYPE_ID_IN_VOLUME_DETAIL),
+     _DETAIL_V361),
+    (mv.VOLUME_TYPE_ID_IN_VOLUME_DETAIL, mv.before(mv.USE_QUOTA),
+     _DETAIL_V363),
+    (mv.USE_QUOTA, None, _DETAIL_V365),
 ]
 
 

@@ -44,6 +44,7 @@ from keystoneauth1 import loading as ks_loading
 from keystoneauth1 import service_token
 from keystoneauth1 import token_endpoint
 
+from nova_lite import api_version
 from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite.volume.client import base
@@ -152,13 +153,15 @@ class CinderClient(base.VolumeClient):
 
     # -- the contract ---------------------------------------------------
     def get(self, ctxt, volume_id):
-        cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
+        cs = self._client(
+            ctxt, self._version(api_version.CLIENT_VOLUME_VERSION))
         volume = self._call(exception.VolumeNotFound(volume_id=volume_id),
                             cs.volumes.get, volume_id)
         return views.client_volume(volume.to_dict())
 
     def get_all(self, ctxt, limit=None, offset=None):
-        cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
+        cs = self._client(
+            ctxt, self._version(api_version.CLIENT_VOLUME_VERSION))
         search_opts = {'offset': offset} if offset else None
         volumes = self._call(None, lambda: cs.volumes.list(
             detailed=True, search_opts=search_opts, limit=limit))
@@ -167,7 +170,8 @@ class CinderClient(base.VolumeClient):
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
                snapshot_id=None):
-        cs = self._client(ctxt, self._version(views.CLIENT_VOLUME_VERSION))
+        cs = self._client(
+            ctxt, self._version(api_version.CLIENT_VOLUME_VERSION))
         if snapshot_id:
             # As Nova: the snapshot first (nova_lite's /v3 has none).
             self._call(exception.SnapshotNotFound(snapshot_id=snapshot_id),
@@ -180,8 +184,8 @@ class CinderClient(base.VolumeClient):
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
-        version = (views.CLIENT_ATTACHMENT_MODE_VERSION if mode
-                   else views.CLIENT_ATTACHMENT_VERSION)
+        version = (api_version.CLIENT_ATTACHMENT_MODE_VERSION if mode
+                   else api_version.CLIENT_ATTACHMENT_VERSION)
         cs = self._client(ctxt, self._version(version))
         kwargs = {'mode': mode} if mode else {}
         attachment = self._call(
@@ -196,7 +200,7 @@ class CinderClient(base.VolumeClient):
             connector = copy.deepcopy(connector)
             connector['mountpoint'] = mountpoint
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         attachment = self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             cs.attachments.update, attachment_id, connector)
@@ -204,14 +208,14 @@ class CinderClient(base.VolumeClient):
 
     def attachment_complete(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             cs.attachments.complete, attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         attachment = self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             cs.attachments.show, attachment_id).to_dict()
@@ -224,7 +228,7 @@ class CinderClient(base.VolumeClient):
 
     def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         search_opts = {key: value for key, value in (
             ('instance_id', instance_id), ('volume_id', volume_id))
             if value}
@@ -234,7 +238,7 @@ class CinderClient(base.VolumeClient):
 
     def attachment_delete(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         not_found = exception.VolumeAttachmentNotFound(
             attachment_id=attachment_id)
         # cinderclient's delete drops the body; read it through the HTTP
@@ -247,18 +251,18 @@ class CinderClient(base.VolumeClient):
 
     def begin_detaching(self, ctxt, volume_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(exception.VolumeNotFound(volume_id=volume_id),
                    cs.volumes.begin_detaching, volume_id)
 
     def roll_detaching(self, ctxt, volume_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(exception.VolumeNotFound(volume_id=volume_id),
                    cs.volumes.roll_detaching, volume_id)
 
     def delete(self, ctxt, volume_id):
         cs = self._client(ctxt, self._version(
-            views.CLIENT_ATTACHMENT_VERSION))
+            api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(exception.VolumeNotFound(volume_id=volume_id),
                    cs.volumes.delete, volume_id)

@@ -11,6 +11,7 @@ requests).
 
 import copy
 
+from nova_lite import api_version
 from nova_lite.volume import api as volume_api
 from nova_lite.volume.client import base
 from nova_lite.volume import views
@@ -26,13 +27,13 @@ class LocalClient(base.VolumeClient):
     def get(self, ctxt, volume_id):
         volume = self.api.get(ctxt, volume_id, with_metadata=True)
         return views.client_volume(views.volume_detail(
-            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
+            ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
 
     def get_all(self, ctxt, limit=None, offset=None):
         volumes = self.api.get_all(ctxt, limit=limit, offset=offset,
                                    with_metadata=True)
         return [views.client_volume(views.volume_detail(
-            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
+            ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
             for volume in volumes]
 
     def create(self, ctxt, size, name=None, description=None,
@@ -43,7 +44,7 @@ class LocalClient(base.VolumeClient):
             volume_type=volume_type, availability_zone=availability_zone,
             snapshot_id=snapshot_id, metadata=metadata or None)
         return views.client_volume(views.volume_detail(
-            ctxt, volume, views.CLIENT_VOLUME_VERSION, conf=self.conf))
+            ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):

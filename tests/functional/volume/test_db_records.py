@@ -5,6 +5,7 @@ from oslo_utils import uuidutils
 import testtools
 
 from nova_lite.api import microversion as mv
+from nova_lite import api_version
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import exception
@@ -18,7 +19,7 @@ from nova_lite.volume import views
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 
-VERSIONS = [mv.APIVersion(3, 0), views.CLIENT_VOLUME_VERSION,
+VERSIONS = [mv.APIVersion(3, 0), api_version.CLIENT_VOLUME_VERSION,
             mv.APIVersion(3, 71)]
 
 

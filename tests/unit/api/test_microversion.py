@@ -3,6 +3,7 @@
 import testtools
 
 from nova_lite.api import microversion as mv
+from nova_lite.api import validation
 from nova_lite import exception
 
 
@@ -107,3 +108,53 @@ class APIVersionTest(testtools.TestCase):
         self.assertFalse(v.matches('2.1', '2.78'))
         self.assertTrue(mv.APIVersion(2, 100) > mv.APIVersion(2, 99))
         self.assertEqual('2.100', str(mv.APIVersion(2, 100)))
+
+
+class BeforeTest(testtools.TestCase):
+    """``before()``: the upper bound of a band that ends at a feature."""
+
+    def test_previous_minor_as_a_string(self):
+        self.assertEqual('2.69', mv.before('2.70'))
+        self.assertEqual('2.99', mv.before('2.100'))
+        self.assertEqual('2.9', mv.before('2.10'))
+        self.assertEqual('3.0', mv.before('3.1'))
+        self.assertEqual('3.53', mv.before(mv.ATTACHMENT_CREATE_MODE_ARG))
+
+    def test_every_version_but_the_first(self):
+        for service in (mv.COMPUTE, mv.VOLUME):
+            for prev, version in zip(service.versions, service.versions[1:]):
+                self.assertEqual(str(prev), mv.before(str(version)))
+
+    def test_the_first_version_has_none(self):
+        # 2.0 is no compute version and 3.0 has no previous minor: a band
+        # ending before the first would cover nothing.
+        self.assertRaises(ValueError, mv.before, mv.COMPUTE_MIN)
+        self.assertRaises(ValueError, mv.before, '2.1')
+        self.assertRaises(ValueError, mv.before, mv.VOLUME_MIN)
+        self.assertRaises(ValueError, mv.before, '3.0')
+
+    def test_versions_no_sub_api_serves(self):
+        for version in ('2.0', '1.5', '4.1', '3.72', '2.106'):
+            self.assertRaises(ValueError, mv.before, version)
+
+    def test_not_a_version(self):
+        for bad in ('2', '2.01', 'x.y', ''):
+            self.assertRaises(exception.InvalidAPIVersionString,
+                              mv.before, bad)
+
+    def test_decorators_take_it(self):
+        band = validation.Band(None, mv.COMPUTE_MIN, mv.before('2.70'))
+        self.assertTrue(band.covers(mv.APIVersion(2, 69)))
+        self.assertFalse(band.covers(mv.APIVersion(2, 70)))
+
+
+class VersionListTest(testtools.TestCase):
+    def test_ranges(self):
+        self.assertEqual((mv.APIVersion.parse(mv.COMPUTE_MIN),
+                          mv.APIVersion.parse(mv.COMPUTE_MAX)),
+                         (mv.COMPUTE.min, mv.COMPUTE.max))
+        self.assertEqual((mv.APIVersion.parse(mv.VOLUME_MIN),
+                          mv.APIVersion.parse(mv.VOLUME_MAX)),
+                         (mv.VOLUME.min, mv.VOLUME.max))
+        self.assertEqual(105, len(mv.COMPUTE.versions))
+        self.assertEqual(72, len(mv.VOLUME.versions))
