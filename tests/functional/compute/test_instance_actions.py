@@ -64,6 +64,11 @@ class InstanceActionsTest(base.TestCase):
 
     def test_events_by_role_and_microversion(self):
         request_id = self.actions(self.api)[0]['request_id']
+        # The volume is in-use before the host's event is ended (the
+        # event ends after the attachment is completed): wait for it.
+        system.wait_for(lambda: all(
+            e['finish_time'] for e in self.show(
+                self.admin_api, request_id)['events']))
         # Before 2.51 only administrators see events.
         self.assertNotIn('events', self.show(
             self.api.as_(compute_version='2.50'), request_id))
