@@ -69,14 +69,16 @@ def _volume_dict(volume):
     }
 
 
-class API(type_api.TypeOperations, metadata_api.MetadataOperations):
-    """Volumes and attachments (this module), volume types, their extra
-    specs and encryption, and the backends' capabilities
-    (``type_api.TypeOperations``), and volume metadata
-    (``metadata_api.MetadataOperations``)."""
+class API(object):
+    """Volumes and attachments (this module); volume types, their extra
+    specs and encryption, and the backends' capabilities are ``types``
+    (``type_api.Types``), volume metadata ``metadata``
+    (``metadata_api.Metadata``)."""
 
     def __init__(self, conf):
         self.conf = conf
+        self.types = type_api.Types(self)
+        self.metadata = metadata_api.Metadata(self)
 
     @staticmethod
     def _project(ctxt):
@@ -147,7 +149,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
         if multiattach:
             ctxt.can(volume_policies.MULTIATTACH,
                      target=_target(ctxt.project_id))
-        if vtype is not None and self.is_encrypted(ctxt, vtype.id):
+        if vtype is not None and self.types.is_encrypted(ctxt, vtype.id):
             if multiattach:
                 raise exception.InvalidVolume(reason=_(
                     'Multiattach cannot be used with encrypted volumes.'))
@@ -511,7 +513,7 @@ class API(type_api.TypeOperations, metadata_api.MetadataOperations):
             if multiattach:
                 ctxt.can(volume_policies.MULTIATTACH,
                          target=_target(volume.project_id))
-        encrypted = self.is_encrypted(ctxt, vtype.id)
+        encrypted = self.types.is_encrypted(ctxt, vtype.id)
         if multiattach and encrypted:
             raise exception.InvalidInput(reason=_(
                 'Retype requested both encryption and multi-attach, which '

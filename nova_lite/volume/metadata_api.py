@@ -1,8 +1,8 @@
 """The block-storage service layer for volume metadata.
 
-``MetadataOperations`` is the part of ``nova_lite.volume.api.API`` about a
-volume's user metadata (that class inherits it; ``self.get`` is its volume
-lookup: 404 for a volume of another project, ``volume:get``). The rules
+``Metadata`` is ``nova_lite.volume.api.API().metadata``, a volume's user
+metadata (``api.get`` is its volume lookup: 404 for a volume of another
+project, ``volume:get``). The rules
 are Cinder's (``nova_lite.volume.metadata`` says them): policies
 ``volume:{get,create,update,delete}_volume_metadata``; no change while the
 volume is in ``maintenance`` or ``uploading``; the status and If-Match
@@ -45,46 +45,49 @@ def _check(volume_id, if_match=None, deleting=False):
     return check
 
 
-class MetadataOperations(object):
-    """Mixed into ``volume.api.API`` (which provides ``get``)."""
+class Metadata(object):
+    """``volume.api.API().metadata``."""
 
-    def get_metadata(self, ctxt, volume_id):
+    def __init__(self, api):
+        self.api = api
+
+    def get(self, ctxt, volume_id):
         """The volume's metadata, ``{key: value}`` by key."""
         # The volume and its metadata read in one transaction.
         with db_api.context_manager.reader.using(ctxt):
-            volume = self.get(ctxt, volume_id)
+            volume = self.api.get(ctxt, volume_id)
             ctxt.can(policies.GET, target=_target(volume.project_id))
             return volume_db.volume_metadata_get(ctxt, volume_id)
 
-    def create_metadata(self, ctxt, volume_id, metadata):
+    def create(self, ctxt, volume_id, metadata):
         """Set the keys of ``metadata`` and keep the others (Cinder's
         POST); returns the whole metadata after."""
-        volume = self.get(ctxt, volume_id)
+        volume = self.api.get(ctxt, volume_id)
         ctxt.can(policies.CREATE, target=_target(volume.project_id))
         return volume_db.volume_metadata_update(ctxt, volume_id, metadata,
                                                 check=_check(volume_id))
 
-    def update_metadata(self, ctxt, volume_id, metadata, replace=False,
-                        if_match=None):
+    def update(self, ctxt, volume_id, metadata, replace=False,
+               if_match=None):
         """With ``replace``, make ``metadata`` the whole metadata
         (Cinder's PUT of ``metadata``: the other keys go); otherwise set
         its keys (the PUT of one key). ``if_match``: the ETags of an
         If-Match header (None: any); the metadata must still have one of
         them (412 otherwise). Returns the whole metadata after."""
-        volume = self.get(ctxt, volume_id)
+        volume = self.api.get(ctxt, volume_id)
         ctxt.can(policies.UPDATE, target=_target(volume.project_id))
         return volume_db.volume_metadata_update(
             ctxt, volume_id, metadata, replace=replace,
             check=_check(volume_id, if_match=if_match))
 
-    def delete_metadata(self, ctxt, volume_id, key):
+    def delete(self, ctxt, volume_id, key):
         """Remove ``key`` (404 when the metadata has no such key)."""
-        volume = self.get(ctxt, volume_id)
+        volume = self.api.get(ctxt, volume_id)
         ctxt.can(policies.DELETE, target=_target(volume.project_id))
         volume_db.volume_metadata_delete(
             ctxt, volume_id, key, check=_check(volume_id, deleting=True))
 
-    def metadata_summary(self, ctxt, all_tenants=False):
+    def summary(self, ctxt, all_tenants=False):
         """The metadata of Cinder's volume summary (3.36): each key of the
         metadata of the caller's volumes (every project's, with an
         administrator's ``all_tenants``) with every value it has."""

@@ -1,8 +1,8 @@
 """The block-storage service layer for volume types: types, their extra
 specs and encryption, and what the backends can do for them.
 
-``TypeOperations`` is the part of ``nova_lite.volume.api.API`` about
-types (that class inherits it); the same rules as there: policy checked
+``Types`` is ``nova_lite.volume.api.API().types``; the same rules as
+there: policy checked
 here, rows from ``nova_lite.volume.db.types``.
 
 Private types (Cinder's volume type access): a type with ``is_public``
@@ -70,11 +70,14 @@ def list_filter(ctxt, is_public):
     return wanted, ctxt.project_id
 
 
-class TypeOperations(object):
-    """Mixed into ``volume.api.API`` (which sets ``self.conf``)."""
+class Types(object):
+    """``volume.api.API().types``."""
+
+    def __init__(self, api):
+        self.api = api
 
     # -- volume types ---------------------------------------------------------
-    def type_get_all(self, ctxt, is_public=None):
+    def get_all(self, ctxt, is_public=None):
         """``is_public``: the query parameter, as given (see
         ``list_filter``)."""
         ctxt.can(type_policies.GET_ALL, target=target(ctxt.project_id))
@@ -82,21 +85,21 @@ class TypeOperations(object):
         return type_db.type_get_all(ctxt, is_public=is_public,
                                     visible_to=project_id)
 
-    def type_get(self, ctxt, type_id):
+    def get(self, ctxt, type_id):
         ctxt.can(type_policies.GET, target=target(ctxt.project_id))
         return type_db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
 
-    def type_create(self, ctxt, name, description=None, is_public=True,
-                    extra_specs=None):
+    def create(self, ctxt, name, description=None, is_public=True,
+               extra_specs=None):
         ctxt.can(type_policies.CREATE, target=target(ctxt.project_id))
         return type_db.type_create(ctxt, name, description, is_public,
                                    extra_specs)
 
-    def type_update(self, ctxt, type_id, values):
+    def update(self, ctxt, type_id, values):
         ctxt.can(type_policies.UPDATE, target=target(ctxt.project_id))
         return type_db.type_update(ctxt, type_id, values)
 
-    def type_delete(self, ctxt, type_id):
+    def delete(self, ctxt, type_id):
         ctxt.can(type_policies.DELETE, target=target(ctxt.project_id))
         type_db.type_destroy(ctxt, type_id)
 
@@ -126,18 +129,18 @@ class TypeOperations(object):
         type_db.type_extra_spec_delete(ctxt, type_id, key)
 
     # -- volume type access (private types) ---------------------------
-    def type_access_get_all(self, ctxt, type_id):
+    def access_get_all(self, ctxt, type_id):
         """The projects that may use the private type (404 for a public
         one)."""
         ctxt.can(access_policies.GET_ALL_FOR_TYPE,
                  target=target(ctxt.project_id))
         return type_db.type_access_get_all(ctxt, type_id)
 
-    def type_access_add(self, ctxt, type_id, project_id):
+    def access_add(self, ctxt, type_id, project_id):
         ctxt.can(access_policies.ADD_PROJECT, target=target(ctxt.project_id))
         type_db.type_access_add(ctxt, type_id, project_id)
 
-    def type_access_remove(self, ctxt, type_id, project_id):
+    def access_remove(self, ctxt, type_id, project_id):
         ctxt.can(access_policies.REMOVE_PROJECT,
                  target=target(ctxt.project_id))
         type_db.type_access_remove(ctxt, type_id, project_id)
@@ -150,7 +153,7 @@ class TypeOperations(object):
         ctxt.can(backend_policies.CAPABILITIES,
                  target=target(ctxt.project_id))
         name = drivers.backend_of(hostname)
-        backends = drivers.get_backends(self.conf)
+        backends = drivers.get_backends(self.api.conf)
         if name not in backends:
             raise exception.VolumeBackendNotFound(host=hostname)
         return name, backends[name].reported_capabilities(0)
@@ -162,16 +165,16 @@ class TypeOperations(object):
         what ``os-vol-host-attr:host`` shows for its volumes."""
         ctxt.can(backend_policies.GET_POOLS,
                  target=target(ctxt.project_id))
-        pools = drivers.capabilities(self.conf).items()
+        pools = drivers.capabilities(self.api.conf).items()
         if name:
             pools = [(n, c) for n, c in pools
-                     if name in (n, drivers.volume_host(self.conf, n))]
+                     if name in (n, drivers.volume_host(self.api.conf, n))]
         if volume_type:
             specs = views.extra_specs_of(type_db.type_get_by_name_or_id(
                 ctxt, volume_type))
             pools = [(n, c) for n, c in pools if drivers.fits(
                 c, specs, is_multiattach_type(specs))]
-        return [(drivers.volume_host(self.conf, n), c) for n, c in pools]
+        return [(drivers.volume_host(self.api.conf, n), c) for n, c in pools]
 
     # -- volume type encryption -----------------------------------------
     def encryption_get(self, ctxt, type_id, key=None):

@@ -25,7 +25,7 @@ def _api(req):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.CAPABILITIES_RESPONSE, mv.VOLUME_MIN)
 def show_capabilities(req, hostname):
-    name, caps = _api(req).backend_capabilities(
+    name, caps = _api(req).types.backend_capabilities(
         req.environ['nova_lite.context'], hostname)
     return views.capabilities_view(name, caps)
 
@@ -35,7 +35,7 @@ def show_capabilities(req, hostname):
 def list_pools(req):
     detail = ('detail' in req.GET and
               volume_handlers.bool_param(req.GET['detail'], 'detail'))
-    pools = _api(req).backend_pools(
+    pools = _api(req).types.backend_pools(
         req.environ['nova_lite.context'], name=req.GET.get('name'),
         volume_type=req.GET.get('volume_type'))
     return {'pools': [views.pool_view(name, caps, detail)

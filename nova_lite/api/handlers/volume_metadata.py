@@ -42,7 +42,7 @@ def _if_match(req):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def list_volume_metadata(req, volume_id):
-    metadata = _api(req).get_metadata(_ctxt(req), volume_id)
+    metadata = _api(req).metadata.get(_ctxt(req), volume_id)
     headers = {}
     if mv.want(req).matches(mv.ETAGS):
         headers['Etag'] = '"%s"' % vmeta.etag(metadata)
@@ -52,14 +52,14 @@ def list_volume_metadata(req, volume_id):
 @validation.request_body(schema.SET, mv.VOLUME_MIN)
 @validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def create_volume_metadata(req, volume_id, body):
-    return {'metadata': _api(req).create_metadata(
+    return {'metadata': _api(req).metadata.create(
         _ctxt(req), volume_id, body['metadata'])}
 
 
 @validation.request_body(schema.SET, mv.VOLUME_MIN)
 @validation.response(200, schema.METADATA_RESPONSE, mv.VOLUME_MIN)
 def update_volume_metadata(req, volume_id, body):
-    return {'metadata': _api(req).update_metadata(
+    return {'metadata': _api(req).metadata.update(
         _ctxt(req), volume_id, body['metadata'], replace=True,
         if_match=_if_match(req))}
 
@@ -67,7 +67,7 @@ def update_volume_metadata(req, volume_id, body):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.ITEM_RESPONSE, mv.VOLUME_MIN)
 def show_volume_metadata_item(req, volume_id, key):
-    metadata = _api(req).get_metadata(_ctxt(req), volume_id)
+    metadata = _api(req).metadata.get(_ctxt(req), volume_id)
     if key not in metadata:
         raise exception.VolumeMetadataNotFound(volume_id=volume_id,
                                                metadata_key=key)
@@ -81,12 +81,12 @@ def update_volume_metadata_item(req, volume_id, key, body):
     if key not in item:
         raise exception.InvalidInput(reason=_(
             'Request body and URI mismatch'))
-    _api(req).update_metadata(_ctxt(req), volume_id, item,
+    _api(req).metadata.update(_ctxt(req), volume_id, item,
                               if_match=_if_match(req))
     return {'meta': item}
 
 
 @validation.response(200, None, mv.VOLUME_MIN)
 def delete_volume_metadata_item(req, volume_id, key):
-    _api(req).delete_metadata(_ctxt(req), volume_id, key)
+    _api(req).metadata.delete(_ctxt(req), volume_id, key)
     return router.reply(200)

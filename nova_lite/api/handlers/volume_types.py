@@ -31,7 +31,7 @@ def _ctxt(req):
 @validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN)
 def list_types(req):
     ctxt = _ctxt(req)
-    types = _api(req).type_get_all(ctxt, is_public=req.GET.get('is_public'))
+    types = _api(req).types.get_all(ctxt, is_public=req.GET.get('is_public'))
     return {'volume_types': [views.type_view(ctxt, t) for t in types]}
 
 
@@ -42,7 +42,7 @@ def show_type(req, type_id):
     if type_id == 'default':
         raise exception.VolumeTypeNotFound(volume_type_id='default')
     return {'volume_type': views.type_view(
-        ctxt, _api(req).type_get(ctxt, type_id))}
+        ctxt, _api(req).types.get(ctxt, type_id))}
 
 
 @validation.request_body(schema.CREATE, mv.VOLUME_MIN)
@@ -52,7 +52,7 @@ def create_type(req, body):
     data = body['volume_type']
     is_public = strutils.bool_from_string(
         data.get('os-volume-type-access:is_public', True), strict=True)
-    vtype = _api(req).type_create(
+    vtype = _api(req).types.create(
         ctxt, data['name'].strip(), description=data.get('description'),
         is_public=is_public, extra_specs=data.get('extra_specs'))
     return {'volume_type': views.type_view(ctxt, vtype, answer='create')}
@@ -75,34 +75,35 @@ def update_type(req, type_id, body):
         raise exception.InvalidInput(reason=_(
             'Specify volume type name, description, is_public or a '
             'combination thereof.'))
-    vtype = _api(req).type_update(ctxt, type_id, values)
+    vtype = _api(req).types.update(ctxt, type_id, values)
     return {'volume_type': views.type_view(ctxt, vtype, answer='update')}
 
 
 @validation.response(202, None, mv.VOLUME_MIN)
 def delete_type(req, type_id):
-    _api(req).type_delete(_ctxt(req), type_id)
+    _api(req).types.delete(_ctxt(req), type_id)
     return router.reply(202)
 
 
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.EXTRA_SPECS_RESPONSE, mv.VOLUME_MIN)
 def list_extra_specs(req, type_id):
-    return {'extra_specs': _api(req).extra_specs_get(_ctxt(req), type_id)}
+    specs = _api(req).types.extra_specs_get(_ctxt(req), type_id)
+    return {'extra_specs': specs}
 
 
 @validation.request_body(schema.SET_EXTRA_SPECS, mv.VOLUME_MIN)
 @validation.response(200, schema.EXTRA_SPECS_RESPONSE, mv.VOLUME_MIN)
 def create_extra_specs(req, type_id, body):
-    specs = _api(req).extra_specs_update(_ctxt(req), type_id,
-                                         body['extra_specs'])
+    specs = _api(req).types.extra_specs_update(_ctxt(req), type_id,
+                                               body['extra_specs'])
     return {'extra_specs': specs}
 
 
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.EXTRA_SPEC_RESPONSE, mv.VOLUME_MIN)
 def show_extra_spec(req, type_id, key):
-    return _api(req).extra_specs_get(_ctxt(req), type_id, key=key)
+    return _api(req).types.extra_specs_get(_ctxt(req), type_id, key=key)
 
 
 @validation.request_body(schema.SET_EXTRA_SPEC, mv.VOLUME_MIN)
@@ -111,13 +112,13 @@ def update_extra_spec(req, type_id, key, body):
     if key not in body:
         raise exception.InvalidInput(reason=_(
             'Request body and URI mismatch'))
-    return _api(req).extra_specs_update(_ctxt(req), type_id,
-                                        {key: body[key]}, single=True)
+    return _api(req).types.extra_specs_update(_ctxt(req), type_id,
+                                              {key: body[key]}, single=True)
 
 
 @validation.response(202, None, mv.VOLUME_MIN)
 def delete_extra_spec(req, type_id, key):
-    _api(req).extra_spec_delete(_ctxt(req), type_id, key)
+    _api(req).types.extra_spec_delete(_ctxt(req), type_id, key)
     return router.reply(202)
 
 
@@ -126,7 +127,7 @@ def delete_extra_spec(req, type_id, key):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.TYPE_ACCESS_RESPONSE, mv.VOLUME_MIN)
 def list_type_access(req, type_id):
-    projects = _api(req).type_access_get_all(_ctxt(req), type_id)
+    projects = _api(req).types.access_get_all(_ctxt(req), type_id)
     return {'volume_type_access': [
         {'volume_type_id': type_id, 'project_id': project_id}
         for project_id in projects]}
@@ -135,16 +136,16 @@ def list_type_access(req, type_id):
 @validation.request_body(schema.ADD_PROJECT_ACCESS, mv.VOLUME_MIN)
 @validation.response(202, None, mv.VOLUME_MIN)
 def add_project_access(req, type_id, body):
-    _api(req).type_access_add(_ctxt(req), type_id,
-                              body['addProjectAccess']['project'])
+    _api(req).types.access_add(_ctxt(req), type_id,
+                               body['addProjectAccess']['project'])
     return router.reply(202)
 
 
 @validation.request_body(schema.REMOVE_PROJECT_ACCESS, mv.VOLUME_MIN)
 @validation.response(202, None, mv.VOLUME_MIN)
 def remove_project_access(req, type_id, body):
-    _api(req).type_access_remove(_ctxt(req), type_id,
-                                 body['removeProjectAccess']['project'])
+    _api(req).types.access_remove(_ctxt(req), type_id,
+                                  body['removeProjectAccess']['project'])
     return router.reply(202)
 
 
@@ -163,15 +164,15 @@ def _echo(specs):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.ENCRYPTION_RESPONSE, mv.VOLUME_MIN)
 def show_encryption(req, type_id):
-    return views.encryption_view(_api(req).encryption_get(_ctxt(req),
-                                                          type_id))
+    return views.encryption_view(_api(req).types.encryption_get(_ctxt(req),
+                                                                type_id))
 
 
 @validation.request_body(schema.ENCRYPTION_CREATE, mv.VOLUME_MIN)
 @validation.response(200, schema.ENCRYPTION_CREATE_RESPONSE, mv.VOLUME_MIN)
 def create_encryption(req, type_id, body):
-    row = _api(req).encryption_create(_ctxt(req), type_id,
-                                      body['encryption'])
+    row = _api(req).types.encryption_create(_ctxt(req), type_id,
+                                            body['encryption'])
     specs = _echo(body['encryption'])
     specs.update(volume_type_id=row.volume_type_id,
                  encryption_id=row.encryption_id)
@@ -181,17 +182,17 @@ def create_encryption(req, type_id, body):
 @validation.query(schema.SHOW_QUERY, mv.VOLUME_MIN)
 @validation.response(200, schema.ENCRYPTION_KEY_RESPONSE, mv.VOLUME_MIN)
 def show_encryption_key(req, type_id, key):
-    return _api(req).encryption_get(_ctxt(req), type_id, key=key)
+    return _api(req).types.encryption_get(_ctxt(req), type_id, key=key)
 
 
 @validation.request_body(schema.ENCRYPTION_UPDATE, mv.VOLUME_MIN)
 @validation.response(200, schema.ENCRYPTION_UPDATE_RESPONSE, mv.VOLUME_MIN)
 def update_encryption(req, type_id, key, body):
-    _api(req).encryption_update(_ctxt(req), type_id, body['encryption'])
+    _api(req).types.encryption_update(_ctxt(req), type_id, body['encryption'])
     return {'encryption': _echo(body['encryption'])}
 
 
 @validation.response(202, None, mv.VOLUME_MIN)
 def delete_encryption(req, type_id, key):
-    _api(req).encryption_delete(_ctxt(req), type_id)
+    _api(req).types.encryption_delete(_ctxt(req), type_id)
     return router.reply(202)

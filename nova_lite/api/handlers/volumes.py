@@ -110,7 +110,7 @@ def show_volume_summary(req):
     count, size = _api(req).summary(ctxt, all_tenants=all_tenants)
     summary = {'total_count': count, 'total_size': size}
     if mv.want(req).matches(mv.VOLUME_SUMMARY_METADATA):
-        summary['metadata'] = _api(req).metadata_summary(
+        summary['metadata'] = _api(req).metadata.summary(
             ctxt, all_tenants=all_tenants)
     return {'volume-summary': summary}
 

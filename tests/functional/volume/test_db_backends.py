@@ -79,7 +79,7 @@ class _Contention(object):
                          (volume.status, volume.attach_status))
 
     def test_multiattach_reservations_and_deletes_keep_status_right(self):
-        vtype = self.api.type_create(
+        vtype = self.api.types.create(
             self.ctxt.elevated(), 'ma',
             extra_specs={'multiattach': '<is> True'})
         volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
@@ -105,7 +105,7 @@ class _Contention(object):
     def test_concurrent_deletes_on_one_host_disconnect_it_once(self):
         self.conf.set_override('enabled_backends', ['fake'], group='volume')
         drivers.register_backend_opts(self.conf)
-        vtype = self.api.type_create(
+        vtype = self.api.types.create(
             self.ctxt.elevated(), 'ma',
             extra_specs={'multiattach': '<is> True'})
         volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
@@ -208,17 +208,17 @@ class _Contention(object):
         def add():
             with lock:
                 i = next(numbers)
-            return self.api.create_metadata(
+            return self.api.metadata.create(
                 self.ctxt, volume.id, {'k%02d' % i: str(i), 'base': str(i)})
         self._race(add)
-        metadata = self.api.get_metadata(self.ctxt, volume.id)
+        metadata = self.api.metadata.get(self.ctxt, volume.id)
         self.assertEqual({'k%02d' % i: str(i) for i in range(20)},
                          {k: v for k, v in metadata.items() if k != 'base'})
         self.assertIn(metadata['base'], [str(i) for i in range(20)])
 
     def test_if_match_lets_one_of_concurrent_writers_win(self):
         volume = self.api.create(self.ctxt, 1, metadata={'v': '-'})
-        etag = vmeta.etag(self.api.get_metadata(self.ctxt, volume.id))
+        etag = vmeta.etag(self.api.metadata.get(self.ctxt, volume.id))
         numbers = iter(range(10))
         lock = threading.Lock()
 
@@ -226,7 +226,7 @@ class _Contention(object):
             with lock:
                 i = next(numbers)
             try:
-                self.api.update_metadata(self.ctxt, volume.id,
+                self.api.metadata.update(self.ctxt, volume.id,
                                          {'v': str(i)}, replace=True,
                                          if_match=[etag])
             except exception.MetadataChanged:
@@ -235,7 +235,7 @@ class _Contention(object):
         won = [i for i in self._race(put, n=10) if i is not None]
         self.assertEqual(1, len(won))
         self.assertEqual({'v': str(won[0])},
-                         self.api.get_metadata(self.ctxt, volume.id))
+                         self.api.metadata.get(self.ctxt, volume.id))
 
     def test_metadata_keys_differing_in_trailing_spaces(self):
         volume = self.api.create(self.ctxt, 1, metadata={'a': '1'})
@@ -243,27 +243,27 @@ class _Contention(object):
             # MariaDB compares "a" and "a " equal, even in utf8mb4_bin:
             # 400, and nothing changes.
             self.assertRaises(exception.InvalidVolumeMetadata,
-                              self.api.create_metadata, self.ctxt,
+                              self.api.metadata.create, self.ctxt,
                               volume.id, {'a ': '2'})
             self.assertRaises(exception.InvalidVolumeMetadata,
                               self.api.create, self.ctxt, 1,
                               metadata={'b': '1', 'b ': '2'})
             self.assertEqual({'a': '1'},
-                             self.api.get_metadata(self.ctxt, volume.id))
+                             self.api.metadata.get(self.ctxt, volume.id))
             self.assertEqual(1, len(self.api.get_all(self.ctxt)))
         else:
             self.assertEqual({'a': '1', 'a ': '2'},
-                             self.api.create_metadata(self.ctxt, volume.id,
+                             self.api.metadata.create(self.ctxt, volume.id,
                                                       {'a ': '2'}))
         # Changed and removed by id, never by key: one key replaces the
         # other on every backend, and only the key named goes.
-        self.assertEqual({'a ': '3'}, self.api.update_metadata(
+        self.assertEqual({'a ': '3'}, self.api.metadata.update(
             self.ctxt, volume.id, {'a ': '3'}, replace=True))
         self.assertRaises(exception.VolumeMetadataNotFound,
-                          self.api.delete_metadata, self.ctxt, volume.id,
+                          self.api.metadata.delete, self.ctxt, volume.id,
                           'a')
         self.assertEqual({'a ': '3'},
-                         self.api.get_metadata(self.ctxt, volume.id))
+                         self.api.metadata.get(self.ctxt, volume.id))
 
 
 class TestMySQL(_Contention, testtools.TestCase):

@@ -37,7 +37,7 @@ class RecordsTest(testtools.TestCase):
                                            roles=['member', 'reader'])
         self.svc = block_storage.service_context(self.user)
         self.admin = context.get_admin_context()
-        vtype = self.api.type_create(
+        vtype = self.api.types.create(
             self.user.elevated(), 'ma',
             extra_specs={'multiattach': '<is> True'})
         self.volume = self.api.create(self.user, 1, volume_type=vtype.name,
