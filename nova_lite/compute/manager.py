@@ -80,25 +80,29 @@ class ComputeManager(manager.Manager):
         self._settle(context)
 
     @contextlib.contextmanager
-    def _working_on(self, bdm):
-        """Yields False when this process is already working on ``bdm``'s
-        task (a second delivery of its message)."""
+    def _working_on(self, bdm, operation):
+        """Yields False when this process is already running ``operation``
+        (``attach``, ``detach``, ``swap``) on ``bdm`` (a second delivery of
+        its message). Another operation on the same mapping is not a
+        second delivery: a detach that took over a completed attach runs
+        while the attach's message is still being finished."""
+        key = (bdm.uuid, operation)
         with self._in_hand_lock:
-            if bdm.uuid in self._in_hand:
+            if key in self._in_hand:
                 mine = False
             else:
-                self._in_hand.add(bdm.uuid)
+                self._in_hand.add(key)
                 mine = True
         try:
             yield mine
         finally:
             if mine:
                 with self._in_hand_lock:
-                    self._in_hand.discard(bdm.uuid)
+                    self._in_hand.discard(key)
 
     def _settle(self, context, stalled_before=None):
         with self._in_hand_lock:
-            in_hand = set(self._in_hand)
+            in_hand = {uuid for uuid, _operation in self._in_hand}
         return recovery.settle(context, self.driver, self.volume_client,
                                self.notifier, self.host, in_hand=in_hand,
                                stalled_before=stalled_before)
@@ -503,7 +507,7 @@ class ComputeManager(manager.Manager):
                 delete_on_termination=delete_on_termination, bdm=bdm)
 
     def attach_volume(self, context, instance, bdm):
-        with self._working_on(bdm) as mine:
+        with self._working_on(bdm, 'attach') as mine:
             if not mine:
                 LOG.info('Already attaching volume %s to %s',
                          bdm.volume_id, instance.uuid)
@@ -522,7 +526,7 @@ class ComputeManager(manager.Manager):
                 LOG.info('Volume %s is no longer attached to %s', volume_id,
                          instance.uuid)
                 return
-            with self._working_on(bdm) as mine:
+            with self._working_on(bdm, 'detach') as mine:
                 if not mine:
                     LOG.info('Already detaching volume %s from %s',
                              volume_id, instance.uuid)
@@ -559,7 +563,7 @@ class ComputeManager(manager.Manager):
                 volume_ops.release_swap(context, self.volume_client,
                                         old_volume_id, new_attachment_id)
                 raise
-            with self._working_on(bdm) as mine:
+            with self._working_on(bdm, 'swap') as mine:
                 if not mine:
                     LOG.info('Already swapping volume %s of %s',
                              old_volume_id, instance.uuid)

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite.db import models
+from nova_lite.objects import block_device as bdm_obj
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_servers
@@ -208,6 +209,22 @@ class AttachGuardsTest(AttachmentTestCase):
         resp = self.detach(self.server_id, other, expect=409)
         self.assertIn('busy with another operation (attaching)',
                       self.message(resp))
+
+    def test_detach_while_the_host_finishes_the_attach_message(self):
+        # The detach took the completed attach over while the host was
+        # still finishing the attach's message (its event): the host runs
+        # the detach, it is not taken for a second delivery of the attach.
+        volume_id = self.create_volume()
+        self.attach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        manager = self.compute_manager()
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+            nl_context.get_admin_context(), volume_id, self.server_id)
+        with manager._working_on(bdm, 'attach') as mine:
+            self.assertTrue(mine)
+            self.detach(self.server_id, volume_id)
+            self.wait_for_volume_status(volume_id, 'available')
+        self.assertEqual([], self.attachments(self.server_id))
 
     def test_detach_again_while_detaching_is_accepted(self):
         # A second DELETE while the first one's detach is in flight is
