@@ -320,17 +320,33 @@ class TestMigrationAPI(testtools.TestCase):
         reader = db_api.get_engine(use_reader=True)
         self.assertIsNot(writer, reader)
         self.assertEqual(writer.url, reader.url)
-        # oslo.db's choice for SQLite files: a connection per transaction.
+        # Pooled (oslo.db would give SQLite files a NullPool), with the
+        # settings oslo.db's listeners made and the WAL ones.
         for engine in (writer, reader):
-            self.assertIsInstance(engine.pool, sa.pool.NullPool)
-        with reader.connect() as connection:
-            self.assertEqual('wal', connection.exec_driver_sql(
-                'PRAGMA journal_mode').scalar())
-            self.assertEqual(1, connection.exec_driver_sql(
-                'PRAGMA foreign_keys').scalar())
-            self.assertEqual(
-                db_api.SQLITE_BUSY_TIMEOUT * 1000,
-                connection.exec_driver_sql('PRAGMA busy_timeout').scalar())
+            self.assertIsInstance(engine.pool, sa.pool.QueuePool)
+            with engine.connect() as connection:
+                raw = connection.connection.driver_connection
+                self.assertIsNone(raw.isolation_level)
+                for pragma, value in (
+                        ('journal_mode', 'wal'), ('foreign_keys', 1),
+                        ('synchronous', 1),
+                        ('busy_timeout', db_api.SQLITE_BUSY_TIMEOUT * 1000)):
+                    self.assertEqual(value, connection.exec_driver_sql(
+                        'PRAGMA %s' % pragma).scalar(), pragma)
+                self.assertEqual(1, connection.exec_driver_sql(
+                    "SELECT 'vdb' REGEXP '^vd'").scalar())
+        # A connection serves one transaction after another.
+        with writer.connect() as connection:
+            first = connection.connection.driver_connection
+        with writer.connect() as connection:
+            self.assertIs(first, connection.connection.driver_connection)
+
+    def test_sqlite_synchronous_off_is_honoured(self):
+        self.conf.set_override('sqlite_synchronous', False, 'database')
+        db_api.configure(self.conf)
+        with db_api.get_engine().connect() as connection:
+            self.assertEqual(0, connection.exec_driver_sql(
+                'PRAGMA synchronous').scalar())
 
 
 class TestDatabaseFixture(testtools.TestCase):
