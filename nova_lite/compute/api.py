@@ -38,14 +38,6 @@ from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
-# Every task_state a delete may interrupt (all but a delete in progress).
-_DELETABLE_TASK_STATES = [None, states.SCHEDULING, states.SPAWNING,
-                          states.POWERING_OFF, states.POWERING_ON,
-                          states.PAUSING, states.UNPAUSING,
-                          states.REBOOTING, states.SHELVING,
-                          states.SHELVING_OFFLOADING, states.UNSHELVING,
-                          states.SOFT_DELETING, states.RESTORING]
-
 _APIS = {}
 _APIS_LOCK = threading.Lock()
 
@@ -275,14 +267,14 @@ class API(object):
                         context, attachment['id'])
 
     # -- delete --------------------------------------------------------------
-    def _start_local_delete(self, instance, **expected):
-        """Move the server to ``deleting`` as this API process's task
-        (``instance.save`` compares ``expected``); the conductor finishes
-        it if this process stops before ``release.delete_locally``."""
-        instance.task_state = states.DELETING
-        instance.task_owner = server_volumes.owner(self.conf)
-        instance.task_updated_at = obj_base.utcnow()
-        instance.save(**expected)
+    def _start_local_delete(self, instance, expected_host=states.KEEP):
+        """Move the server to ``deleting`` as this API process's task (a
+        compare-and-swap on its task, and on its host when
+        ``expected_host`` is given); the conductor finishes it if this
+        process stops before ``release.delete_locally``."""
+        states.move(instance, 'begin_delete', expected_host=expected_host,
+                    task_owner=server_volumes.owner(self.conf),
+                    task_updated_at=obj_base.utcnow())
 
     # What PUT /servers/{id} may change (the API maps its keys to these).
     UPDATABLE = ('display_name', 'access_ip_v4', 'access_ip_v6',
@@ -320,9 +312,7 @@ class API(object):
             # here, unless the conductor placed it meanwhile (the
             # compare-and-swap on the host says so).
             try:
-                self._start_local_delete(
-                    instance, expected_host=host,
-                    expected_task_state=_DELETABLE_TASK_STATES)
+                self._start_local_delete(instance, expected_host=host)
             except exception.UnexpectedTaskStateError:
                 instance.refresh()
                 if instance.task_state == states.DELETING:
@@ -331,9 +321,8 @@ class API(object):
                 crashpoint.hit(crashpoint.API_LOCAL_DELETE_AFTER_DECIDE)
                 release.delete_locally(context, self.volume_client, instance)
                 return
-        instance.task_state = states.DELETING
         try:
-            instance.save(expected_task_state=_DELETABLE_TASK_STATES)
+            states.move(instance, 'begin_delete')
         except exception.UnexpectedTaskStateError:
             return  # another delete got there first
         self.compute_rpcapi.terminate_instance(context, instance)
@@ -345,8 +334,7 @@ class API(object):
         instance action."""
         checks.check_instance_lock(context, instance)
         checks.check_instance_state(instance, method, vm_states)
-        instance.task_state = task_state
-        instance.save(expected_task_state=[None])
+        states.move(instance, 'begin', to_task=task_state)
         instance_action.InstanceAction.action_start(context, instance.uuid,
                                                     action)
 
@@ -356,9 +344,8 @@ class API(object):
         try:
             cast(*args)
         except Exception:
-            instance.task_state = None
             try:
-                instance.save(expected_task_state=[task_state])
+                states.move(instance, 'abandon', from_task=task_state)
             except exception.NovaLiteException:
                 pass
             raise
@@ -380,8 +367,7 @@ class API(object):
 
     def soft_delete(self, context, instance):
         checks.check_instance_lock(context, instance)
-        instance.task_state = states.SOFT_DELETING
-        instance.save(expected_task_state=[None])
+        states.move(instance, 'begin', to_task=states.SOFT_DELETING)
         instance_action.InstanceAction.action_start(
             context, instance.uuid, instance_action.DELETE)
         self.cast_or_idle(instance, states.SOFT_DELETING,
@@ -410,8 +396,7 @@ class API(object):
         checks.check_instance_lock(context, instance)
         checks.check_instance_host(instance)
         checks.check_instance_state(instance, method, vm_states)
-        instance.task_state = task_state
-        instance.save(expected_task_state=[None])
+        states.move(instance, 'begin', to_task=task_state)
         instance_action.InstanceAction.action_start(context, instance.uuid,
                                                     action)
         cast(context, instance)

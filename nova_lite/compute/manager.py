@@ -138,8 +138,7 @@ class ComputeManager(manager.Manager):
             # A build that failed: it never had a guest to restore.
             return
         if instance.task_state is not None:
-            instance.task_state = None
-            instance.save()
+            states.move(instance, 'recovered')
         disks = [{'mount_device': b.device_name,
                   'connection_info': b.get_connection_info(),
                   'mode': b.attach_mode or 'rw'}
@@ -160,9 +159,7 @@ class ComputeManager(manager.Manager):
                 message='The compute service restarted during the build.')
             volume_ops.release_for_failed_build(
                 context, self.driver, self.volume_client, instance, bdms)
-            instance.vm_state = states.ERROR
-            instance.task_state = None
-            instance.save()
+            states.move(instance, 'build_interrupted')
             instance_fault.InstanceFault.record(context, instance.uuid, exc,
                                                 host=self.host)
             self._settle_action(context, instance, instance_action.CREATE,
@@ -194,9 +191,8 @@ class ComputeManager(manager.Manager):
                         instance.task_state != task_state or moved is None or
                         moved.replace(tzinfo=None) >= stalled_before):
                     continue
-                instance.task_state = states.SPAWNING
                 try:
-                    instance.save(expected_task_state=[task_state])
+                    states.move(instance, 'retake', from_task=task_state)
                 except (exception.UnexpectedTaskStateError,
                         exception.InstanceNotFound):
                     continue    # its message came meanwhile, or deleted
@@ -288,9 +284,8 @@ class ComputeManager(manager.Manager):
         other servers (a multi-create on a multiattach volume) stays
         ``in-use`` for them alone and no attachment is left ``attaching``.
         Each server of a multi-create is built, and fails, on its own."""
-        instance.task_state = states.SPAWNING
         try:
-            instance.save(expected_task_state=[states.SCHEDULING])
+            states.move(instance, 'build')
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound):
             LOG.info('Server %s was deleted before it was built',
@@ -309,19 +304,14 @@ class ComputeManager(manager.Manager):
                         instance.uuid, exc)
             volume_ops.release_for_failed_build(
                 context, self.driver, self.volume_client, instance, bdms)
-            instance.vm_state = states.ERROR
-            instance.task_state = None
             try:
-                instance.save(expected_task_state=[states.SPAWNING])
+                states.move(instance, 'build_failed')
             except (exception.UnexpectedTaskStateError,
                     exception.InstanceNotFound):
                 pass
             raise
-        instance.vm_state = states.ACTIVE
-        instance.task_state = None
-        instance.power_state = states.RUNNING
-        instance.launched_at = obj_base.utcnow()
-        instance.save(expected_task_state=[states.SPAWNING])
+        states.move(instance, 'build_done', power_state=states.RUNNING,
+                    launched_at=obj_base.utcnow())
 
     def terminate_instance(self, context, instance):
         self._cast_operation(context, instance, 'compute_terminate_instance',
@@ -333,20 +323,16 @@ class ComputeManager(manager.Manager):
         self.driver.destroy(context, instance, None)
         volume_ops.cleanup_for_delete(context, self.volume_client, bdms,
                                       driver=self.driver)
-        instance.vm_state = states.DELETED
-        instance.task_state = None
-        instance.power_state = states.NOSTATE
-        instance.terminated_at = obj_base.utcnow()
-        instance.save()
+        states.move(instance, 'terminated', power_state=states.NOSTATE,
+                    terminated_at=obj_base.utcnow())
 
     def _power_action(self, context, instance, event_name, driver_fn,
-                      vm_state, power_state, task_state):
+                      done, power_state, task_state):
+        """The host's step of a power action: the driver, then the move
+        ``done`` (out of ``task_state``)."""
         def run():
             driver_fn(instance)
-            instance.vm_state = vm_state
-            instance.power_state = power_state
-            instance.task_state = None
-            instance.save(expected_task_state=[task_state])
+            states.move(instance, done, power_state=power_state)
         try:
             self._cast_operation(context, instance, event_name, run)
         finally:
@@ -355,22 +341,22 @@ class ComputeManager(manager.Manager):
 
     def stop_instance(self, context, instance):
         self._power_action(context, instance, 'compute_stop_instance',
-                           self.driver.power_off, states.STOPPED,
+                           self.driver.power_off, 'stopped',
                            states.SHUTDOWN, states.POWERING_OFF)
 
     def start_instance(self, context, instance):
         self._power_action(context, instance, 'compute_start_instance',
-                           self.driver.power_on, states.ACTIVE,
+                           self.driver.power_on, 'started',
                            states.RUNNING, states.POWERING_ON)
 
     def pause_instance(self, context, instance):
         self._power_action(context, instance, 'compute_pause_instance',
-                           self.driver.pause, states.PAUSED,
+                           self.driver.pause, 'paused',
                            states.POWER_PAUSED, states.PAUSING)
 
     def unpause_instance(self, context, instance):
         self._power_action(context, instance, 'compute_unpause_instance',
-                           self.driver.unpause, states.ACTIVE,
+                           self.driver.unpause, 'unpaused',
                            states.RUNNING, states.UNPAUSING)
 
     # -- shelve ------------------------------------------------------------
@@ -378,9 +364,8 @@ class ComputeManager(manager.Manager):
         """After a failed step, the server is idle again."""
         if instance.task_state != task_state:
             return
-        instance.task_state = None
         try:
-            instance.save(expected_task_state=[task_state])
+            states.move(instance, 'abandon', from_task=task_state)
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound):
             pass
@@ -415,11 +400,9 @@ class ComputeManager(manager.Manager):
     def soft_delete_instance(self, context, instance):
         def run():
             self.driver.power_off(instance)
-            instance.vm_state = states.SOFT_DELETED
-            instance.power_state = states.SHUTDOWN
-            instance.task_state = None
-            instance.deleted_at = obj_base.utcnow()
-            instance.save(expected_task_state=[states.SOFT_DELETING])
+            states.move(instance, 'soft_deleted',
+                        power_state=states.SHUTDOWN,
+                        deleted_at=obj_base.utcnow())
         try:
             self._cast_operation(context, instance,
                                  'compute_soft_delete_instance', run)
@@ -429,11 +412,8 @@ class ComputeManager(manager.Manager):
     def restore_instance(self, context, instance):
         def run():
             self.driver.power_on(instance)
-            instance.vm_state = states.ACTIVE
-            instance.power_state = states.RUNNING
-            instance.task_state = None
-            instance.deleted_at = None
-            instance.save(expected_task_state=[states.RESTORING])
+            states.move(instance, 'restored', power_state=states.RUNNING,
+                        deleted_at=None)
         try:
             self._cast_operation(context, instance,
                                  'compute_restore_instance', run)
@@ -465,9 +445,8 @@ class ComputeManager(manager.Manager):
     def _claim(self, instance, task_state):
         """Compare-and-swap the idle server to ``task_state``; False if
         something else got to it first."""
-        instance.task_state = task_state
         try:
-            instance.save(expected_task_state=[None])
+            states.move(instance, 'begin', to_task=task_state)
         except (exception.UnexpectedTaskStateError,
                 exception.InstanceNotFound):
             return False

@@ -146,10 +146,6 @@ def delete_locally(context, volume_client, instance):
                                                           instance.uuid)
     if release_for_delete(context, volume_client, bdms):
         return False
-    instance.vm_state = states.DELETED
-    instance.task_state = None
-    instance.task_owner = None
-    instance.task_updated_at = None
-    instance.terminated_at = obj_base.utcnow()
-    instance.save(expected_task_state=[states.DELETING])
+    states.move(instance, 'deleted_locally', task_owner=None,
+                task_updated_at=None, terminated_at=obj_base.utcnow())
     return True

@@ -75,11 +75,8 @@ def shelve(context, conf, driver, instance):
     (``[DEFAULT] shelved_offload_time = 0``)."""
     driver.power_off(instance)
     offload_now = conf.shelved_offload_time == 0
-    instance.vm_state = states.SHELVED
-    instance.power_state = states.SHUTDOWN
-    instance.shelved_at = obj_base.utcnow()
-    instance.task_state = states.SHELVING_OFFLOADING if offload_now else None
-    instance.save(expected_task_state=[states.SHELVING])
+    states.move(instance, 'shelved_to_offload' if offload_now else 'shelved',
+                power_state=states.SHUTDOWN, shelved_at=obj_base.utcnow())
     return offload_now
 
 
@@ -96,11 +93,8 @@ def offload(context, driver, volume_client, instance):
                 # Still attached; unshelve connects it to the new host.
                 LOG.exception('Could not close the connection of volume %s '
                               'of %s', bdm.volume_id, instance.uuid)
-    instance.vm_state = states.SHELVED_OFFLOADED
-    instance.task_state = None
-    instance.power_state = states.NOSTATE
-    instance.host = None
-    instance.save(expected_task_state=[states.SHELVING_OFFLOADING])
+    states.move(instance, 'offloaded', power_state=states.NOSTATE,
+                host=None)
 
 
 def _name_devices(context, driver, instance, bdms):
@@ -142,7 +136,7 @@ def _roll_back(context, driver, volume_client, instance, touched):
     """Back to shelved_offloaded with every volume attached and none
     connected."""
     _back_to_offloaded(context, driver, volume_client, instance, touched,
-                       expected_task_state=[states.SPAWNING])
+                       'unshelve_failed')
 
 
 def _connected(context, volume_client, bdm):
@@ -154,10 +148,11 @@ def _connected(context, volume_client, bdm):
 
 
 def _back_to_offloaded(context, driver, volume_client, instance, bdms,
-                       only_connected=False, **save_kwargs):
+                       move, only_connected=False):
     """The guest destroyed; each of ``bdms`` attached to the server and
     not connected to this host (only those whose attachment has a
-    connection, ``only_connected``); the server shelved_offloaded."""
+    connection, ``only_connected``); the server shelved_offloaded (by
+    ``move``)."""
     try:
         driver.destroy(context, instance, None)
     except Exception:
@@ -180,11 +175,7 @@ def _back_to_offloaded(context, driver, volume_client, instance, bdms,
         except Exception:
             LOG.exception('Could not close the connection of volume %s of '
                           '%s', bdm.volume_id, instance.uuid)
-    instance.vm_state = states.SHELVED_OFFLOADED
-    instance.task_state = None
-    instance.power_state = states.NOSTATE
-    instance.host = None
-    instance.save(**save_kwargs)
+    states.move(instance, move, power_state=states.NOSTATE, host=None)
 
 
 def release_interrupted_unshelve(context, driver, volume_client, instance,
@@ -197,7 +188,7 @@ def release_interrupted_unshelve(context, driver, volume_client, instance,
     _back_to_offloaded(
         context, driver, volume_client, instance,
         [b for b in bdms if b.is_volume and b.attachment_id],
-        only_connected=True)
+        'unshelve_interrupted', only_connected=True)
 
 
 def _power_on(driver, instance):
@@ -205,15 +196,13 @@ def _power_on(driver, instance):
     try:
         driver.power_on(instance)
     except Exception:
-        instance.task_state = None
-        instance.save(expected_task_state=[states.SPAWNING])
+        states.move(instance, 'abandon', from_task=states.SPAWNING)
         raise
 
 
 def unshelve(context, driver, volume_client, host, instance):
     """Back on this host (``task_state`` is ``unshelving``)."""
-    instance.task_state = states.SPAWNING
-    instance.save(expected_task_state=[states.UNSHELVING])
+    states.move(instance, 'unshelve')
     if instance.vm_state == states.SHELVED:
         _power_on(driver, instance)
     else:
@@ -233,8 +222,5 @@ def unshelve(context, driver, volume_client, host, instance):
                         'shelved_offloaded', instance.uuid, host)
             _roll_back(context, driver, volume_client, instance, touched)
             raise
-    instance.vm_state = states.ACTIVE
-    instance.task_state = None
-    instance.power_state = states.RUNNING
-    instance.shelved_at = None
-    instance.save(expected_task_state=[states.SPAWNING])
+    states.move(instance, 'unshelved', power_state=states.RUNNING,
+                shelved_at=None)

@@ -101,3 +101,84 @@ SHELVE_OFFLOAD_VM_STATES = (SHELVED,)
 UNSHELVE_VM_STATES = SHELVED_STATES
 RESTORE_VM_STATES = (SOFT_DELETED,)
 FORCE_DELETE_VM_STATES = (SOFT_DELETED,)
+
+
+# -- moves ------------------------------------------------------------------
+# Every change of a server's vm_state or task_state is one of these moves,
+# made by ``move``: a compare-and-swap on ``task_state`` in the database
+# (``Instance.save(expected_task_state=...)``), so that of two processes
+# moving one server only one wins and the other gets
+# ``UnexpectedTaskStateError`` (409 in the API). A move names the task
+# states it leaves (``ANY``: no compare; ``GIVEN``: the caller's
+# ``from_task``), the vm_state it sets (``KEEP``: unchanged) and the
+# task_state it sets (``GIVEN``: the caller's ``to_task``).
+
+KEEP = 'keep'
+ANY = 'any'
+GIVEN = 'given'
+
+# Every task_state a delete may interrupt (all but a delete in progress).
+DELETABLE_TASK_STATES = (None, SCHEDULING, SPAWNING, POWERING_OFF,
+                         POWERING_ON, PAUSING, UNPAUSING, REBOOTING,
+                         SHELVING, SHELVING_OFFLOADING, UNSHELVING,
+                         SOFT_DELETING, RESTORING)
+
+# name: (task states left, vm_state set, task_state set)
+MOVES = {
+    # The API starts a task on an idle server (then casts it).
+    'begin': ((None,), KEEP, GIVEN),
+    'begin_delete': (DELETABLE_TASK_STATES, KEEP, DELETING),
+    # A task whose cast could not be sent, or whose step failed or gave
+    # up before changing anything, leaves the server idle.
+    'abandon': (GIVEN, KEEP, None),
+    # The conductor: no host for a new server.
+    'schedule_failed': ((SCHEDULING,), ERROR, None),
+    # The compute host.
+    'build': ((SCHEDULING,), KEEP, SPAWNING),
+    'build_done': ((SPAWNING,), ACTIVE, None),
+    'build_failed': ((SPAWNING,), ERROR, None),
+    'stopped': ((POWERING_OFF,), STOPPED, None),
+    'started': ((POWERING_ON,), ACTIVE, None),
+    'paused': ((PAUSING,), PAUSED, None),
+    'unpaused': ((UNPAUSING,), ACTIVE, None),
+    'shelved': ((SHELVING,), SHELVED, None),
+    'shelved_to_offload': ((SHELVING,), SHELVED, SHELVING_OFFLOADING),
+    'offloaded': ((SHELVING_OFFLOADING,), SHELVED_OFFLOADED, None),
+    'unshelve': ((UNSHELVING,), KEEP, SPAWNING),
+    'unshelved': ((SPAWNING,), ACTIVE, None),
+    'unshelve_failed': ((SPAWNING,), SHELVED_OFFLOADED, None),
+    'soft_deleted': ((SOFT_DELETING,), SOFT_DELETED, None),
+    'restored': ((RESTORING,), ACTIVE, None),
+    'terminated': (ANY, DELETED, None),
+    'deleted_locally': ((DELETING,), DELETED, None),
+    # The compute host's restart and periodic settling.
+    'retake': (GIVEN, KEEP, SPAWNING),
+    'recovered': (ANY, KEEP, None),
+    'build_interrupted': (ANY, ERROR, None),
+    'unshelve_interrupted': (ANY, SHELVED_OFFLOADED, None),
+}
+
+
+def move(instance, name, from_task=None, to_task=None, expected_host=KEEP,
+         **changes):
+    """Make the move ``name`` of ``MOVES`` on ``instance`` (with
+    ``changes`` of other fields, written in the same statement) and save
+    it; ``UnexpectedTaskStateError`` if the server's task_state is not one
+    the move leaves, ``InstanceNotFound`` if it was deleted.
+    ``expected_host`` adds a compare on the host."""
+    from_tasks, vm_state, task_state = MOVES[name]
+    if from_tasks == GIVEN:
+        from_tasks = (from_task,)
+    if task_state == GIVEN:
+        task_state = to_task
+    if vm_state != KEEP:
+        instance.vm_state = vm_state
+    instance.task_state = task_state
+    for field, value in changes.items():
+        setattr(instance, field, value)
+    expected = {}
+    if from_tasks != ANY:
+        expected['expected_task_state'] = list(from_tasks)
+    if expected_host != KEEP:
+        expected['expected_host'] = expected_host
+    instance.save(**expected)

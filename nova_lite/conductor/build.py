@@ -39,13 +39,11 @@ def select_host(context, conf):
 
 
 def _set_error(context, instance, exc, volume_client=None):
-    instance.vm_state = states.ERROR
-    instance.task_state = None
     try:
         # The state and its fault in one transaction: a client that sees
         # the server ERROR sees why.
         with instance_action.transaction(context):
-            instance.save(expected_task_state=[states.SCHEDULING])
+            states.move(instance, 'schedule_failed')
             instance_fault.InstanceFault.record(context, instance.uuid, exc)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return

@@ -40,11 +40,11 @@ def _choose_host(context, conf, requested):
 
 def _give_up(context, instance, exc):
     """Back to shelved(_offloaded), idle, with the fault."""
-    instance.task_state = None
-    instance.host = None if instance.vm_state == \
-        states.SHELVED_OFFLOADED else instance.host
+    host = None if instance.vm_state == states.SHELVED_OFFLOADED else \
+        instance.host
     try:
-        instance.save(expected_task_state=[states.UNSHELVING])
+        states.move(instance, 'abandon', from_task=states.UNSHELVING,
+                    host=host)
     except (exception.UnexpectedTaskStateError, exception.InstanceNotFound):
         return
     instance_fault.InstanceFault.record(context, instance.uuid, exc)

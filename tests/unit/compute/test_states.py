@@ -77,3 +77,56 @@ def mock_context(is_admin):
     ctxt = Ctxt()
     ctxt.is_admin = is_admin
     return ctxt
+
+
+class RecordingInstance(object):
+    """Records the fields set and the compare-and-swap ``save`` asked."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+        self.saved = None
+
+    def save(self, **expected):
+        self.saved = expected
+
+
+class MovesTest(testtools.TestCase):
+    def test_every_move_names_known_states(self):
+        tasks = states.DELETABLE_TASK_STATES + (states.DELETING,)
+        for name, (from_tasks, vm_state, task_state) in states.MOVES.items():
+            if from_tasks not in (states.ANY, states.GIVEN):
+                self.assertTrue(set(from_tasks) <= set(tasks), name)
+            self.assertIn(vm_state, states.VM_STATES + (states.KEEP,), name)
+            self.assertIn(task_state, tasks + (states.GIVEN,), name)
+
+    def test_move_is_a_compare_and_swap_on_the_task(self):
+        instance = RecordingInstance(vm_state='active', task_state='pausing')
+        states.move(instance, 'paused', power_state=states.POWER_PAUSED)
+        self.assertEqual(('paused', None, states.POWER_PAUSED),
+                         (instance.vm_state, instance.task_state,
+                          instance.power_state))
+        self.assertEqual({'expected_task_state': ['pausing']},
+                         instance.saved)
+
+    def test_given_states_and_host(self):
+        instance = RecordingInstance(vm_state='active', task_state=None)
+        states.move(instance, 'begin', to_task=states.POWERING_OFF)
+        self.assertEqual(('active', 'powering-off'),
+                         (instance.vm_state, instance.task_state))
+        self.assertEqual({'expected_task_state': [None]}, instance.saved)
+        states.move(instance, 'abandon', from_task=states.POWERING_OFF)
+        self.assertEqual({'expected_task_state': ['powering-off']},
+                         instance.saved)
+        self.assertIsNone(instance.task_state)
+        states.move(instance, 'begin_delete', expected_host=None)
+        self.assertEqual(list(states.DELETABLE_TASK_STATES),
+                         instance.saved['expected_task_state'])
+        self.assertIsNone(instance.saved['expected_host'])
+
+    def test_any_compares_nothing(self):
+        instance = RecordingInstance(vm_state='building',
+                                     task_state='spawning')
+        states.move(instance, 'build_interrupted')
+        self.assertEqual(('error', None),
+                         (instance.vm_state, instance.task_state))
+        self.assertEqual({}, instance.saved)
