@@ -21,13 +21,12 @@ microversions.
 """
 
 import ast
-import os
 import re
 
 import testtools
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'nova_lite')
+from tests import source
+
 
 # Where the numbers are written.
 HOMES = {'nova_lite.api.microversion', 'nova_lite.api_version'}
@@ -91,24 +90,12 @@ def check_source(source, module):
     return sorted(found)
 
 
-def _modules():
-    for folder, _dirs, files in os.walk(ROOT):
-        for name in files:
-            if name.endswith('.py'):
-                path = os.path.join(folder, name)
-                rel = os.path.relpath(path, os.path.dirname(ROOT))
-                module = rel[:-3].replace(os.sep, '.')
-                if module.endswith('.__init__'):
-                    module = module[:-len('.__init__')]
-                yield path, module
-
-
 class MicroversionLiteralTest(testtools.TestCase):
 
     def test_microversions_are_written_in_their_homes_only(self):
         problems = []
         checked = set()
-        for path, module in _modules():
+        for path, module in source.modules():
             checked.add(module)
             with open(path) as f:
                 for line, what in check_source(f.read(), module):

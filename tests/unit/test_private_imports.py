@@ -13,12 +13,11 @@ on every call but lists in no public function; see there).
 """
 
 import ast
-import os
 
 import testtools
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), 'nova_lite')
+from tests import source
+
 
 # (module of nova_lite, what it may import) with the reason.
 ALLOWED = {
@@ -77,23 +76,11 @@ def check_source(source, module):
     return sorted(found)
 
 
-def _modules():
-    for folder, _dirs, files in os.walk(ROOT):
-        for name in files:
-            if name.endswith('.py'):
-                path = os.path.join(folder, name)
-                rel = os.path.relpath(path, os.path.dirname(ROOT))
-                module = rel[:-3].replace(os.sep, '.')
-                if module.endswith('.__init__'):
-                    module = module[:-len('.__init__')]
-                yield path, module
-
-
 class PrivateImportTest(testtools.TestCase):
 
     def test_no_module_uses_another_packages_private_api(self):
         problems = []
-        for path, module in _modules():
+        for path, module in source.modules():
             with open(path) as f:
                 for line, what in check_source(f.read(), module):
                     problems.append('%s:%d: %s' % (module, line, what))

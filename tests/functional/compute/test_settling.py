@@ -46,6 +46,15 @@ class SettlingTest(base.AttachmentTestCase):
             task=tasks.DETACHING, task_owner=GONE_API, task_step=step,
             task_data='{"local": true}', task_updated_at=self.long_ago())
 
+    def swap(self, old, new):
+        resp = self.at('2.20', self.admin_api).put(
+            self.url(volume_id=old),
+            body={'volumeAttachment': {'volumeId': new}})
+        self.assertEqual(202, resp.status, resp.text)
+
+    def statuses(self, *volume_ids):
+        return tuple(self.show_volume(v)['status'] for v in volume_ids)
+
     def mapping(self, volume_id):
         return objects.BlockDeviceMapping.get_by_volume_and_instance(
             self.admin_context(), volume_id, self.server_id)
@@ -124,16 +133,12 @@ class SettlingTest(base.AttachmentTestCase):
                       models.BlockDeviceMapping.volume_id == old,
                       task_updated_at=self.long_ago())
         self.settle()
-        self.assertEqual(('in-use', 'available'), (
-            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual(('in-use', 'available'), self.statuses(old, new))
         self.assertEqual([], client.attachment_get_all(svc, volume_id=new))
         bdm = self.mapping(old)
         self.assertEqual((None, None), (bdm.task, bdm.task_owner))
         # Swappable again.
-        resp = self.at('2.20', self.admin_api).put(
-            self.url(volume_id=old),
-            body={'volumeAttachment': {'volumeId': new}})
-        self.assertEqual(202, resp.status, resp.text)
+        self.swap(old, new)
         self.wait_for_volume_status(new, 'in-use')
         self.wait_for_volume_status(old, 'available')
 
@@ -172,25 +177,19 @@ class SettlingTest(base.AttachmentTestCase):
     def test_offloaded_swap_not_moved_is_rolled_back(self):
         old, new = self.offloaded_swap_left_by_api(tasks.RESERVED)
         self.settle()
-        self.assertEqual(('in-use', 'available'), (
-            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual(('in-use', 'available'), self.statuses(old, new))
         self.assertEqual([], self.show_volume(new)['attachments'])
         bdm = self.mapping(old)
         self.assertEqual((None, None), (bdm.task, bdm.task_owner))
         # Swappable again, while still offloaded.
-        resp = self.at('2.20', self.admin_api).put(
-            self.url(volume_id=old),
-            body={'volumeAttachment': {'volumeId': new}})
-        self.assertEqual(202, resp.status, resp.text)
-        self.assertEqual(('available', 'in-use'), (
-            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.swap(old, new)
+        self.assertEqual(('available', 'in-use'), self.statuses(old, new))
         self.assertIsNone(self.mapping(new).task)
 
     def test_offloaded_swap_moved_is_finished(self):
         old, new = self.offloaded_swap_left_by_api(tasks.SWAPPED)
         self.settle()
-        self.assertEqual(('available', 'in-use'), (
-            self.show_volume(old)['status'], self.show_volume(new)['status']))
+        self.assertEqual(('available', 'in-use'), self.statuses(old, new))
         self.assertEqual([], self.show_volume(old)['attachments'])
         bdm = self.mapping(new)
         self.assertEqual((None, None, '/dev/vdb'),

@@ -20,11 +20,9 @@ they read back from the database.
 import datetime
 from unittest import mock
 
-from oslo_utils import uuidutils
 import sqlalchemy as sa
 
 from nova_lite.compute import notifications
-from nova_lite.compute import states
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite.db import models
@@ -39,6 +37,7 @@ from nova_lite.objects import service as service_obj
 from nova_lite import rpc
 from tests import base
 from tests.fixtures import database
+from tests.fixtures import rows
 from tests.unit.compute import fakes
 
 
@@ -176,16 +175,7 @@ class TestCase(base.TestCase):
 
     # -- rows ------------------------------------------------------------
     def create_instance(self, **values):
-        fields = dict(uuid=uuidutils.generate_uuid(), display_name='s',
-                      project_id='demo', user_id='demo', host='compute1',
-                      availability_zone='nova', flavor_id='1',
-                      image_ref='', vm_state=states.ACTIVE, task_state=None,
-                      power_state=states.RUNNING, locked=False,
-                      launch_index=0, root_device_name='/dev/vda')
-        fields.update(values)
-        instance = instance_obj.Instance(self.ctxt, **fields)
-        instance.create()
-        return instance
+        return rows.create_instance(self.ctxt, **values)
 
     def start_action(self, instance, action):
         """The instance action the API records for the request."""

@@ -20,6 +20,7 @@ from nova_lite import objects
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from tests.fixtures import database as db_fixture
+from tests.fixtures import rows
 
 
 class _ObjectTests(object):
@@ -31,16 +32,7 @@ class _ObjectTests(object):
                                               roles=['member'])
 
     def _instance(self, **values):
-        fields = dict(uuid=uuidutils.generate_uuid(), display_name='s',
-                      project_id='demo', user_id='demo', host='compute1',
-                      availability_zone='nova', flavor_id='1',
-                      image_ref='', vm_state=states.ACTIVE, task_state=None,
-                      power_state=states.RUNNING, locked=False,
-                      launch_index=0, root_device_name='/dev/vda')
-        fields.update(values)
-        instance = objects.Instance(self.ctxt, **fields)
-        instance.create()
-        return instance
+        return rows.create_instance(self.ctxt, **values)
 
     def test_save_is_a_compare_and_swap(self):
         instance = self._instance()
