@@ -74,10 +74,6 @@ def _attachment_get_statement(in_project):
 _ATTACHMENT_GET = {False: _attachment_get_statement(False),
                    True: _attachment_get_statement(True)}
 
-_attachment_values = common.values_of('attachment_',
-                                      common.ATTACHMENT_COLUMNS)
-_volume_values = common.values_of('volume_', common.VOLUME_COLUMNS)
-
 
 def _attachment_record(rows):
     """The ``AttachmentRecord`` of ``_ATTACHMENT_GET``'s rows (one per
@@ -85,8 +81,8 @@ def _attachment_record(rows):
     first = rows[0]
     specs = [AttachmentSpecRow(row.spec_key, row.spec_value)
              for row in rows if row.spec_key is not None]
-    return AttachmentRecord._make(_attachment_values(first) + (
-        common.VolumeRow._make(_volume_values(first)), specs))
+    return AttachmentRecord._make(common.attachment_values(first) + (
+        common.VolumeRow._make(common.volume_values(first)), specs))
 
 
 # The statements every status move runs, built once (bound parameters; in

@@ -78,6 +78,12 @@ def values_of(prefix, names):
     return get
 
 
+# Values of a volume's and an attachment's labelled columns (``volume_``,
+# ``attachment_``), in the order of their row tuples.
+volume_values = values_of('volume_', VOLUME_COLUMNS)
+attachment_values = values_of('attachment_', ATTACHMENT_COLUMNS)
+
+
 # -- the volume row lock and the status recompute -----------------------------
 #
 # Bound parameters: in statements on volume_attachment, ``b_`` names the

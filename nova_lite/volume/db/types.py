@@ -106,11 +106,7 @@ def type_destroy(ctxt, type_id):
     session = ctxt.session
     if session.get(VolumeType, type_id) is None:
         raise exception.VolumeTypeNotFound(volume_type_id=type_id)
-    in_use = session.execute(
-        sa.select(Volume.id).where(Volume.volume_type_id == type_id,
-                                   Volume.deleted.is_(False)).limit(1)
-    ).first()
-    if in_use:
+    if _type_in_use(session, type_id):
         raise exception.VolumeTypeInUse(volume_type_id=type_id)
     # Deleted volumes keep no reference to a type that goes away.
     session.execute(common.update(Volume).where(
@@ -168,6 +164,15 @@ def _type_in_use(session, type_id):
     ).first() is not None
 
 
+def _lock_unused_type(session, type_id, verb):
+    """Lock the type's row; 400 if a volume uses the type (its encryption
+    specs then cannot change)."""
+    common.lock_type(session, type_id)
+    if _type_in_use(session, type_id):
+        raise exception.InvalidInput(
+            reason='Cannot %s encryption specs. Volume type in use.' % verb)
+
+
 @db_api.context_manager.reader
 def type_encryption_get(ctxt, type_id):
     """The encryption row of the type, or None if it is not encrypted."""
@@ -177,10 +182,7 @@ def type_encryption_get(ctxt, type_id):
 @db_api.context_manager.writer
 def type_encryption_create(ctxt, type_id, values):
     session = ctxt.session
-    common.lock_type(session, type_id)
-    if _type_in_use(session, type_id):
-        raise exception.InvalidInput(
-            reason='Cannot create encryption specs. Volume type in use.')
+    _lock_unused_type(session, type_id, 'create')
     if common.encryption_of(session, type_id) is not None:
         raise exception.VolumeTypeEncryptionExists(type_id=type_id)
     row = Encryption(encryption_id=uuidutils.generate_uuid(),
@@ -193,10 +195,7 @@ def type_encryption_create(ctxt, type_id, values):
 @db_api.context_manager.writer
 def type_encryption_update(ctxt, type_id, values):
     session = ctxt.session
-    common.lock_type(session, type_id)
-    if _type_in_use(session, type_id):
-        raise exception.InvalidInput(
-            reason='Cannot update encryption specs. Volume type in use.')
+    _lock_unused_type(session, type_id, 'update')
     row = common.encryption_of(session, type_id)
     if row is None:
         raise exception.VolumeTypeEncryptionNotFound(type_id=type_id)
@@ -209,10 +208,7 @@ def type_encryption_update(ctxt, type_id, values):
 @db_api.context_manager.writer
 def type_encryption_delete(ctxt, type_id):
     session = ctxt.session
-    common.lock_type(session, type_id)
-    if _type_in_use(session, type_id):
-        raise exception.InvalidInput(
-            reason='Cannot delete encryption specs. Volume type in use.')
+    _lock_unused_type(session, type_id, 'delete')
     result = session.execute(sa.delete(Encryption).where(
         Encryption.volume_type_id == type_id))
     if result.rowcount != 1:

@@ -95,9 +95,7 @@ def _volume_get_statement(in_project):
 _VOLUME_GET = {False: _volume_get_statement(False),
                True: _volume_get_statement(True)}
 
-_volume_values = common.values_of('volume_', common.VOLUME_COLUMNS)
 _type_values = common.values_of('type_', _TYPE_COLUMNS)
-_attachment_values = common.values_of('attachment_', common.ATTACHMENT_COLUMNS)
 
 
 def _volume_record(rows):
@@ -106,14 +104,14 @@ def _volume_record(rows):
     first = rows[0]
     vtype = (VolumeTypeRow._make(_type_values(first))
              if first.type_id is not None else None)
-    attachments = [common.AttachmentRow._make(_attachment_values(row))
+    attachments = [common.AttachmentRow._make(common.attachment_values(row))
                    for row in rows if row.attachment_id is not None]
     admin_metadata = []
     for key in st.VISIBLE_ADMIN_METADATA:
         value = getattr(first, 'admin_' + key)
         if value is not None:
             admin_metadata.append(AdminMetadataRow(key, value))
-    return VolumeRecord._make(_volume_values(first) + (
+    return VolumeRecord._make(common.volume_values(first) + (
         vtype, attachments, admin_metadata, None))
 
 
