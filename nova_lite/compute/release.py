@@ -60,12 +60,13 @@ def delete_volume(context, volume_client, volume_id):
         pass
 
 
-def release_mapping(context, volume_client, bdm):
-    """Steps 3 and 4 of the module docstring for one mapping. Raises what
-    block storage raises (the mapping then stays, for a retry)."""
+def release_mapping(context, volume_client, bdm, keep_volume=False):
+    """Steps 3 and 4 of the module docstring for one mapping (the volume
+    is never deleted with ``keep_volume``). Raises what block storage
+    raises (the mapping then stays, for a retry)."""
     if bdm.attachment_id:
         delete_attachment(context, volume_client, bdm.attachment_id)
-    if bdm.delete_on_termination and bdm.volume_id:
+    if bdm.delete_on_termination and bdm.volume_id and not keep_volume:
         delete_volume(context, volume_client, bdm.volume_id)
     bdm.destroy()
 
@@ -109,13 +110,10 @@ def release_unbuilt(context, volume_client, bdms):
         if not (bdm.is_volume and bdm.volume_id):
             continue
         try:
-            if bdm.attachment_id:
-                delete_attachment(context, volume_client, bdm.attachment_id)
+            release_mapping(context, volume_client, bdm, keep_volume=True)
         except Exception:
             LOG.exception('Could not release attachment %s of volume %s',
                           bdm.attachment_id, bdm.volume_id)
-            continue
-        bdm.destroy()
 
 
 def release_for_delete(context, volume_client, bdms):

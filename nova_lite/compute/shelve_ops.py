@@ -45,7 +45,7 @@ def _volume_bdms(context, instance):
         context, instance.uuid) if b.is_volume and b.attachment_id]
 
 
-def disconnect_keeping_attachment(context, volume_client, bdm, driver=None):
+def disconnect_keeping_attachment(context, volume_client, bdm, driver):
     """Close the volume's connection to the host but keep it attached to
     the server: a new attachment, reserved and completed without a
     connector, replaces the connected one, whose deletion closes the

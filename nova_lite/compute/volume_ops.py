@@ -152,8 +152,7 @@ def release_connection(context, driver, volume_client, volume_id,
     disconnect this host from the volume unless another attachment on the
     host still uses the connection. Raises what the delete raises (but
     an attachment already gone, which still ends in the host check).
-    Without a ``driver`` (no host: the API or the conductor) only the
-    attachment is deleted."""
+    Giving volumes back without a host is ``compute.release``'s."""
     result = None
     if attachment_id:
         try:
@@ -161,8 +160,6 @@ def release_connection(context, driver, volume_client, volume_id,
                                                      attachment_id)
         except exception.VolumeAttachmentNotFound:
             pass
-    if driver is None:
-        return
     if connection_info and not _still_used_on_host(
             context, driver, volume_client, volume_id, result):
         driver.disconnect_volume(connection_info)
@@ -435,12 +432,11 @@ def complete_for_spawn(context, volume_client, bdms):
             volume_client.attachment_complete(svc, bdm.attachment_id)
 
 
-def cleanup_for_delete(context, volume_client, bdms, driver=None):
+def cleanup_for_delete(context, volume_client, bdms, driver):
     """Delete the attachments of a deleted server's volumes (and the
-    volumes marked ``delete_on_termination``) and the mappings. Errors
-    are logged and the cleanup goes on, as in Nova. On a compute host
-    (``driver``), the host disconnects from volumes no other attachment
-    on the host uses."""
+    volumes marked ``delete_on_termination``) and the mappings; the host
+    disconnects from volumes no other attachment on the host uses. Errors
+    are logged and the cleanup goes on, as in Nova."""
     svc = _svc(context)
     for bdm in bdms:
         if bdm.is_volume and bdm.volume_id:
@@ -491,9 +487,8 @@ def release_for_failed_build(context, driver, volume_client, instance, bdms):
 
 def release_volumes(context, driver, volume_client, bdms):
     """Release each volume mapping of ``bdms`` (attachment deleted, host
-    connection closed unless shared; without ``driver`` only the
-    attachment) and destroy it; one whose release fails is logged and
-    kept, for the server's delete to try again."""
+    connection closed unless shared) and destroy it; one whose release
+    fails is logged and kept, for the server's delete to try again."""
     for bdm in bdms:
         if not (bdm.is_volume and bdm.volume_id):
             continue

@@ -56,7 +56,7 @@ class ShelveOpsTest(fakes.HostTestCase):
         bdm = self.attached('/dev/vdb')
         old = bdm.attachment_id
         shelve_ops.disconnect_keeping_attachment(self.ctxt, self.volumes,
-                                                 bdm)
+                                                 bdm, self.driver)
         [attachment] = self.live(bdm)
         self.assertNotEqual(old, attachment['id'])
         self.assertEqual((attachment['id'], 'attached', {}),
