@@ -62,6 +62,11 @@ API_SWAP_OFFLOADED_AFTER_RESERVE = declare(
     '(owned by the API), the new volume reserved (its attachment id '
     'recorded) and the action recorded; the mapping still names the old '
     'volume')
+API_SWAP_OFFLOADED_AFTER_COMPLETE = declare(
+    'api.swap_offloaded.after_complete', 'api',
+    'a shelved-offloaded server: the new attachment is complete (the new '
+    'volume in-use for the server) but the mapping still names the old '
+    'volume (step reserved)')
 API_SWAP_OFFLOADED_AFTER_MOVE = declare(
     'api.swap_offloaded.after_move', 'api',
     'a shelved-offloaded server: the new attachment is complete and the '

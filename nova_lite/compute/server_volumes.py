@@ -391,6 +391,7 @@ class ServerVolumes(object):
             crashpoint.hit(crashpoint.API_SWAP_OFFLOADED_AFTER_RESERVE)
             client.attachment_complete(block_storage.service_context(context),
                                        attachment['id'])
+            crashpoint.hit(crashpoint.API_SWAP_OFFLOADED_AFTER_COMPLETE)
             bdm.move_task(tasks.SWAPPED, data=dict(
                 data, old_volume_id=bdm.volume_id,
                 old_attachment_id=bdm.attachment_id),

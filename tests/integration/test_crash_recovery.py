@@ -68,6 +68,8 @@ CASES = {
     # ... of a shelved-offloaded server: the API swaps without a host.
     crashpoint.API_SWAP_OFFLOADED_AFTER_RESERVE: (ROLLED_BACK,
                                                   'swap_offloaded'),
+    crashpoint.API_SWAP_OFFLOADED_AFTER_COMPLETE: (ROLLED_BACK,
+                                                   'swap_offloaded'),
     crashpoint.API_SWAP_OFFLOADED_AFTER_MOVE: (FINISHED, 'swap_offloaded'),
     # The volumes a build or an unshelve connects: the host's restart
     # settles the server's state (compute.manager._recover).
