@@ -163,6 +163,19 @@ class ComputeDriver(abc.ABC):
         cannot tell has its interrupted attaches rolled back."""
         return False
 
+    @abc.abstractmethod
+    def list_instance_uuids(self):
+        """The uuids of every guest the hypervisor has on this host,
+        running or not: what a host that comes back compares with the
+        database (the guests of servers deleted meanwhile are reaped)."""
+
+    @abc.abstractmethod
+    def volume_devices(self, instance):
+        """``{mountpoint: serial}`` of the guest's volume disks as the
+        hypervisor has them (the serial is the volume id the disk was
+        attached with, ``connection_info['serial']``; None when it had
+        none); ``{}`` when the hypervisor has no such guest."""
+
 
 def connection_key(connection_info):
     """What identifies a volume's connection on a host: the file of the
@@ -311,6 +324,18 @@ class FakeDriver(ComputeDriver):
     def has_volume(self, instance, mountpoint):
         guest = self.guests.get(instance.uuid)
         return guest is not None and mountpoint in guest.devices
+
+    def list_instance_uuids(self):
+        with self._lock:
+            return set(self.guests)
+
+    def volume_devices(self, instance):
+        guest = self.guests.get(instance.uuid)
+        if guest is None:
+            return {}
+        with self._lock:
+            return {mountpoint: (device['connection_info'] or {}).get(
+                'serial') for mountpoint, device in guest.devices.items()}
 
     def is_connected(self, connection_info):
         return connection_key(connection_info) in self.host_connections

@@ -48,17 +48,20 @@ def _svc(context):
 
 
 def connect(context, driver, volume_client, instance, bdm, attachment_id=None,
-            mode=None):
+            mode=None, volume_id=None):
     """The host-side connect step of every workflow that gives a guest a
     volume (attach, swap, spawn, unshelve): this host's connector, carrying
     the mode asked (``mode``, else the mapping's ``attach_mode``) so that
     block storage records it on the attachment, and the attachment's
     update (the volume ``attaching``).
 
-    ``attachment_id``: the attachment to connect (the mapping's unless a
-    swap connects its new volume's). Returns ``(connection_info, guest
-    mode)``: the mode block storage granted (the attachment's, e.g. ``ro``
-    for a read-only volume), else the one asked, else ``rw``."""
+    ``attachment_id``, ``volume_id``: the attachment to connect and its
+    volume (the mapping's unless a swap connects its new volume's).
+    Returns ``(connection_info, guest mode)``: the connection_info carries
+    the volume id as ``serial`` (as Nova sets it: the guest's disk serial,
+    how the guest and settling find the disk); the mode is the one block
+    storage granted (the attachment's, e.g. ``ro`` for a read-only
+    volume), else the one asked, else ``rw``."""
     connector = driver.get_volume_connector(instance)
     asked = mode or bdm.attach_mode
     if asked:
@@ -67,7 +70,9 @@ def connect(context, driver, volume_client, instance, bdm, attachment_id=None,
         _svc(context), attachment_id or bdm.attachment_id, connector,
         mountpoint=bdm.device_name)
     granted = attachment.get('attach_mode')
-    return (attachment.get('connection_info') or {},
+    info = dict(attachment.get('connection_info') or {})
+    info['serial'] = volume_id or bdm.volume_id
+    return (info,
             granted if granted in ('ro', 'rw') else asked or 'rw')
 
 
@@ -340,7 +345,8 @@ def swap(context, driver, volume_client, instance, bdm, new_volume_id,
     guest_swapped = False
     try:
         new_info, _ = connect(context, driver, volume_client, instance, bdm,
-                              attachment_id=new_attachment_id)
+                              attachment_id=new_attachment_id,
+                              volume_id=new_volume_id)
         if tracked:
             bdm.move_task(tasks.CONNECTED, data=dict(
                 bdm.get_task_data(), new_connection_info=new_info))

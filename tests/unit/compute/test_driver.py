@@ -108,6 +108,17 @@ class FakeDriverTest(base.TestCase):
         # Detaching from a destroyed guest is a no-op.
         self.driver.detach_volume(None, {}, self.instance, '/dev/vdb')
 
+    def test_guests_and_their_volume_devices(self):
+        self.driver.attach_volume(None, {'serial': 'vol-c'}, self.instance,
+                                  '/dev/vdc')
+        self.assertEqual({self.instance.uuid},
+                         self.driver.list_instance_uuids())
+        self.assertEqual({'/dev/vdb': None, '/dev/vdc': 'vol-c'},
+                         self.driver.volume_devices(self.instance))
+        self.driver.destroy(None, self.instance, None)
+        self.assertEqual(set(), self.driver.list_instance_uuids())
+        self.assertEqual({}, self.driver.volume_devices(self.instance))
+
     def test_swap(self):
         self.driver.swap_volume(None, {'a': 1}, {'c': 3}, self.instance,
                                 '/dev/vdb')

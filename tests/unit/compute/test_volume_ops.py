@@ -62,6 +62,15 @@ class ConnectTest(VolumeOpsTestBase):
         self.assertEqual('attaching', self.volumes.attachments[
             bdm.attachment_id]['status'])
 
+    def test_connection_info_carries_the_volume_id_as_serial(self):
+        bdm = self.reserved_bdm()
+        info, _mode = volume_ops.connect(self.ctxt, self.driver,
+                                         self.volumes, self.instance, bdm)
+        self.assertEqual(bdm.volume_id, info['serial'])
+        other = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                   self.instance, bdm, volume_id='v-new')[0]
+        self.assertEqual('v-new', other['serial'])
+
     def test_mode_asked_wins_over_the_mappings(self):
         bdm = self.reserved_bdm()
         bdm.attach_mode = 'ro'
@@ -116,7 +125,8 @@ class AttachTest(VolumeOpsTestBase):
                       self.driver.guests[self.instance.uuid].devices)
         self.assertEqual({'driver_volume_type': 'fake', 'access_mode': 'rw',
                           'attachment_id': bdm.attachment_id,
-                          'volume_id': bdm.volume_id},
+                          'volume_id': bdm.volume_id,
+                          'serial': bdm.volume_id},
                          bdm.get_connection_info())
         self.assertEqual(['start', 'end'], self.events())
         update = [c for c in self.volumes.calls
