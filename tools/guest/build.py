@@ -28,8 +28,15 @@ Inputs, all from Debian packages:
   native hot-plug (``pciehp``) and ACPI hot-plug are built into Debian's
   kernel.
 
-The result is cached under ``.cache/guest/<key>/`` (``vmlinuz``,
-``initramfs.img``), the key a digest of every input and of this script,
+The kernel is booted as the uncompressed ELF image inside Debian's
+``vmlinuz`` (``vmlinux``, through its PVH entry point) when it has one:
+QEMU then loads it directly, without firmware or decompression, which
+under TCG cut a boot from ~33 s to ~13 s on a loaded machine (~5 s
+idle). Otherwise the ``vmlinuz`` itself is used.
+
+The result is cached under ``.cache/guest/<key>/`` (``vmlinux`` or
+``vmlinuz``, ``initramfs.img``), the key a digest of every input and of
+this script,
 so a rebuild happens only when one of them changes. The initramfs is
 written here (cpio ``newc``, gzip), deterministic, without root or the
 ``cpio`` tool. The last line printed is JSON: ``{"kernel": ...,
@@ -42,19 +49,22 @@ import gzip
 import hashlib
 import io
 import json
+import lzma
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 CACHE = os.path.join(ROOT, '.cache', 'guest')
 # Bumped when the layout of the initramfs changes in a way the scripts'
 # text does not show.
-FORMAT = '1'
+FORMAT = '2'
 
 CHANNEL = 'org.nova_lite.guest.0'
 CMDLINE = 'console=ttyS0 panic=-1 quiet loglevel=3'
@@ -88,7 +98,7 @@ done
 # The agent: one request per line, one answer per line.
 #
 #   <id> PING                       -> <id> OK pong
-#   <id> LIST                       -> <id> OK [<name>,<serial>,<bytes>,<ro>]...
+#   <id> LIST                       -> <id> OK <name>,<serial>,<bytes>,<ro> ...
 #   <id> READ <serial> <off> <len>  -> <id> OK <base64>
 #   <id> WRITE <serial> <off> <b64> -> <id> OK
 #   <id> FLUSH <serial>             -> <id> OK
@@ -253,8 +263,8 @@ def module_files(modules_dir, names):
                     os.path.basename(line.strip()).split('.ko')[0] == name
                     for line in open(builtin)):
                 continue
-            raise SystemExit('module %s not found in %s' % (name,
-                                                             modules_dir))
+            raise SystemExit('module %s not found in %s' % (
+                name, modules_dir))
         visit(target)
     return order
 
@@ -315,6 +325,53 @@ def initramfs(busybox, modules_dir, modules):
     return gzip.compress(cpio.finish(), mtime=0)
 
 
+# XEN_ELFNOTE_PHYS32_ENTRY: the PVH entry point QEMU boots an ELF at.
+PVH_NOTE = 18
+
+
+def _has_pvh_note(elf):
+    """Whether ``elf`` (an x86-64 ELF image) has the PVH entry note."""
+    if elf[:4] != b'\x7fELF' or elf[4] != 2:
+        return False
+    phoff, = struct.unpack_from('<Q', elf, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', elf, 0x36)
+    for i in range(phnum):
+        p_type, _flags, offset, _va, _pa, filesz = struct.unpack_from(
+            '<IIQQQQ', elf, phoff + i * phentsize)
+        if p_type != 4:     # PT_NOTE
+            continue
+        pos, end = offset, offset + filesz
+        while pos + 12 <= end:
+            namesz, descsz, kind = struct.unpack_from('<III', elf, pos)
+            name = elf[pos + 12:pos + 12 + namesz].rstrip(b'\0')
+            if name == b'Xen' and kind == PVH_NOTE:
+                return True
+            pos += 12 + (namesz + 3) // 4 * 4 + (descsz + 3) // 4 * 4
+    return False
+
+
+def extract_vmlinux(bzimage):
+    """The uncompressed ELF kernel inside ``bzimage`` when it has the PVH
+    entry note (QEMU then boots it directly: no firmware, no
+    decompression, which take most of a boot under TCG); None
+    otherwise."""
+    with open(bzimage, 'rb') as f:
+        data = f.read()
+    for magic, open_stream in ((b'\xfd7zXZ\x00', lzma.LZMADecompressor),
+                               (b'\x1f\x8b\x08', lambda: zlib.decompressobj(
+                                   16 + zlib.MAX_WBITS))):
+        start = data.find(magic)
+        while start >= 0:
+            try:
+                elf = open_stream().decompress(data[start:])
+            except (lzma.LZMAError, zlib.error):
+                elf = b''
+            if _has_pvh_note(elf):
+                return elf
+            start = data.find(magic, start + 1)
+    return None
+
+
 def download_kernel(dest):
     """Fetch linux-image-amd64's kernel package and unpack it under
     ``dest`` (nothing installed); returns ``dest``."""
@@ -362,11 +419,18 @@ def build(kernel_root='/', busybox='/bin/busybox', cache=CACHE,
         'kernel_version': version,
     }
     if os.path.exists(os.path.join(where, 'guest.json')):
-        return result
+        with open(os.path.join(where, 'guest.json')) as f:
+            return json.load(f)
     os.makedirs(cache, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix='.build-', dir=cache)
     try:
-        shutil.copyfile(vmlinuz, os.path.join(tmp, 'vmlinuz'))
+        elf = extract_vmlinux(vmlinuz)
+        if elf is not None:
+            result['kernel'] = os.path.join(where, 'vmlinux')
+            with open(os.path.join(tmp, 'vmlinux'), 'wb') as f:
+                f.write(elf)
+        else:
+            shutil.copyfile(vmlinuz, os.path.join(tmp, 'vmlinuz'))
         with open(os.path.join(tmp, 'initramfs.img'), 'wb') as f:
             f.write(initramfs(busybox, modules_dir, modules))
         with open(os.path.join(tmp, 'guest.json'), 'w') as f:
@@ -385,6 +449,10 @@ def build(kernel_root='/', busybox='/bin/busybox', cache=CACHE,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    # Builds of other inputs are stale now (a kernel is tens of MiB).
+    for name in os.listdir(cache):
+        if re.fullmatch('[0-9a-f]{16}', name) and name != key:
+            shutil.rmtree(os.path.join(cache, name), ignore_errors=True)
     return result
 
 

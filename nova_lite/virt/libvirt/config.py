@@ -310,8 +310,8 @@ def parse(xml):
 def domain_host(root):
     """The compute host named in the domain's metadata; None for a domain
     nova_lite did not make."""
-    element = root.find('metadata/{%s}instance/{%s}host' % (NAMESPACE,
-                                                          NAMESPACE))
+    element = root.find('metadata/{%(ns)s}instance/{%(ns)s}host' % {
+        'ns': NAMESPACE})
     return element.text if element is not None else None
 
 

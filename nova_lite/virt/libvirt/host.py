@@ -253,4 +253,3 @@ class Host(object):
         except libvirt.libvirtError as e:
             if error_code(e) != libvirt.VIR_ERR_NO_SECRET:
                 raise
-
