@@ -222,7 +222,10 @@ def find_kernel(root):
     for path in glob.glob(os.path.join(root, 'boot', 'vmlinuz-*')):
         version = os.path.basename(path)[len('vmlinuz-'):]
         modules = os.path.join(root, 'lib', 'modules', version)
-        if os.path.exists(os.path.join(modules, 'modules.dep')):
+        if os.path.isdir(os.path.join(modules, 'kernel')):
+            if not os.path.exists(os.path.join(modules, 'modules.dep')):
+                # An unpacked package: its postinst would have run depmod.
+                subprocess.run(['depmod', '-b', root, version], check=True)
             found.append((version, path, modules))
     if not found:
         raise SystemExit('no kernel with its modules under %s (install '
