@@ -86,9 +86,9 @@ still hang every guest. Set it explicitly on production hosts.
 """),
     cfg.StrOpt(
         'connection_uri',
-        default='',
+        default='qemu:///system',
         help="""
-The libvirt connection URI. Empty means ``qemu:///system``.
+The libvirt connection URI (empty: ``qemu:///system``).
 """),
     cfg.StrOpt(
         'kernel_path',
@@ -157,11 +157,12 @@ Related options:
 """),
     cfg.ListOpt(
         'disk_cachemodes',
-        default=[],
+        default=['file=none', 'network=none'],
         help="""
-Cache modes of volume disks per source type, e.g.
-``file=directsync,network=writeback``. A volume disk's cache mode is
-``none`` unless listed here. A shareable disk (a multiattach volume) is
+Cache modes of volume disks per source type (``file``: the ``file``
+backend's volumes; ``network``: iSCSI), e.g.
+``file=directsync,network=writeback``. A source type not listed gets
+``none``, as in Nova. A shareable disk (a multiattach volume) is
 always ``none``, as in Nova: every writer must bypass the host's page
 cache. ``none`` needs a file system with ``O_DIRECT`` (not tmpfs) under the
 ``file`` backend's volumes.
