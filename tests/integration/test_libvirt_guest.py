@@ -219,6 +219,22 @@ class SwapTest(GuestTestCase):
         new, new_path = self.volume(b'', size=16 * MiB)
         self.driver.attach_volume(None, old, instance, '/dev/vdb')
         guest.wait_for_disk(old['serial'])
+
+        # A copy left running (a swap whose host restarted, rolled back by
+        # settling) stops when the host disconnects the new volume.
+        import libvirt
+        dom = self.driver._host.lookup(instance.uuid)
+        dom.blockCopy('vdb', vconfig.disk_xml(vconfig.volume_disk(
+            new, '/dev/vdb')[0], for_copy=True), None,
+            libvirt.VIR_DOMAIN_BLOCK_COPY_REUSE_EXT |
+            libvirt.VIR_DOMAIN_BLOCK_COPY_TRANSIENT_JOB)
+        self.assertEqual(('file', new_path), vconfig.mirror_source(
+            vconfig.disks(vconfig.parse(dom.XMLDesc(0)))['vdb']['element']))
+        self.driver.disconnect_volume(new)
+        self.assertEqual({}, dom.blockJobInfo('vdb', 0))
+
+        self.driver.swap_volume(None, old, new, instance, '/dev/vdb')
+        # Asked again (settling after a restart): nothing more happens.
         self.driver.swap_volume(None, old, new, instance, '/dev/vdb')
         # The guest's disk (same serial, same name) is the new volume now,
         # holding the old one's data.

@@ -334,6 +334,37 @@ def disks(root):
     return result
 
 
+def disk_source(disk):
+    """What a ``Disk`` reads and writes: ``('file', path)`` or
+    ``('network', name, host, port)``."""
+    if disk.source_type == 'file':
+        return ('file', disk.path)
+    host, port = disk.hosts[0] if disk.hosts else (None, None)
+    return ('network', disk.name, host, port)
+
+
+def element_source(element):
+    """``disk_source`` of a ``<disk>`` or ``<mirror>`` element of a
+    domain's XML (None without a source)."""
+    source = element.find('source')
+    if source is None:
+        return None
+    if element.get('type') == 'file':
+        return ('file', source.get('file'))
+    host = source.find('host')
+    return ('network', source.get('name'),
+            host.get('name') if host is not None else None,
+            host.get('port', str(DEFAULT_ISCSI_PORT))
+            if host is not None else None)
+
+
+def mirror_source(disk_element):
+    """``element_source`` of a disk's block-copy destination; None when
+    no copy runs."""
+    mirror = disk_element.find('mirror')
+    return element_source(mirror) if mirror is not None else None
+
+
 def _mirror_ready(disk):
     mirror = disk.find('mirror')
     return mirror is not None and mirror.get('ready') == 'yes'

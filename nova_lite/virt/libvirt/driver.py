@@ -466,33 +466,51 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def swap_volume(self, context, old_connection_info, new_connection_info,
                     instance, mountpoint):
+        """Idempotent: a disk that reads the new volume already (the swap
+        is asked again when settling one the host's restart interrupted)
+        only has its definition checked."""
         dom = self._domain(instance)
         dev = vconfig.target_dev(mountpoint)
-        if not dom.isActive():
-            raise exception.NotSupported(
-                reason=_('swapping a volume needs a running guest (block '
-                         'copy); server %s is not running') % instance.uuid)
         current = self._current_disks(dom).get(dev)
         if current is None:
             raise exception.NotSupported(
                 reason=_('%s is not attached') % mountpoint)
         element = current['element']
+        mode = 'ro' if element.find('readonly') is not None else 'rw'
+        new = self._volume_disk(new_connection_info, mountpoint, mode)
+        if vconfig.element_source(element) == vconfig.disk_source(new):
+            LOG.info('%s of %s is volume %s already', mountpoint,
+                     instance.uuid, new.serial)
+            self._define_disk(dom, new)
+            return
+        if not dom.isActive():
+            raise exception.NotSupported(
+                reason=_('swapping a volume needs a running guest (block '
+                         'copy); server %s is not running') % instance.uuid)
         if element.find('shareable') is not None:
             raise exception.NotSupported(
                 reason=_('a shareable (multiattach) disk cannot be '
                          'block-copied'))
-        mode = 'ro' if element.find('readonly') is not None else 'rw'
-        new = self._volume_disk(new_connection_info, mountpoint, mode)
         self._block_copy(dom, instance, dev, new)
-        if dom.isPersistent():
-            # From the next start on, the guest has the new volume (and
-            # its serial) at the same name.
-            self._detach_sync(dom, self._defined_disks(dom)[dev]['element'],
-                              libvirt.VIR_DOMAIN_AFFECT_CONFIG)
-            dom.attachDeviceFlags(vconfig.disk_xml(new),
-                                  libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+        self._define_disk(dom, new)
         LOG.info('Swapped %s of %s to volume %s', mountpoint, instance.uuid,
                  new.serial)
+
+    def _define_disk(self, dom, disk):
+        """The domain's definition gets ``disk`` at its name (from the
+        next start on, the guest has that volume and its serial)."""
+        if not dom.isPersistent():
+            return
+        defined = self._defined_disks(dom).get(disk.target_dev)
+        if defined is not None:
+            if (vconfig.element_source(defined['element']) ==
+                    vconfig.disk_source(disk) and
+                    defined['serial'] == disk.serial):
+                return
+            self._detach_sync(dom, defined['element'],
+                              libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+        dom.attachDeviceFlags(vconfig.disk_xml(disk),
+                              libvirt.VIR_DOMAIN_AFFECT_CONFIG)
 
     def _block_copy(self, dom, instance, dev, new):
         try:
@@ -536,12 +554,35 @@ class LibvirtDriver(driver.ComputeDriver):
         return bool(disk and disk['mirror_ready'])
 
     def disconnect_volume(self, connection_info):
+        """This host stops using the volume: no block copy of this host's
+        guests may go on writing into it (a swap that a restart
+        interrupted and settling rolled back), and its CHAP secret goes."""
         info = connection_info or {}
-        if info.get('driver_volume_type') != 'iscsi':
+        try:
+            disk, _secret = vconfig.volume_disk(info, '/dev/vda',
+                                                initiator='-')
+        except exception.NovaLiteException:
             return
+        self._abort_copies_into(vconfig.disk_source(disk))
         data = vconfig.connection_data(info)
-        if (data.get('auth_method') or '').upper() == 'CHAP':
+        if (info.get('driver_volume_type') == 'iscsi' and
+                (data.get('auth_method') or '').upper() == 'CHAP'):
             self._host.delete_secret(vconfig.secret_usage(self.host, info))
+
+    def _abort_copies_into(self, source):
+        for dom in self._host.list_domains():
+            try:
+                if not dom.isActive() or not self._ours(dom):
+                    continue
+                for dev, disk in self._current_disks(dom).items():
+                    if vconfig.mirror_source(disk['element']) == source:
+                        LOG.warning('Cancelling the copy of %s of %s into '
+                                    'a volume this host disconnects', dev,
+                                    dom.UUIDString())
+                        dom.blockJobAbort(dev, 0)
+            except libvirt.libvirtError as e:
+                if vhost.error_code(e) != libvirt.VIR_ERR_NO_DOMAIN:
+                    raise
 
     def has_volume(self, instance, mountpoint):
         dom = self._host.lookup(instance.uuid)

@@ -425,6 +425,39 @@ class SwapTest(DriverTestCase):
                          defined['element'].find('source').get('file'))
         self.assertIsNone(dom.job)
 
+    def test_asked_again_it_copies_nothing(self):
+        # Settling a swap the host's restart interrupted after the pivot.
+        self.driver.swap_volume(None, self.old, self.new, self.instance,
+                                '/dev/vdb')
+        dom = self.dom()
+        with mock.patch.object(dom, 'blockCopy') as copy:
+            self.driver.swap_volume(None, self.old, self.new, self.instance,
+                                    '/dev/vdb')
+        copy.assert_not_called()
+        self.assertEqual(VOL2, self.defined_disks()['vdb']['serial'])
+
+    def test_asked_again_of_a_guest_restarted_on_the_new_volume(self):
+        self.driver.swap_volume(None, self.old, self.new, self.instance,
+                                '/dev/vdb')
+        self.driver.power_off(self.instance)
+        self.driver.swap_volume(None, self.old, self.new, self.instance,
+                                '/dev/vdb')
+        self.driver.power_on(self.instance)
+        self.assertEqual(VOL2, self.live_disks()['vdb']['serial'])
+
+    def test_disconnecting_the_new_volume_cancels_a_copy_left_running(self):
+        # A swap interrupted while copying, rolled back by settling: the
+        # new volume is disconnected; the copy into it must stop.
+        dom = self.dom()
+        dom.blockCopy('vdb', vconfig.disk_xml(vconfig.volume_disk(
+            self.new, '/dev/vdb')[0], for_copy=True), None, 0)
+        self.driver.disconnect_volume(self.old)
+        self.assertIsNotNone(dom.job)
+        self.driver.disconnect_volume(self.new)
+        self.assertIsNone(dom.job)
+        self.assertEqual(self.old['data']['path'], self.live_disks()['vdb'][
+            'element'].find('source').get('file'))
+
     def test_file_to_iscsi(self):
         self.driver.swap_volume(None, self.old, self.iscsi_info(),
                                 self.instance, '/dev/vdb')
