@@ -368,19 +368,26 @@ class LibvirtDriver(driver.ComputeDriver):
                       mode='rw'):
         dom = self._domain(instance)
         disk = self._volume_disk(connection_info, mountpoint, mode)
-        existing = self._current_disks(dom).get(disk.target_dev) or \
-            self._defined_disks(dom).get(disk.target_dev)
-        if existing is not None:
-            if disk.serial and existing['serial'] == disk.serial:
-                LOG.info('Volume %s is at %s of %s already', disk.serial,
-                         mountpoint, instance.uuid)
-                return
-            raise exception.DevicePathInUse(path=mountpoint)
-        flags = 0
-        if dom.isPersistent():
-            flags |= libvirt.VIR_DOMAIN_AFFECT_CONFIG
+        # The running guest and the definition, each unless it has this
+        # volume there already (an attach asked again).
+        parts = []
         if dom.isActive():
-            flags |= libvirt.VIR_DOMAIN_AFFECT_LIVE
+            parts.append((self._current_disks(dom),
+                          libvirt.VIR_DOMAIN_AFFECT_LIVE))
+        if dom.isPersistent():
+            parts.append((self._defined_disks(dom),
+                          libvirt.VIR_DOMAIN_AFFECT_CONFIG))
+        flags = 0
+        for disks, flag in parts:
+            present = disks.get(disk.target_dev)
+            if present is None:
+                flags |= flag
+            elif not disk.serial or present['serial'] != disk.serial:
+                raise exception.DevicePathInUse(path=mountpoint)
+        if not flags:
+            LOG.info('Volume %s is at %s of %s already', disk.serial,
+                     mountpoint, instance.uuid)
+            return
         dom.attachDeviceFlags(vconfig.disk_xml(disk), flags)
         LOG.info('Attached volume %s to %s at %s%s', disk.serial,
                  instance.uuid, mountpoint,

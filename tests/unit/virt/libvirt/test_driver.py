@@ -302,6 +302,19 @@ class AttachTest(DriverTestCase):
                                       '/dev/vdb')
         self.assertEqual(['vdb'], list(self.live_disks()))
 
+    def test_attach_again_completes_what_is_missing(self):
+        # In the definition only (a detach interrupted after the unplug).
+        self.spawn()
+        self.dom().attachDeviceFlags(
+            vconfig.disk_xml(vconfig.volume_disk(self.file_info(),
+                                                 '/dev/vdb')[0]),
+            fakelibvirt.VIR_DOMAIN_AFFECT_CONFIG)
+        self.assertEqual({}, self.live_disks())
+        self.driver.attach_volume(None, self.file_info(), self.instance,
+                                  '/dev/vdb')
+        self.assertEqual(VOL1, self.live_disks()['vdb']['serial'])
+        self.assertEqual(['vdb'], list(self.defined_disks()))
+
     def test_attach_without_a_domain(self):
         self.assertRaises(exception.InstanceNotFound,
                           self.driver.attach_volume, None, self.file_info(),
