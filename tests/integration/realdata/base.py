@@ -106,10 +106,11 @@ class RealDataTestCase(base.IntegrationTestCase):
         return {dev: disk['serial']
                 for dev, disk in vconfig.disks(root).items()}
 
-    def guest(self, server_id):
+    def guest(self, server_id, reconnect=False):
         """The agent of the server's running guest (connected once per
-        test and server)."""
-        guest = self._guests.get(server_id)
+        test and server; ``reconnect`` after the guest was started again:
+        a power cycle, an unshelve)."""
+        guest = None if reconnect else self._guests.get(server_id)
         if guest is None:
             from nova_lite.virt.libvirt import config as vconfig
             root = vconfig.parse(self._domain(server_id).XMLDesc(0))
