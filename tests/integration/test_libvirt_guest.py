@@ -349,13 +349,16 @@ class IscsiTest(GuestTestCase):
                         '--user', user)
         tgtadm('--op', 'bind', '--mode', 'account', '--tid', tid, '--user',
                user)
-        return {'driver_volume_type': 'iscsi',
-                'data': {'target_portal': '127.0.0.1:3260',
-                         'target_iqn': iqn, 'target_lun': 1,
-                         'auth_method': 'CHAP', 'auth_username': user,
-                         'auth_password': password, 'access_mode': 'rw',
-                         'volume_id': info['serial']},
-                'serial': info['serial']}, path
+        iscsi = {'driver_volume_type': 'iscsi',
+                 'data': {'target_portal': '127.0.0.1:3260',
+                          'target_iqn': iqn, 'target_lun': 1,
+                          'auth_method': 'CHAP', 'auth_username': user,
+                          'auth_password': password, 'access_mode': 'rw',
+                          'volume_id': info['serial']},
+                 'serial': info['serial']}
+        # The host's side of the connection (its libvirt secret).
+        self.addCleanup(self.driver.disconnect_volume, iscsi)
+        return iscsi, path
 
     @staticmethod
     def _free_tid():
