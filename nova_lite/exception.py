@@ -458,3 +458,19 @@ class VolumeBackendAPIException(NovaLiteException):
 
 class NotSupported(Invalid):
     msg_fmt = _('Not supported: %(reason)s')
+
+
+class HypervisorUnavailable(NovaLiteException):
+    msg_fmt = _('Connection to the hypervisor is broken on host %(host)s: '
+                '%(reason)s')
+    code = 503
+
+
+class DeviceDetachFailed(NovaLiteException):
+    msg_fmt = _('Device detach failed for %(device)s: %(reason)s')
+    code = 500
+
+
+class VolumeRebaseFailed(NovaLiteException):
+    msg_fmt = _('Volume rebase failed: %(reason)s')
+    code = 500

@@ -60,7 +60,7 @@ PY = os.path.join(BIN, 'python')
 
 RUN_REQS = ['requirements.txt', 'setup.cfg', CONSTRAINTS]
 TEST_REQS = RUN_REQS + ['test-requirements.txt']
-TEST_EXTRAS = 'deploy,mysql,postgresql,bench'
+TEST_EXTRAS = 'deploy,mysql,postgresql,bench,libvirt'
 
 # Side virtualenvs: (directory, what to install, its constraints file).
 KEYSTONE_VENV = ('.venv-keystone', 'keystone==30.0.0 PyMySQL',

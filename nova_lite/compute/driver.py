@@ -1,7 +1,9 @@
 """The virt driver interface and the in-process ``FakeDriver``.
 
 A driver is what a compute host drives: guests and their block devices.
-nova_lite ships the fake one (the embedded default and the test double):
+``[DEFAULT] compute_driver`` picks it (``load_driver``): the libvirt one
+(``nova_lite.virt.libvirt``: real QEMU guests), or the fake one (the
+embedded default and the test double):
 it records each guest, its power state and its devices in memory, and can
 be slowed down with ``[fake_driver] reserve_delay`` and ``attach_delay`` to
 reproduce a busy hypervisor.
@@ -390,5 +392,10 @@ class FakeDriver(ComputeDriver):
 
 
 def load_driver(conf, host):
-    """The virt driver of this compute host (the fake one)."""
+    """The virt driver of this compute host: ``[DEFAULT] compute_driver``
+    (``fake``, the default, or ``libvirt``)."""
+    if conf.compute_driver == 'libvirt':
+        # Imported here: the libvirt extra is optional.
+        from nova_lite.virt.libvirt import driver as libvirt_driver
+        return libvirt_driver.LibvirtDriver(conf, host)
     return FakeDriver(conf, host)

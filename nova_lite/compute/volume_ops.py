@@ -59,19 +59,26 @@ def connect(context, driver, volume_client, instance, bdm, attachment_id=None,
     volume (the mapping's unless a swap connects its new volume's).
     Returns ``(connection_info, guest mode)``: the connection_info carries
     the volume id as ``serial`` (as Nova sets it: the guest's disk serial,
-    how the guest and settling find the disk); the mode is the one block
-    storage granted (the attachment's, e.g. ``ro`` for a read-only
-    volume), else the one asked, else ``rw``."""
+    how the guest and settling find the disk) and, for a multiattach
+    volume, ``multiattach: True`` (as Nova sets it: a hypervisor shares
+    such a disk between its guests); the mode is the one block storage
+    granted (the attachment's, e.g. ``ro`` for a read-only volume), else
+    the one asked, else ``rw``."""
+    svc = _svc(context)
+    volume_id = volume_id or bdm.volume_id
+    multiattach = volume_client.get(svc, volume_id).get('multiattach')
     connector = driver.get_volume_connector(instance)
     asked = mode or bdm.attach_mode
     if asked:
         connector['mode'] = asked
     attachment = volume_client.attachment_update(
-        _svc(context), attachment_id or bdm.attachment_id, connector,
+        svc, attachment_id or bdm.attachment_id, connector,
         mountpoint=bdm.device_name)
     granted = attachment.get('attach_mode')
     info = dict(attachment.get('connection_info') or {})
-    info['serial'] = volume_id or bdm.volume_id
+    info['serial'] = volume_id
+    if multiattach:
+        info['multiattach'] = True
     return (info,
             granted if granted in ('ro', 'rw') else asked or 'rw')
 

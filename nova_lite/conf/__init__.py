@@ -14,6 +14,7 @@ from nova_lite.conf import base
 from nova_lite.conf import compute
 from nova_lite.conf import conductor
 from nova_lite.conf import database
+from nova_lite.conf import libvirt
 from nova_lite.conf import quota
 from nova_lite.conf import recovery
 from nova_lite.conf import rpc
@@ -22,8 +23,8 @@ from nova_lite.conf import wsgi
 
 CONF = cfg.ConfigOpts()
 
-MODULES = (base, api, wsgi, database, rpc, conductor, compute, volume,
-           recovery, quota)
+MODULES = (base, api, wsgi, database, rpc, conductor, compute, libvirt,
+           volume, recovery, quota)
 
 
 def register_opts(conf):

@@ -67,9 +67,19 @@ class ConnectTest(VolumeOpsTestBase):
         info, _mode = volume_ops.connect(self.ctxt, self.driver,
                                          self.volumes, self.instance, bdm)
         self.assertEqual(bdm.volume_id, info['serial'])
+        new = self.volumes.create_volume()
         other = volume_ops.connect(self.ctxt, self.driver, self.volumes,
-                                   self.instance, bdm, volume_id='v-new')[0]
-        self.assertEqual('v-new', other['serial'])
+                                   self.instance, bdm, volume_id=new)[0]
+        self.assertEqual(new, other['serial'])
+
+    def test_multiattach_volume_is_flagged_for_the_hypervisor(self):
+        bdm = self.reserved_bdm(multiattach=True)
+        info, _mode = volume_ops.connect(self.ctxt, self.driver,
+                                         self.volumes, self.instance, bdm)
+        self.assertIs(True, info['multiattach'])
+        single = volume_ops.connect(self.ctxt, self.driver, self.volumes,
+                                    self.instance, self.reserved_bdm())[0]
+        self.assertNotIn('multiattach', single)
 
     def test_mode_asked_wins_over_the_mappings(self):
         bdm = self.reserved_bdm()
