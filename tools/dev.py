@@ -5,7 +5,8 @@
     python3 tools/dev.py test    # run the whole test suite
 
 Both create (once) a virtualenv in ``.venv`` with nova_lite installed in
-development mode; ``test`` adds the test requirements. The test tiers:
+development mode and the command-line clients (``openstack``, ``cinder``,
+``nova``); ``test`` adds the test requirements. The test tiers:
 
 * unit: no network, no database server;
 * functional: the real WSGI app, conductor and compute in-process, SQLite;
@@ -60,7 +61,10 @@ PY = os.path.join(BIN, 'python')
 
 RUN_REQS = ['requirements.txt', 'setup.cfg', CONSTRAINTS]
 TEST_REQS = RUN_REQS + ['test-requirements.txt']
-TEST_EXTRAS = 'deploy,mysql,postgresql,bench,libvirt'
+TEST_EXTRAS = 'deploy,mysql,postgresql,bench,clients,libvirt'
+# ``run`` installs the clients too: openstack, cinder and nova work against
+# nova-lite-all with the clouds.yaml and openrc files it writes.
+RUN_EXTRAS = 'clients'
 
 # Side virtualenvs: (directory, what to install, its constraints file).
 KEYSTONE_VENV = ('.venv-keystone', 'keystone==30.0.0 PyMySQL',
@@ -117,7 +121,7 @@ def ensure_venv(with_tests):
         _pip('install', *pins, '-e', '.[%s]' % TEST_EXTRAS,
              '-r', 'test-requirements.txt')
     else:
-        _pip('install', *pins, '-e', '.')
+        _pip('install', *pins, '-e', '.[%s]' % RUN_EXTRAS)
     with open(stamp, 'w') as f:
         f.write(digest)
 

@@ -41,7 +41,7 @@ def remove_identity_headers(environ):
         del environ[key]
 
 
-def _noauth_identity(token):
+def noauth_identity(token):
     """``(user, project, roles)`` of a noauth2 token ``user[:project]``:
     every user is a member and reader, ``admin`` is an administrator and
     ``service`` has the ``service`` role."""
@@ -70,14 +70,14 @@ class NoAuthMiddleware(object):
         token = environ.get('HTTP_X_AUTH_TOKEN')
         if not token:
             raise exception.NotAuthenticated()
-        user_id, project_id, roles = _noauth_identity(token)
+        user_id, project_id, roles = noauth_identity(token)
         environ['HTTP_X_USER_ID'] = user_id
         environ['HTTP_X_PROJECT_ID'] = project_id
         environ['HTTP_X_ROLES'] = ','.join(roles)
         environ['HTTP_X_IDENTITY_STATUS'] = 'Confirmed'
         service_token = environ.get('HTTP_X_SERVICE_TOKEN')
         if service_token:
-            user_id, project_id, roles = _noauth_identity(service_token)
+            user_id, project_id, roles = noauth_identity(service_token)
             environ['HTTP_X_SERVICE_USER_ID'] = user_id
             environ['HTTP_X_SERVICE_PROJECT_ID'] = project_id
             environ['HTTP_X_SERVICE_ROLES'] = ','.join(roles)

@@ -18,7 +18,9 @@ Outer to inner, and why in this order:
    microversions, routing, validation and the exception mapping. The
    block-storage API is also mounted at ``/volume/v3`` (as devstack
    registers Cinder), where ``/volume/`` answers Cinder's version list
-   with Cinder's 300, while ``/`` stays Nova's (200).
+   with Cinder's 300, while ``/`` stays Nova's (200). ``/identity`` is
+   Keystone's version discovery and, with noauth2, its token API
+   (``handlers/identity.py``): no token needed there either.
 
 oslo.middleware's three (1, 2 and 6) are its classes as they are, built
 with the service's configuration.
@@ -167,14 +169,15 @@ def loadapp(conf):
     # The block-storage API under /volume too, with Cinder's own root (300)
     # at /volume/: one port serves both APIs, and / is Nova's (200).
     volume_choices = root.volume_choices(conf, '/volume')
+    # Keystone's version documents and, with noauth2, its token API (see
+    # handlers/identity.py).
+    identity_app = identity.identity_app(conf)
     app = URLMap(root.RootApp(conf), {
         'v2.1': (root.compute_root(conf),
                  _authenticated(compute, conf, enforcer)),
         'v3': volume,
         'volume': (volume_choices, URLMap(volume_choices, {'v3': volume})),
-        # Identity version discovery only (see handlers/identity.py).
-        'identity': (identity.identity_app(conf),
-                     identity.identity_app(conf)),
+        'identity': (identity_app, identity_app),
     })
     app = _OversizeFault(app, conf)
     app = _DecodedRequest(app)

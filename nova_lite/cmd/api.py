@@ -22,8 +22,10 @@ def main(argv=None):
     conf = cfg.ConfigOpts()
     config.parse_args(conf, sys.argv[1:] if argv is None else argv)
     app = api_app.init_application(conf=conf)
-    server = embedded_server.Server(app, conf.wsgi.bind_host,
-                                    conf.wsgi.bind_port, conf.wsgi.threads)
+    server = embedded_server.Server(
+        app, conf.wsgi.bind_host, conf.wsgi.bind_port, conf.wsgi.threads,
+        connection_limit=conf.wsgi.connection_limit,
+        idle_timeout=conf.wsgi.client_socket_timeout)
     LOG.info('nova-lite-api serving on http://%s:%s', server.host,
              server.port)
     signum = server.serve_until_signalled()

@@ -46,12 +46,14 @@ class Recorder(object):
 
 class ServerTest(testtools.TestCase):
     threads = 2
+    server_kwargs = {}
 
     def setUp(self):
         super().setUp()
         self.app = Recorder()
         self.server = embedded_server.Server(
-            self.wsgi_app(), '127.0.0.1', 0, self.threads).start()
+            self.wsgi_app(), '127.0.0.1', 0, self.threads,
+            **self.server_kwargs).start()
         self.addCleanup(self.server.stop)
         self.port = self.server.port
 
@@ -68,13 +70,20 @@ class ServerTest(testtools.TestCase):
         resp = conn.getresponse()
         return resp, resp.read()
 
-    def raw(self, data):
-        """Send ``data``; everything the server answers until it closes."""
+    def raw(self, data, reset_ok=False):
+        """Send ``data``; everything the server answers until it closes
+        (or, ``reset_ok``, resets the connection: it does when it closes
+        with part of the request unread)."""
         with socket.create_connection(('127.0.0.1', self.port), 10) as sock:
             sock.sendall(data)
             received = b''
             while True:
-                chunk = sock.recv(65536)
+                try:
+                    chunk = sock.recv(65536)
+                except ConnectionResetError:
+                    if not reset_ok:
+                        raise
+                    return received
                 if not chunk:
                     return received
                 received += chunk
@@ -247,6 +256,104 @@ class RequestTest(ServerTest):
         self.assertTrue(data.startswith(b'HTTP/1.1 100 Continue\r\n\r\n'
                                         b'HTTP/1.1 200 OK'), data)
         self.assertTrue(data.endswith(b'POST hi'), data)
+
+
+class HeaderLimitTest(ServerTest):
+    """Request headers beyond uWSGI's buffer or Python's field count are
+    431 before the application runs, and the connection closes."""
+
+    def request_with(self, fields):
+        return (b'GET / HTTP/1.1\r\nHost: x\r\n' + b''.join(fields) +
+                b'Connection: close\r\n\r\n')
+
+    def assertRefused431(self, request):
+        served = len(self.app.seen)
+        data = self.raw(request, reset_ok=True)
+        self.assertRegex(data, rb'^HTTP/1\.[01] 431 Request Header Fields '
+                               rb'Too Large\r\n')
+        self.assertIn(b'Connection: close\r\n', data)
+        self.assertEqual(served, len(self.app.seen))  # the app never ran
+
+    def test_70000_bytes_of_headers_are_431(self):
+        self.assertRefused431(self.request_with(
+            [b'X-Big: ' + b'a' * 70000 + b'\r\n']))
+
+    def test_headers_at_the_size_limit_are_431(self):
+        # Request line and headers of exactly MAX_REQUEST_HEADER_SIZE
+        # bytes, before the blank line.
+        head = self.request_with([b'X-Big: '])[:-4]
+        pad = embedded_server.MAX_REQUEST_HEADER_SIZE - len(head) - 2
+        self.assertRefused431(
+            head[:-len(b'Connection: close')] + b'a' * pad +
+            b'\r\nConnection: close\r\n\r\n')
+
+    def test_headers_just_below_the_size_limit_are_served(self):
+        pad = embedded_server.MAX_REQUEST_HEADER_SIZE - 100
+        data = self.raw(self.request_with([b'X-Many: ' + b'a' * pad +
+                                           b'\r\n']))
+        self.assertTrue(data.startswith(b'HTTP/1.1 200 '), data[:100])
+        self.assertEqual(pad, len(self.app.seen[0]['HTTP_X_MANY']))
+
+    def test_150_header_lines_are_431(self):
+        self.assertRefused431(self.request_with(
+            [b'X-H%d: v\r\n' % i for i in range(150)]))
+
+    def test_repeated_header_lines_count_each(self):
+        self.assertRefused431(self.request_with(
+            [b'X-Many: v\r\n' for _ in range(150)]))
+
+    def test_the_field_limit_itself_is_served(self):
+        # Host, Connection and 98 more: MAX_HEADER_FIELDS fields.
+        fields = embedded_server.MAX_HEADER_FIELDS - 2
+        data = self.raw(self.request_with(
+            [b'X-H%d: v\r\n' % i for i in range(fields - 1)] +
+            [b'X-Many: a\r\n  folded\r\n']))
+        self.assertTrue(data.startswith(b'HTTP/1.1 200 '), data[:100])
+        self.assertEqual('a  folded', self.app.seen[0]['HTTP_X_MANY'])
+        self.assertRefused431(self.request_with(
+            [b'X-H%d: v\r\n' % i for i in range(fields + 1)]))
+
+    def test_the_connection_is_served_again_after_a_431(self):
+        self.assertRefused431(self.request_with(
+            [b'X-H%d: v\r\n' % i for i in range(150)]))
+        resp, body = self.request(self.connect(), 'GET', '/')
+        self.assertEqual((200, b'GET '), (resp.status, body))
+
+
+class IdleConnectionTest(ServerTest):
+    """Idle connections cost a descriptor, not a place: many of them do
+    not keep a client out, and each is closed once idle too long."""
+
+    IDLE = 300
+    server_kwargs = {'idle_timeout': 1}
+
+    def idle_socket(self):
+        sock = socket.create_connection(('127.0.0.1', self.port), 10)
+        self.addCleanup(sock.close)
+        return sock
+
+    def test_a_request_is_answered_while_300_connections_are_idle(self):
+        idle = [self.idle_socket() for _ in range(self.IDLE)]
+        # Waitress's default limit, 100, left this request waiting until
+        # idle sockets timed out; nova_lite's accepts them all.
+        resp, body = self.request(self.connect(), 'GET', '/')
+        self.assertEqual((200, b'GET '), (resp.status, body))
+        # The idle connections were accepted too: each still answers.
+        idle[0].sendall(b'GET /first HTTP/1.1\r\nHost: x\r\n\r\n')
+        idle[-1].sendall(b'GET /last HTTP/1.1\r\nHost: x\r\n\r\n')
+        self.assertTrue(idle[0].recv(4096).startswith(b'HTTP/1.1 200 '))
+        self.assertTrue(idle[-1].recv(4096).startswith(b'HTTP/1.1 200 '))
+
+    def test_an_idle_connection_is_closed_after_the_timeout(self):
+        sock = self.idle_socket()
+        conn = self.connect()
+        self.assertEqual(200, self.request(conn, 'GET', '/')[0].status)
+        # Both the silent socket and the kept-alive connection close (a
+        # recv of b''); they were idle for more than a second.
+        sock.settimeout(15)
+        self.assertEqual(b'', sock.recv(1))
+        conn.sock.settimeout(15)
+        self.assertEqual(b'', conn.sock.recv(1))
 
 
 class RequestLogThroughServerTest(ServerTest):

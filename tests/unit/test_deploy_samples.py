@@ -16,6 +16,7 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 
 from nova_lite.conf import opts as nl_opts
+from nova_lite.wsgi import embedded_server
 from tests import base
 
 ETC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -54,6 +55,12 @@ class UWSGIIniTest(base.TestCase):
         self.assertIn('touch-chain-reload', self.ini)
         # Keep-alive clients would reuse connections uWSGI closed.
         self.assertEqual('Connection: close', self.ini['add-header'])
+
+    def test_header_buffer_is_the_embedded_servers_limit(self):
+        # uWSGI drops a request whose line and headers pass buffer-size;
+        # the embedded server answers 431 at the same size.
+        self.assertEqual(embedded_server.MAX_REQUEST_HEADER_SIZE,
+                         int(self.ini['buffer-size']))
 
 
 class ProductionConfExampleTest(base.TestCase):

@@ -466,14 +466,3 @@ class OpenStackCLITest(base.VolumeTestCase):
             'volume', 'show', volume['id'], '-f', 'json')['status'])
         self.openstack('volume', 'delete', volume['id'])
         self.assertEqual([], self.openstack('volume', 'list', '-f', 'json'))
-
-
-class IdentityDiscoveryTest(base.VolumeTestCase):
-    def test_identity_version_document_only(self):
-        for path in ('/identity', '/identity/v3', '/identity/v3/'):
-            resp = self.api.get(path, token='')
-            self.assertEqual(200, resp.status, path)
-            self.assertEqual('v3.14', resp.body['version']['id'])
-        resp = self.api.get('/identity/v3/projects')
-        self.assertEqual(404, resp.status)
-        self.assertIn('no identity service', resp.text)
