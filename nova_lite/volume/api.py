@@ -65,7 +65,9 @@ def _volume_dict(volume):
         'size': volume.size,
         'host': volume.host,
         'provider_location': volume.provider_location,
+        'provider_auth': volume.provider_auth,
         'multiattach': bool(volume.multiattach),
+        'encrypted': bool(volume.encrypted),
     }
 
 
@@ -324,8 +326,11 @@ class API(object):
         ``error_extending`` when the backend cannot tell; a delete (plain
         or forced) is finished: the backend's delete may be asked again.
         A volume whose backend is not enabled in this process is left to
-        one where it is. Returns ``[(volume id, operation, outcome)]``."""
-        settled = []
+        one where it is. Exports a backend lost are made again
+        (``ensure_exports``). Returns ``[(volume id, operation,
+        outcome)]``."""
+        settled = [(volume_id, 'export', 'exported')
+                   for volume_id in self.ensure_exports(ctxt)]
         for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
                                                 stalled_before):
             outcome = self._settle_extend(ctxt, volume)
@@ -337,6 +342,31 @@ class API(object):
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
         return settled
+
+    def ensure_exports(self, ctxt):
+        """Each enabled backend exports again what it lost (a restarted
+        target daemon) to the hosts of its connected attachments
+        (``VolumeDriver.ensure_exports``; the attachments are read only
+        when a backend asks). Returns the ids of the volumes exported
+        again."""
+        exported = []
+        for backend, driver in drivers.get_backends(self.conf).items():
+            def connected(backend=backend):
+                result = {}
+                for attachment in attachment_db.connected_on_backend(
+                        ctxt, backend):
+                    entry = result.setdefault(attachment.volume_id, (
+                        _volume_dict(attachment.volume), []))
+                    connector = attachment_db.connector_of(attachment)
+                    connector.setdefault('host', attachment.attached_host)
+                    entry[1].append(connector)
+                return result
+            try:
+                exported.extend(driver.ensure_exports(connected))
+            except Exception:
+                LOG.exception('Could not ensure the exports of backend %s',
+                              backend)
+        return exported
 
     def _settle_extend(self, ctxt, volume):
         if volume.host not in drivers.get_backends(self.conf):

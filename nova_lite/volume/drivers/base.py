@@ -21,7 +21,11 @@ so twice for two attachments of one multiattach volume on one compute host;
 volume on that host goes (``volume/api.py`` decides, from the database),
 and it disconnects the host. ``connections(volume)`` says which hosts a
 backend holds connected; ``fake`` and ``file`` record them so that tests
-and operators can check it.
+and operators can check it, ``iscsi`` reads them from its target daemon.
+
+A backend whose exports live outside the database and can be lost (a
+restarted target daemon) builds them again in ``ensure_exports``, which
+the conductor's settling calls at start and periodically.
 """
 
 import abc
@@ -94,6 +98,16 @@ class VolumeDriver(abc.ABC):
         number of calls since the host was connected). A backend that keeps
         no such record returns ``{}``."""
         return {}
+
+    def ensure_exports(self, connected):
+        """Export again what the backend lost (its target daemon was
+        restarted) to the hosts the database says are connected:
+        ``connected()`` reads them, ``{volume id: (volume, [connector,
+        ...])}`` (the volumes of this backend with live connected
+        attachments, each with the attachments' connectors); call it only
+        when something was lost. Returns the ids of the volumes exported
+        again. A backend with nothing to lose does nothing."""
+        return []
 
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;
