@@ -426,8 +426,9 @@ class ISCSIDriver(file_driver.FileDriver):
         with self._lock(volume):
             previous = self._record_host(volume, key, initiator, mode,
                                          connector)
-            target = self.tgtadm.targets().get(self.iqn(volume))
-            target = self._ensure_target(volume, target)
+            targets = self.tgtadm.targets()
+            target = self._ensure_target(volume, targets.get(
+                self.iqn(volume)), targets)
             if previous and previous.get('initiator') not in (None,
                                                               initiator):
                 # The host's initiator name changed: the old one goes,
@@ -530,7 +531,8 @@ class ISCSIDriver(file_driver.FileDriver):
             if not initiators or not os.path.exists(self._path(volume)):
                 continue
             with self._lock(volume):
-                target = self.tgtadm.targets().get(self.iqn(volume))
+                targets = self.tgtadm.targets()
+                target = targets.get(self.iqn(volume))
                 bound = set(target.acl) if target is not None else set()
                 records = self._records(volume)
                 for initiator, (key, connector) in initiators.items():
@@ -538,7 +540,7 @@ class ISCSIDriver(file_driver.FileDriver):
                         self._record_host(volume, key, initiator,
                                           self.access_mode(connector),
                                           connector)
-                target = self._ensure_target(volume, target)
+                target = self._ensure_target(volume, target, targets)
                 added = [i for i in initiators if i not in bound]
                 for initiator in added:
                     self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
@@ -593,14 +595,17 @@ class ISCSIDriver(file_driver.FileDriver):
                 return targets[iqn]
         raise TgtadmError(data='no free target id for %s' % iqn)
 
-    def _ensure_target(self, volume, target):
+    def _ensure_target(self, volume, target, targets=None):
         """The volume's target as it must be, whatever part of it exists
-        (``target``: tgtd's, or None): the target, LUN 1 on the volume's
-        file, the CHAP account bound, no address ACL, the read-only flag.
-        Returns the Target."""
+        (``target``: tgtd's, or None; ``targets``: all of tgtd's as just
+        read, if they were): the target, LUN 1 on the volume's file, the
+        CHAP account bound, no address ACL, the read-only flag. Returns
+        the Target."""
         iqn = self.iqn(volume)
         if target is None:
-            target = self._create_target(iqn, self.tgtadm.targets())
+            target = self._create_target(
+                iqn, targets if targets is not None else
+                self.tgtadm.targets())
         path = self._path(volume)
         lun = target.luns.get(LUN)
         if lun is not None and lun['path'] != path:

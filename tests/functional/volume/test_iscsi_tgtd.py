@@ -268,6 +268,38 @@ class RestartTest(TgtdTestCase):
         # Done once: the next run finds the sentinel.
         self.assertEqual([], self.driver.ensure_exports(lambda: connected))
 
+    def test_a_session_resumes_once_exported_again(self):
+        volume = self.create()
+        data = self.connect(volume, H1)
+        connected = {volume['id']: (volume, [dict(H1, mode='rw')])}
+        # The initiator reads, pauses, reads again: the second read waits
+        # for the target to come back, as a guest's I/O would.
+        reader = subprocess.Popen(
+            ['qemu-io', '-r', '-c', 'read -v 0 16', '-c', 'sleep 3000',
+             '-c', 'read -v 0 16', '--image-opts', ','.join([
+                 'driver=iscsi', 'transport=tcp',
+                 'portal=%s' % data['target_portal'],
+                 'target=%s' % data['target_iqn'], 'lun=1',
+                 'initiator-name=%s' % I1,
+                 'user=%s' % data['auth_username'],
+                 'password=%s' % data['auth_password']])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(reader.wait)
+        self.addCleanup(reader.kill)
+        deadline = time.monotonic() + tgt.DEADLINE
+        while not self.tgtd.targets()[data['target_iqn']].sessions:
+            self.assertLess(time.monotonic(), deadline, 'no session')
+            time.sleep(0.05)
+        self.tgtd.kill()
+        self.tgtd.start()
+        self.assertEqual([volume['id']],
+                         self.driver.ensure_exports(lambda: connected))
+        out, err = reader.communicate(timeout=tgt.DEADLINE)
+        self.assertEqual(0, reader.returncode, err)
+        self.assertEqual(DATA + DATA, tgt.parse_dump(out, 32))
+        # It logged in again (tgtd reset the session).
+        self.assertIn('BUS_RESET', err)
+
     def test_a_connection_after_a_restart_makes_its_target(self):
         volume = self.create()
         self.connect(volume, H1)
