@@ -326,11 +326,11 @@ class API(object):
         ``error_extending`` when the backend cannot tell; a delete (plain
         or forced) is finished: the backend's delete may be asked again.
         A volume whose backend is not enabled in this process is left to
-        one where it is. Exports a backend lost are made again
-        (``ensure_exports``). Returns ``[(volume id, operation,
-        outcome)]``."""
-        settled = [(volume_id, 'export', 'exported')
-                   for volume_id in self.ensure_exports(ctxt)]
+        one where it is. The backends' exports are made to agree with the
+        connected attachments (``ensure_exports``). Returns ``[(volume id,
+        operation, outcome)]``."""
+        settled = [(volume_id, 'export', outcome) for volume_id, outcome
+                   in self.ensure_exports(ctxt, stalled_before)]
         for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
                                                 stalled_before):
             outcome = self._settle_extend(ctxt, volume)
@@ -343,12 +343,13 @@ class API(object):
                 settled.append((volume.id, 'delete', outcome))
         return settled
 
-    def ensure_exports(self, ctxt):
-        """Each enabled backend exports again what it lost (a restarted
-        target daemon) to the hosts of its connected attachments
-        (``VolumeDriver.ensure_exports``; the attachments are read only
-        when a backend asks). Returns the ids of the volumes exported
-        again."""
+    def ensure_exports(self, ctxt, stalled_before=None):
+        """Each enabled backend makes its exports agree with its connected
+        attachments: exports again what it lost (a restarted target
+        daemon) and unexports what no connected attachment needs and
+        stalled before ``stalled_before`` (``VolumeDriver.ensure_exports``;
+        the attachments are read only when a backend asks). Returns
+        ``[(volume id, 'exported' or 'unexported')]``."""
         exported = []
         for backend, driver in drivers.get_backends(self.conf).items():
             def connected(backend=backend):
@@ -362,7 +363,8 @@ class API(object):
                     entry[1].append(connector)
                 return result
             try:
-                exported.extend(driver.ensure_exports(connected))
+                exported.extend(driver.ensure_exports(connected,
+                                                      stalled_before))
             except Exception:
                 LOG.exception('Could not ensure the exports of backend %s',
                               backend)

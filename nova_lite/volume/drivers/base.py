@@ -23,9 +23,10 @@ and it disconnects the host. ``connections(volume)`` says which hosts a
 backend holds connected; ``fake`` and ``file`` record them so that tests
 and operators can check it, ``iscsi`` reads them from its target daemon.
 
-A backend whose exports live outside the database and can be lost (a
-restarted target daemon) builds them again in ``ensure_exports``, which
-the conductor's settling calls at start and periodically.
+A backend whose exports live outside the database (a target daemon's
+memory) makes them agree with it in ``ensure_exports``: what a restarted
+daemon lost is exported again, what a dead process left is unexported.
+The conductor's settling calls it at start and periodically.
 """
 
 import abc
@@ -99,14 +100,17 @@ class VolumeDriver(abc.ABC):
         no such record returns ``{}``."""
         return {}
 
-    def ensure_exports(self, connected):
-        """Export again what the backend lost (its target daemon was
-        restarted) to the hosts the database says are connected:
-        ``connected()`` reads them, ``{volume id: (volume, [connector,
-        ...])}`` (the volumes of this backend with live connected
-        attachments, each with the attachments' connectors); call it only
-        when something was lost. Returns the ids of the volumes exported
-        again. A backend with nothing to lose does nothing."""
+    def ensure_exports(self, connected, stalled_before=None):
+        """Make the backend's exports agree with the database: export
+        again what it lost (its target daemon was restarted) and, with
+        ``stalled_before`` (naive UTC), unexport what a process that died
+        mid-connection left to a host no connected attachment needs, once
+        older than that. ``connected()`` reads the database: ``{volume
+        id: (volume, [connector, ...])}``, the volumes of this backend
+        with live connected attachments, each with the attachments'
+        connectors (call it only when needed). Returns ``[(volume id,
+        'exported' or 'unexported')]``. A backend that exports nothing
+        does nothing."""
         return []
 
     def get_capabilities(self):

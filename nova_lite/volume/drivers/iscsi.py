@@ -68,12 +68,13 @@ dies between two calls leaves, and who settles it:
 
 * ``initialize_connection``: a record with no initiator bound, a target
   with no initiator (exported to no host), or a bound initiator the
-  database does not know of (the attachment was never connected). The
-  attachment stays unconnected; deleting it, or the next connection of
-  the volume, settles the target: every call re-ensures the whole
-  target (LUN, account, ACL, read-only flag). An initiator bound with no
-  connected attachment stays bound until the volume is connected again
-  and disconnected, or deleted.
+  database does not know of (the attachment was never connected, and the
+  host never got the CHAP secret). The next connection of the volume
+  re-ensures the whole target (LUN, account, ACL, read-only flag); the
+  conductor's settling unexports an initiator that no connected
+  attachment needs once its host's record (rewritten at each connection)
+  is older than ``[recovery] stalled_after``, and removes a target left
+  with none.
 * ``terminate_connection``: the initiator unbound but the target left
   (exported to no host), or the record left (ignored: the ACL decides).
   The attachment is unchanged (``volume/api.py`` deletes it after), so
@@ -90,7 +91,10 @@ of what must be exported: ``ensure_exports``, called by the conductor at
 start and with its periodic settling (``[recovery] settle_interval``),
 sees that tgtd lost its targets (a sentinel target the driver makes is
 gone) and exports again every volume with connected attachments to their
-hosts' initiators; a connection made meanwhile re-creates its own target.
+hosts' initiators (a connection made meanwhile re-creates its own
+target); and it unexports the leftovers of dead processes (above). It
+reads the database only when tgtd lost the sentinel or has targets of the
+backend.
 
 Every process that enables this backend (the API serving ``/v3``, the
 conductor, compute hosts with ``[volume] client = local``) must run on the
@@ -99,7 +103,9 @@ elsewhere reach the block storage through ``/v3`` (``[volume] client =
 cinder``) and connect to ``target_ip_address:target_port``.
 """
 
+import calendar
 import collections
+import datetime
 import hashlib
 import json
 import os
@@ -508,20 +514,51 @@ class ISCSIDriver(file_driver.FileDriver):
         caps['multiattach'] = True
         return caps
 
-    # -- tgtd restarts --------------------------------------------------
-    def ensure_exports(self, connected):
-        """Export again what a restarted tgtd lost (see the module
-        docstring): nothing while tgtd still has the sentinel target of
-        this backend. Returns the ids of the volumes exported again."""
+    # -- the database's exports -------------------------------------------
+    def ensure_exports(self, connected, stalled_before=None):
+        """Make tgtd export what the database says (see the module
+        docstring): when the sentinel target of this backend is gone
+        (tgtd restarted), export every connected volume again; with
+        ``stalled_before``, unexport the initiators of this backend's
+        targets that no connected attachment needs and whose host record
+        is older (what a process that died in a connection left). Reads
+        the database only when tgtd lost the sentinel or has targets of
+        this backend. Returns ``[(volume id, 'exported' or
+        'unexported')]``."""
         targets = self.tgtadm.targets()
-        if self._sentinel() in targets:
+        lost = self._sentinel() not in targets
+        if not lost and (stalled_before is None or not self._mine(targets)):
             return []
-        LOG.warning('tgtd has no sentinel target %s (it was restarted, or '
-                    'this backend is new): exporting the connected volumes '
-                    'of backend %s again', self._sentinel(),
-                    self.backend_name)
-        exported = {}
-        for volume_id, (volume, connectors) in connected().items():
+        done = []
+        wanted = connected()
+        if lost:
+            LOG.warning('tgtd has no sentinel target %s (it was restarted, '
+                        'or this backend is new): exporting the connected '
+                        'volumes of backend %s again', self._sentinel(),
+                        self.backend_name)
+            exported = self._export_again(wanted)
+            if exported:
+                # A host detached while the database was read: it is
+                # unexported below, from a second read.
+                wanted = connected()
+                stalled_before = stalled_before or datetime.datetime.max
+                done.extend((volume_id, 'exported') for volume_id in exported)
+            self._create_target(self._sentinel(), self.tgtadm.targets())
+        if stalled_before is not None:
+            done.extend(self._unexport_leftovers(wanted, stalled_before))
+        return sorted(set(done))
+
+    def _mine(self, targets):
+        """``{volume id: Target}`` of this backend's volume targets."""
+        prefix = self.iqn({'id': ''})
+        return {iqn[len(prefix):]: target for iqn, target in targets.items()
+                if iqn.startswith(prefix) and len(iqn) > len(prefix)}
+
+    def _export_again(self, wanted):
+        """Export each volume of ``wanted`` to its connectors' initiators;
+        returns the ids of those something was missing for."""
+        exported = []
+        for volume_id, (volume, connectors) in wanted.items():
             initiators = {}
             for connector in connectors:
                 initiator = (connector or {}).get('initiator')
@@ -547,28 +584,56 @@ class ISCSIDriver(file_driver.FileDriver):
                                 target.tid, '--initiator-name', initiator,
                                 ok=(EXISTS,))
             if added:
-                exported[volume_id] = (volume, {
-                    initiator: initiators[initiator][0]
-                    for initiator in added})
-        # A host detached while the database was read: what was bound from
-        # the first read and is no longer connected goes again.
-        now = connected() if exported else {}
-        for volume_id, (volume, added) in exported.items():
-            still = {(c or {}).get('initiator')
-                     for c in now.get(volume_id, (None, []))[1]}
-            gone = {i: key for i, key in added.items() if i not in still}
-            if gone:
-                with self._lock(volume):
-                    target = self.tgtadm.targets().get(self.iqn(volume))
-                    for initiator, key in gone.items():
-                        target = self._unbind(volume, target, initiator,
-                                              key)
-                        self._forget(volume, key)
-                    if target is None or not [
-                            e for e in target.acl if is_initiator_name(e)]:
-                        self._remove_target(volume, target)
-        self._create_target(self._sentinel(), self.tgtadm.targets())
-        return sorted(exported)
+                exported.append(volume_id)
+        return exported
+
+    def _unexport_leftovers(self, wanted, stalled_before):
+        """Unbind the initiators no connected attachment of ``wanted``
+        needs and whose record (rewritten at each connection) is older
+        than ``stalled_before`` (naive UTC), or missing; a target left
+        with none goes. Returns ``[(volume id, 'unexported')]``."""
+        cutoff = (calendar.timegm(stalled_before.timetuple())
+                  if stalled_before != datetime.datetime.max
+                  else float('inf'))
+        done = []
+        for volume_id, target in self._mine(self.tgtadm.targets()).items():
+            volume, connectors = wanted.get(volume_id) or (
+                {'id': volume_id}, [])
+            needed = {(c or {}).get('initiator') for c in connectors}
+            if connectors and not [i for i in target.acl
+                                   if i not in needed]:
+                continue
+            with self._lock(volume):
+                target = self.tgtadm.targets().get(self.iqn(volume))
+                if target is None:
+                    continue
+                ages = self._record_times(volume)
+                stale = [i for i in target.acl
+                         if i not in needed and ages.get(i, 0) < cutoff]
+                if not stale and (connectors or target.acl or any(
+                        t >= cutoff for t in ages.values())):
+                    # Needed, or a connection is under way.
+                    continue
+                for entry in stale:
+                    LOG.warning('Volume %s was exported to %s, which no '
+                                'connected attachment needs: unexported',
+                                volume_id, entry)
+                    if not is_initiator_name(entry):
+                        self.tgtadm('--op', 'unbind', '--mode', 'target',
+                                    '--tid', target.tid,
+                                    '--initiator-address', entry, ok=GONE)
+                        target.acl.remove(entry)
+                        continue
+                    for key, record in self._records(volume).items():
+                        if record.get('initiator') == entry:
+                            self._forget(volume, key)
+                    target = self._unbind(volume, target, entry)
+                if not [e for e in target.acl if is_initiator_name(e)]:
+                    self._remove_target(volume, target)
+                else:
+                    self._set_readonly(volume, target)
+                done.append((volume_id, 'unexported'))
+        return done
 
     # -- the target -----------------------------------------------------
     def _tid_for(self, iqn):
@@ -681,10 +746,13 @@ class ISCSIDriver(file_driver.FileDriver):
                             target.tid, option, entry, ok=GONE)
             self.tgtadm('--op', 'delete', '--force', '--mode', 'target',
                         '--tid', target.tid, ok=GONE)
+        users = set(target.accounts) if target is not None else set()
         auth = self._auth(volume)
         if auth:
+            users.add(auth[0])
+        for user in sorted(users):
             self.tgtadm('--op', 'delete', '--mode', 'account', '--user',
-                        auth[0], ok=GONE)
+                        user, ok=GONE)
         self._forget(volume, None)
 
     # -- the records ----------------------------------------------------
@@ -712,6 +780,18 @@ class ISCSIDriver(file_driver.FileDriver):
             except (OSError, ValueError):
                 continue
             result[record.get('key') or parse.unquote(name[:-5])] = record
+        return result
+
+    def _record_times(self, volume):
+        """``{initiator: latest modification time of its records}``."""
+        result = {}
+        for key, record in self._records(volume).items():
+            try:
+                mtime = os.stat(self._record_file(volume, key)).st_mtime
+            except OSError:
+                continue
+            initiator = record.get('initiator')
+            result[initiator] = max(result.get(initiator, 0), mtime)
         return result
 
     def _record_host(self, volume, key, initiator, mode, connector):

@@ -9,12 +9,16 @@ Skips without tgtd/tgtadm or qemu-io (``tests/fixtures/tgt.py``), unless
 """
 
 import datetime
+import os
+import time
+from unittest import mock
 
 from oslo_utils import uuidutils
 
 from nova_lite import context
 from nova_lite.objects import base as obj_base
 from nova_lite.volume import api as volume_api
+from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from tests.fixtures import tgt
@@ -217,12 +221,55 @@ class RestartedTgtdTest(ISCSITestCase):
                                  if 'volume-' in iqn]))
         # Once is enough: the next run finds tgtd as it left it.
         self.assertEqual([], volume_api.API(self.conf).ensure_exports(
-            context.get_admin_context()))
+            context.get_admin_context(), obj_base.utcnow().replace(
+                tzinfo=None) - datetime.timedelta(seconds=60)))
         # Stalled work settled as usual besides.
         self.assertEqual([], volume_api.API(self.conf).settle_stalled(
             context.get_admin_context(),
             obj_base.utcnow().replace(tzinfo=None) -
             datetime.timedelta(hours=1)))
+
+
+class DeadProcessLeftoverTest(ISCSITestCase):
+    """A process that died between the backend's connect and the
+    database's record of it left the volume exported to that host: the
+    conductor's settling unexports it once stalled."""
+
+    def conductor(self):
+        return RestartedTgtdTest.conductor(self)
+
+    def test_leftover_export_is_settled(self):
+        volume = self.create_volume()
+        self.write(volume['id'])
+
+        class Died(BaseException):
+            """The process died here: no handler runs."""
+        with mock.patch.object(attachment_db, 'attachment_connect',
+                               side_effect=Died()):
+            self.assertRaises(Died, self.attach, volume['id'])
+        vol = self.row(volume['id'])._asdict()
+        self.assertEqual(['compute1'], list(self.driver.connections(vol)))
+        data = self.driver._connection_info(vol, 'rw')['data']
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+        # Not stalled yet: a connection may be under way.
+        ctxt = context.get_admin_context()
+        settled = self.conductor().periodic_tasks(ctxt)
+        self.assertNotIn('export', [dict(i).get('operation')
+                                    for i, _o in settled])
+        self.assertEqual(['compute1'], list(self.driver.connections(vol)))
+        # An hour later.
+        where = self.driver._records_dir(vol)
+        for name in os.listdir(where):
+            past = time.time() - 3600
+            os.utime(os.path.join(where, name), (past, past))
+        settled = self.conductor().periodic_tasks(ctxt)
+        self.assertIn(({'volume': volume['id'], 'operation': 'export'},
+                       'unexported'),
+                      [(dict(item), outcome) for item, outcome in settled])
+        self.assertEqual({}, self.driver.connections(vol))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
 
 
 # -- existing block-storage tests, on the iscsi backend -------------------

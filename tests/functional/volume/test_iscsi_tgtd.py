@@ -9,10 +9,16 @@ none runs) and ``qemu-io`` (qemu-utils, with qemu-block-extra's libiscsi
 driver): without them the tests skip, unless ``NOVA_LITE_REQUIRE_TGT=1``.
 """
 
+import datetime
+import json
 import os
+import shutil
+import signal
 import subprocess
+import sys
 import time
 
+import fixtures
 from oslo_utils import uuidutils
 import testtools
 
@@ -255,7 +261,8 @@ class RestartTest(TgtdTestCase):
         self.tgtd.start()
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d1, I1, 0,
                           len(DATA))
-        self.assertEqual(sorted([v1['id'], v2['id']]),
+        self.assertEqual(sorted([(v1['id'], 'exported'),
+                                 (v2['id'], 'exported')]),
                          self.driver.ensure_exports(lambda: connected))
         self.assertEqual(DATA, tgt.qemu_read(d1, I1, 0, len(DATA)))
         self.assertEqual(b'second volume...',
@@ -292,7 +299,7 @@ class RestartTest(TgtdTestCase):
             time.sleep(0.05)
         self.tgtd.kill()
         self.tgtd.start()
-        self.assertEqual([volume['id']],
+        self.assertEqual([(volume['id'], 'exported')],
                          self.driver.ensure_exports(lambda: connected))
         out, err = reader.communicate(timeout=tgt.DEADLINE)
         self.assertEqual(0, reader.returncode, err)
@@ -317,3 +324,143 @@ class RestartTest(TgtdTestCase):
         error = self.assertRaises(Exception, self.connect, volume)
         self.assertIn('tgtd is not running', str(error))
         self.tgtd.start()
+
+
+# A process that runs one driver call with the test's configuration.
+CHILD = r'''
+import json, sys
+from oslo_config import cfg
+from nova_lite import config
+from nova_lite.volume import drivers
+args = json.loads(sys.argv[1])
+conf = cfg.ConfigOpts()
+config.prepare(conf)
+conf([], project='nova-lite', default_config_files=[])
+conf.set_override('state_path', args['state_path'])
+conf.set_override('enabled_backends', ['iscsi1'], group='volume')
+drivers.register_backend_opts(conf)
+conf.set_override('volume_driver', 'iscsi', group='iscsi1')
+drivers.register_backend_opts(conf)
+for name, value in args['backend'].items():
+    conf.set_override(name, value, group='iscsi1')
+driver = drivers.get_driver(conf, 'iscsi1')
+getattr(driver, args['call'])(args['volume'], args['connector'])
+'''
+
+# ``tgtadm`` for the child: SIGKILLs its caller at call number $DIE_AT,
+# runs the real one otherwise.
+SHIM = '''#!/bin/sh
+n=$(( $(cat "$TGTADM_COUNT" 2>/dev/null || echo 0) + 1 ))
+echo $n > "$TGTADM_COUNT"
+if [ "$n" = "$DIE_AT" ]; then kill -KILL $PPID; exit 1; fi
+exec %s "$@"
+'''
+
+
+class ProcessDeathTest(TgtdTestCase):
+    """A real process running the driver, SIGKILLed before each of its
+    tgtadm calls in turn: what it leaves never exports the volume to a
+    host without CHAP, nor to any other host, and is settled."""
+
+    def setUp(self):
+        super().setUp()
+        shimdir = self.useFixture(fixtures.TempDir()).path
+        self.counter = os.path.join(shimdir, 'count')
+        with open(os.path.join(shimdir, 'tgtadm'), 'w') as f:
+            f.write(SHIM % shutil.which('tgtadm'))
+        os.chmod(os.path.join(shimdir, 'tgtadm'), 0o755)
+        self.env = dict(os.environ, PATH=shimdir + ':' + os.environ['PATH'],
+                        TGTADM_COUNT=self.counter)
+
+    def run_child(self, call, volume, connector, die_at):
+        """Run ``call`` in a process killed at tgtadm call ``die_at``;
+        returns whether it was killed."""
+        if os.path.exists(self.counter):
+            os.unlink(self.counter)
+        backend = {name: value for name, value in (
+            (key.split('.')[1], value) for key, value in
+            self.tgtd.conf_overrides('iscsi1').items())}
+        child = subprocess.run(
+            [sys.executable, '-c', CHILD, json.dumps({
+                'state_path': self.conf.state_path, 'backend': backend,
+                'call': call, 'volume': volume,
+                'connector': connector})],
+            env=dict(self.env, DIE_AT=str(die_at)), capture_output=True,
+            text=True, timeout=120)
+        if child.returncode == -signal.SIGKILL:
+            return True
+        self.assertEqual(0, child.returncode, child.stderr)
+        return False
+
+    def exported_to(self, volume):
+        target = self.tgtd.targets().get(
+            self.tgtd.prefix + 'volume-' + volume['id'])
+        if target is None:
+            return []
+        names = [e for e in target.acl]
+        if names:
+            # Never without the volume's CHAP account.
+            self.assertEqual([volume['provider_auth'].split()[1]],
+                             target.accounts)
+        return names
+
+    def test_connect_killed_at_each_step(self):
+        volume = self.create()
+        step = 0
+        while True:
+            step += 1
+            killed = self.run_child('initialize_connection', volume,
+                                    dict(H1, mode='rw'), step)
+            self.assertIn(self.exported_to(volume), ([], [I1]), step)
+            if not killed:
+                break
+            # The attachment never got its connection: the settling
+            # unexports what the dead process bound.
+            self.driver.ensure_exports(
+                lambda: {}, datetime.datetime.utcnow() +
+                datetime.timedelta(seconds=1))
+            self.assertEqual([], self.exported_to(volume), step)
+            self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                                  if 'volume-' in iqn])
+            self.assertEqual({}, self.driver.connections(volume))
+        # Killed before each of its six tgtadm calls, then through.
+        self.assertEqual(7, step)
+        data = self.driver._connection_info(volume, 'rw')['data']
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_disconnect_killed_at_each_step(self):
+        volume = self.create()
+        step = 0
+        while True:
+            step += 1
+            data = self.connect(volume, H1)
+            self.connect(volume, H2)
+            killed = self.run_child('terminate_connection', volume, H1,
+                                    step)
+            # host2 keeps its export whatever happened.
+            self.assertEqual(DATA, tgt.qemu_read(data, I2, 0, len(DATA)))
+            if not killed:
+                break
+            # The attachment is unchanged: the detach is asked again.
+            self.driver.terminate_connection(volume, H1)
+            self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                              len(DATA))
+            self.assertEqual([I2], self.exported_to(volume))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
+        self.assertGreater(step, 2)
+        # The last host, killed at each step.
+        step = 0
+        while True:
+            step += 1
+            self.connect(volume, H2)
+            killed = self.run_child('terminate_connection', volume, H2,
+                                    step)
+            if not killed:
+                break
+            self.driver.terminate_connection(volume, H2)
+            self.assertEqual([], self.exported_to(volume))
+            self.assertNotIn(volume['provider_auth'].split()[1],
+                             self.tgtd.accounts())
+        self.assertEqual({}, self.tgtd.targets())
+        self.assertGreater(step, 3)

@@ -8,6 +8,7 @@ is busy, or be down. The real daemon's behaviour is tested in
 ``tests/functional/volume/test_iscsi_tgtd.py``.
 """
 
+import datetime
 import os
 
 import fixtures
@@ -722,7 +723,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.die_at_each_step(
             lambda: self.driver.extend_volume(self.volume, 2), after)
 
-    # -- ensure_exports (tgtd restarted) -------------------------------------
+    # -- ensure_exports: tgtd restarted, leftovers of dead processes ----------
     def test_ensure_exports_after_a_restart(self):
         self.connect()
         self.connect(H2, mode='ro')
@@ -744,8 +745,8 @@ class ISCSIDriverTest(testtools.TestCase):
         # tgtd restarted: nothing left.
         self.tgtd.targets.clear()
         self.tgtd.accounts.clear()
-        self.assertEqual([VOLUME['id']], self.driver.ensure_exports(
-            connected))
+        self.assertEqual([(VOLUME['id'], 'exported')],
+                         self.driver.ensure_exports(connected))
         self.assert_exported_to([I1, I2])
         self.assertFalse(self.lun_readonly())
         self.assertEqual(['h1', 'h2'],
@@ -770,3 +771,56 @@ class ISCSIDriverTest(testtools.TestCase):
             VOLUME['id']: (self.volume, [{'host': 'h9'}])}))
         self.assertEqual([], [t['iqn'] for t in self.tgtd.targets.values()
                               if 'volume-' in t['iqn']])
+
+    def stalled(self, seconds=0):
+        """A ``stalled_before``: now, plus ``seconds``."""
+        return datetime.datetime.utcnow() + datetime.timedelta(
+            seconds=seconds)
+
+    def test_leftovers_are_unexported_once_stalled(self):
+        # A connection whose process died before the database had it: h1
+        # bound, no connected attachment names it.
+        self.connect()
+        self.connect(H2)
+        reads = []
+
+        def connected():
+            reads.append(1)
+            return {VOLUME['id']: (self.volume, [H2])}
+        self.driver.ensure_exports(connected)            # the sentinel
+        # Not stalled yet (a connection may be under way): left.
+        self.assertEqual([], self.driver.ensure_exports(
+            connected, self.stalled(-60)))
+        self.assert_exported_to([I1, I2])
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(connected,
+                                                    self.stalled(1)))
+        self.assert_exported_to([I2])
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+        # Nothing more to do.
+        self.assertEqual([], self.driver.ensure_exports(connected,
+                                                        self.stalled(1)))
+
+    def test_a_target_no_attachment_needs_goes(self):
+        self.connect()
+        self.tgtd.target()['acl'].append('ALL')
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(lambda: {},
+                                                    self.stalled(1)))
+        self.assertIsNone(self.tgtd.target())
+        # Its account too, although the volume row was not read.
+        self.assertEqual({}, self.tgtd.accounts)
+
+    def test_no_targets_no_database_read(self):
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([], self.driver.ensure_exports(
+            lambda: self.fail('read'), self.stalled(1)))
+
+    def test_a_connection_under_way_is_left(self):
+        # Its record is written before its initiator is bound: fresh.
+        self.connect()
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([], self.driver.ensure_exports(
+            lambda: {}, self.stalled(-30)))
+        self.assert_exported_to([I1])
