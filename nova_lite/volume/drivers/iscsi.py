@@ -354,9 +354,13 @@ class ISCSIDriver(file_driver.FileDriver):
     def _records_dir(self, volume):
         return os.path.join(self._targets_dir(), 'volume-%s' % volume['id'])
 
+    @staticmethod
+    def _lock_name(volume):
+        # Also the name of its in-process semaphore: unlike any other.
+        return '%svolume-%s' % (LOCK_PREFIX, volume['id'])
+
     def _lock(self, volume):
-        return lockutils.lock('volume-%s' % volume['id'],
-                              lock_file_prefix=LOCK_PREFIX, external=True,
+        return lockutils.lock(self._lock_name(volume), external=True,
                               lock_path=self._targets_dir())
 
     @staticmethod
@@ -403,9 +407,8 @@ class ISCSIDriver(file_driver.FileDriver):
             os.rmdir(self._records_dir(volume))
         except OSError:
             pass
-        lockutils.remove_external_lock_file(
-            'volume-%s' % volume['id'], lock_file_prefix=LOCK_PREFIX,
-            lock_path=self._targets_dir())
+        lockutils.remove_external_lock_file(self._lock_name(volume),
+                                            lock_path=self._targets_dir())
 
     def extend_volume(self, volume, new_size):
         super().extend_volume(volume, new_size)
