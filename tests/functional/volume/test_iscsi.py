@@ -21,6 +21,7 @@ from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from tests.fixtures import system
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments
 from tests.functional.volume import base
@@ -279,11 +280,59 @@ class SharedConnectionsTest(ISCSIBackend,
     """Two attachments on one host share its export."""
 
 
-class AttachGuardsTest(ISCSIBackend,
-                       test_volume_attachments.AttachGuardsTest):
-    """Server attachments (the fake virt driver's iSCSI connector)."""
+TVA = test_volume_attachments
 
 
-class DetachGuardsTest(ISCSIBackend,
-                       test_volume_attachments.DetachGuardsTest):
-    """Server detaches, local and through a host."""
+class ServerAttachmentsTest(ISCSIBackend, TVA.AttachmentTestCase):
+    """Server attachments through /v2.1 (the fake virt driver's
+    connector names the host's initiator): the compute API's tests that
+    connect and disconnect, each ending with the volume exported to no
+    host."""
+
+    _compute_host_down = TVA.DetachGuardsTest._compute_host_down
+
+    def exported(self):
+        return {iqn: target.acl for iqn, target in self.tgtd.targets().items()
+                if 'volume-' in iqn}
+
+    def run_and_check(self, test):
+        test(self)
+        self.assertEqual({}, self.exported())
+
+    def test_attach_exports_to_the_hosts_initiator(self):
+        volume_id = self.create_volume(multiattach=True)
+        api = self.at('2.60')
+        self.attach(self.server_id, volume_id, api=api)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        other = self.create_server(name='other')
+        self.attach(other, volume_id, api=api)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 2)
+        # Two servers of one host: one initiator, one export.
+        self.assertEqual({self.tgtd.prefix + 'volume-' + volume_id: [
+            'iqn.2010-10.org.openstack:compute1']}, self.exported())
+        self.detach(other, volume_id)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 1)
+        self.assertEqual(1, len(self.exported()))
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertEqual({}, self.exported())
+
+    def test_attach_detach_round_trip(self):
+        self.run_and_check(TVA.AttachGuardsTest.test_attach_detach_round_trip)
+
+    def test_multiattach(self):
+        self.run_and_check(TVA.AttachGuardsTest.test_multiattach)
+
+    def test_server_delete_detaches(self):
+        self.run_and_check(TVA.DetachGuardsTest.test_server_delete_detaches)
+
+    def test_compute_host_down_detaches_locally(self):
+        self.run_and_check(
+            TVA.DetachGuardsTest.test_compute_host_down_detaches_locally)
+
+    def test_boot_from_volume_and_delete_on_termination(self):
+        guards = TVA.DetachGuardsTest
+        self.run_and_check(
+            guards.test_boot_from_volume_and_delete_on_termination)
