@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -89,6 +90,7 @@ def main():
             timed('terminate_last', driver.terminate_connection, volume, h1)
     finally:
         driver.delete_volume(volume)
+        shutil.rmtree(state, ignore_errors=True)
     print(json.dumps({
         'runs': args.n,
         'python': platform.python_version(),
