@@ -29,7 +29,8 @@ only the host knows whether the guest has the disk.
 
 Block storage's own operations that a dead process left behind (a volume
 ``extending`` that stopped moving for ``stalled_after`` seconds) are
-settled here too, by ``nova_lite.volume.api``'s ``settle_stalled``: the
+settled here too, by ``nova_lite.volume.api``'s ``settle_stalled``, and
+so are the exports a restarted target daemon lost (``iscsi``): the
 conductor is the one service that always runs a periodic task. It settles
 the volumes of the backends its configuration enables.
 

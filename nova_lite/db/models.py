@@ -433,6 +433,10 @@ class Volume(TimestampMixin, BASE):
     availability_zone: orm.Mapped[Optional[str]]
     migration_status: orm.Mapped[Optional[str]]
     provider_location: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    # Credentials of the volume's exports, as the backend made them at
+    # create (Cinder's ``CHAP <user> <secret>``); never shown by the API.
+    provider_auth: orm.Mapped[Optional[str]] = orm.mapped_column(
+        sa.String(255))
     encrypted: orm.Mapped[bool] = orm.mapped_column(default=False)
     deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
     deleted_at: orm.Mapped[Optional[datetime.datetime]]

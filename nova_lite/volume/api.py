@@ -65,7 +65,9 @@ def _volume_dict(volume):
         'size': volume.size,
         'host': volume.host,
         'provider_location': volume.provider_location,
+        'provider_auth': volume.provider_auth,
         'multiattach': bool(volume.multiattach),
+        'encrypted': bool(volume.encrypted),
     }
 
 
@@ -324,8 +326,11 @@ class API(object):
         ``error_extending`` when the backend cannot tell; a delete (plain
         or forced) is finished: the backend's delete may be asked again.
         A volume whose backend is not enabled in this process is left to
-        one where it is. Returns ``[(volume id, operation, outcome)]``."""
-        settled = []
+        one where it is. The backends' exports are made to agree with the
+        connected attachments (``ensure_exports``). Returns ``[(volume id,
+        operation, outcome)]``."""
+        settled = [(volume_id, 'export', outcome) for volume_id, outcome
+                   in self.ensure_exports(ctxt, stalled_before)]
         for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
                                                 stalled_before):
             outcome = self._settle_extend(ctxt, volume)
@@ -337,6 +342,33 @@ class API(object):
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
         return settled
+
+    def ensure_exports(self, ctxt, stalled_before=None):
+        """Each enabled backend makes its exports agree with its connected
+        attachments: exports again what it lost (a restarted target
+        daemon) and unexports what no connected attachment needs and
+        stalled before ``stalled_before`` (``VolumeDriver.ensure_exports``;
+        the attachments are read only when a backend asks). Returns
+        ``[(volume id, 'exported' or 'unexported')]``."""
+        exported = []
+        for backend, driver in drivers.get_backends(self.conf).items():
+            def connected(backend=backend):
+                result = {}
+                for attachment in attachment_db.connected_on_backend(
+                        ctxt, backend):
+                    entry = result.setdefault(attachment.volume_id, (
+                        _volume_dict(attachment.volume), []))
+                    connector = attachment_db.connector_of(attachment)
+                    connector.setdefault('host', attachment.attached_host)
+                    entry[1].append(connector)
+                return result
+            try:
+                exported.extend(driver.ensure_exports(connected,
+                                                      stalled_before))
+            except Exception:
+                LOG.exception('Could not ensure the exports of backend %s',
+                              backend)
+        return exported
 
     def _settle_extend(self, ctxt, volume):
         if volume.host not in drivers.get_backends(self.conf):

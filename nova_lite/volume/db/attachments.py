@@ -184,6 +184,20 @@ def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
 
 
 @db_api.context_manager.reader
+def connected_on_backend(ctxt, backend):
+    """The live attachments of ``backend``'s volumes that hold a host
+    connection (connected; a detach begun still holds it until the
+    backend disconnects), ORM rows with their volume and specs loaded, by
+    volume."""
+    query = _attachment_query().join(Attachment.volume).where(
+        Volume.host == backend, Volume.deleted.is_(False),
+        Attachment.attach_status.in_(st.LIVE_ATTACHMENT),
+        Attachment.connection_info.is_not(None)).order_by(
+            Attachment.volume_id, Attachment.id)
+    return ctxt.session.execute(query).unique().scalars().all()
+
+
+@db_api.context_manager.reader
 def attachments_of_volume(ctxt, volume_id):
     """The volume's live attachments (rows of their columns), by id."""
     return _live_attachments(ctxt.session, volume_id)

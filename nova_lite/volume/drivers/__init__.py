@@ -50,13 +50,15 @@ from nova_lite import exception
 DRIVERS = {
     'fake': 'nova_lite.volume.drivers.fake.FakeDriver',
     'file': 'nova_lite.volume.drivers.file.FileDriver',
+    'iscsi': 'nova_lite.volume.drivers.iscsi.ISCSIDriver',
 }
 
 COMMON_OPTS = [
     cfg.StrOpt(
         'volume_driver',
         help="""
-The driver of this backend: ``file`` (each volume a sparse file) or
+The driver of this backend: ``file`` (each volume a sparse file),
+``iscsi`` (each volume a sparse file exported by tgtd over iSCSI) or
 ``fake`` (no storage; for tests and benchmarks). Unset means the driver
 named like the backend group itself.
 """),

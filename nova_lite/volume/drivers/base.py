@@ -21,7 +21,12 @@ so twice for two attachments of one multiattach volume on one compute host;
 volume on that host goes (``volume/api.py`` decides, from the database),
 and it disconnects the host. ``connections(volume)`` says which hosts a
 backend holds connected; ``fake`` and ``file`` record them so that tests
-and operators can check it.
+and operators can check it, ``iscsi`` reads them from its target daemon.
+
+A backend whose exports live outside the database (a target daemon's
+memory) makes them agree with it in ``ensure_exports``: what a restarted
+daemon lost is exported again, what a dead process left is unexported.
+The conductor's settling calls it at start and periodically.
 """
 
 import abc
@@ -94,6 +99,19 @@ class VolumeDriver(abc.ABC):
         number of calls since the host was connected). A backend that keeps
         no such record returns ``{}``."""
         return {}
+
+    def ensure_exports(self, connected, stalled_before=None):
+        """Make the backend's exports agree with the database: export
+        again what it lost (its target daemon was restarted) and, with
+        ``stalled_before`` (naive UTC), unexport what a process that died
+        mid-connection left to a host no connected attachment needs, once
+        older than that. ``connected()`` reads the database: ``{volume
+        id: (volume, [connector, ...])}``, the volumes of this backend
+        with live connected attachments, each with the attachments'
+        connectors (call it only when needed). Returns ``[(volume id,
+        'exported' or 'unexported')]``. A backend that exports nothing
+        does nothing."""
+        return []
 
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;

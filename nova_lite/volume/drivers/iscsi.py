@@ -1,0 +1,841 @@
+"""``iscsi``: each volume a file-backed LUN of a tgtd target.
+
+A volume is a sparse file, as in the ``file`` backend (``volumes_dir``,
+``$state_path/volumes`` by default), exported over iSCSI by ``tgtd``, the
+Linux SCSI target daemon (Debian's ``tgt``, Cinder's ``tgtadm`` target
+helper), driven with ``tgtadm``::
+
+    [volume]
+    enabled_backends = iscsi1
+
+    [iscsi1]
+    volume_driver = iscsi
+    target_ip_address = 192.0.2.10
+
+Exports follow the attachments. A volume has no target until a host
+connects it: ``initialize_connection`` makes the volume's target (IQN
+``<target_prefix>volume-<id>``, one target per volume), its LUN 1 (the
+file; LUN 0 is tgtd's controller), binds the volume's CHAP account and
+then the connector's initiator name (``connector['initiator']``, tgtd's
+ACL by initiator name). ``terminate_connection`` unbinds that host's
+initiator, cuts the sessions it still has, and removes the target (and
+its account) when no initiator remains: after the last detach the volume
+is exported to no host. A target whose ACL is empty admits no initiator
+(tgtd refuses the login), so a target is never open to every host, even
+for a moment: no address ACL (``ALL``) is ever bound, and one found on a
+volume's target is removed.
+
+CHAP: with ``use_chap_auth`` (the default) ``create_volume`` makes a user
+name and secret for the volume, kept in its row as Cinder keeps them
+(``provider_auth = CHAP <user> <secret>``); the target requires them.
+tgtd's accounts are global, so each volume has its own user.
+
+``connection_info`` is Cinder's for iSCSI: ``{'driver_volume_type':
+'iscsi', 'data': {'target_discovered': False, 'target_portal': 'ip:port',
+'target_iqn': ..., 'target_lun': 1, 'volume_id': ..., 'auth_method':
+'CHAP', 'auth_username': ..., 'auth_password': ..., 'encrypted': ...,
+'access_mode': 'rw'|'ro'}}`` (no ``auth_*`` for a volume without
+credentials).
+
+Read-only. tgtd's ``readonly`` is a property of the LUN, not of an
+initiator, while a multiattach volume may have a read-only and a
+read-write attachment at once. The LUN is made read-only while every host
+connected has only read-only attachments (a write then fails at the
+target, whatever the host does), and read-write as soon as one host has a
+read-write one; each attachment's own mode is its ``access_mode``, which
+the compute host enforces (libvirt's ``<readonly/>``, as with Cinder's
+drivers). A host that had a read-write attachment counts as read-write
+until it disconnects.
+
+Host connections: tgtd's ACL is the truth of which initiators a volume is
+exported to (``connections`` reads it with ``tgtadm --op show``). To name
+the host of an initiator, and keep the access mode and the count of
+connections, a small JSON record per connected host is kept in
+``<volumes_dir>/targets/volume-<id>/``; it is written before the
+initiator is bound and removed after it is unbound, so every bound
+initiator has one. An initiator bound with no record (bound by hand) is
+shown under its own name.
+
+Every change to one volume's target is made under a file lock of that
+volume (``<volumes_dir>/targets/``), so the processes of one node that
+connect and disconnect hosts of one multiattach volume at once see each
+other's changes; the kernel drops the lock of a process that dies.
+
+Every ``tgtadm`` call is idempotent: creating what exists, binding what
+is bound, unbinding what is not, deleting what is gone is not an error,
+and a busy tgtd is asked again (``num_shell_tries``). What a process that
+dies between two calls leaves, and who settles it:
+
+* ``initialize_connection``: a record with no initiator bound, a target
+  with no initiator (exported to no host), or a bound initiator the
+  database does not know of (the attachment was never connected, and the
+  host never got the CHAP secret). The next connection of the volume
+  re-ensures the whole target (LUN, account, ACL, read-only flag); the
+  conductor's settling unexports an initiator that no connected
+  attachment needs once its host's record (rewritten at each connection)
+  is older than ``[recovery] stalled_after``, and removes a target left
+  with none.
+* ``terminate_connection``: the initiator unbound but the target left
+  (exported to no host), or the record left (ignored: the ACL decides).
+  The attachment is unchanged (``volume/api.py`` deletes it after), so
+  the detach is asked again and finishes.
+* ``delete_volume``: an unexported target, an account or the file left;
+  the volume stays ``deleting`` and the conductor's settling deletes it
+  again.
+* ``extend_volume``: a target whose LUN was removed and not yet added
+  again; the next connection adds it.
+
+tgtd keeps its targets in memory only (this driver writes no
+``/etc/tgt`` files): a restarted tgtd has none. The database is the truth
+of what must be exported: ``ensure_exports``, called by the conductor at
+start and with its periodic settling (``[recovery] settle_interval``),
+sees that tgtd lost its targets (a sentinel target the driver makes is
+gone) and exports again every volume with connected attachments to their
+hosts' initiators (a connection made meanwhile re-creates its own
+target); and it unexports the leftovers of dead processes (above). It
+reads the database only when tgtd lost the sentinel or has targets of the
+backend.
+
+Every process that enables this backend (the API serving ``/v3``, the
+conductor, compute hosts with ``[volume] client = local``) must run on the
+node of tgtd: ``tgtadm`` talks to the local daemon. Compute hosts
+elsewhere reach the block storage through ``/v3`` (``[volume] client =
+cinder``) and connect to ``target_ip_address:target_port``.
+"""
+
+import calendar
+import collections
+import datetime
+import hashlib
+import json
+import os
+import re
+import secrets
+import string
+import tempfile
+from urllib import parse
+
+from oslo_concurrency import lockutils
+from oslo_concurrency import processutils
+from oslo_config import cfg
+from oslo_log import log as logging
+from oslo_utils import netutils
+import tenacity
+
+from nova_lite import exception
+from nova_lite.volume.drivers import file as file_driver
+
+LOG = logging.getLogger(__name__)
+
+GiB = file_driver.GiB
+NAME_MAX = file_driver.NAME_MAX
+#: The volume's LUN (tgtd's LUN 0 is its controller), as Cinder's TgtAdm.
+LUN = 1
+#: Target ids are chosen in [1, TID_RANGE] (tools that pick the next free
+#: one after the largest, as tgt-admin does, still find room).
+TID_RANGE = 1 << 20
+# What ``tgtadm`` says when asked to make what exists or to remove what
+# does not: not an error for an idempotent call.
+EXISTS = 'already exists'
+GONE = ("can't find", 'does not exist')
+# A busy daemon: asked again.
+BUSY = ('busy', 'temporarily unavailable')
+# No daemon to talk to.
+DOWN = ('failed to send request', 'failed to connect', 'Connection refused',
+        'Transport endpoint is not connected', 'No such file or directory')
+# Initiator names (RFC 3720 3.2.6.3): what the ACL holds besides addresses.
+INITIATOR_RE = re.compile(r'^(iqn|eui|naa)\.[^\s,]{1,219}$')
+LOCK_PREFIX = 'nova-lite-iscsi-'
+SENTINEL = 'nova-lite-exports-'
+
+OPTS = [
+    cfg.StrOpt(
+        'volumes_dir',
+        help="""
+Directory of the ``iscsi`` backend's volume files (the LUNs), and of its
+target records (``targets/``). Unset means ``$state_path/volumes``. Every
+process that enables the backend must see the same directory (they all run
+on the node of tgtd).
+"""),
+    cfg.HostAddressOpt(
+        'target_ip_address',
+        default='127.0.0.1',
+        help="""
+The address of the iSCSI portal that compute hosts connect to (the
+``target_portal`` of ``connection_info``): where tgtd listens, e.g. with
+``tgtd --iscsi portal=<address>:<port>``.
+"""),
+    cfg.PortOpt(
+        'target_port',
+        default=3260,
+        help='The TCP port of the iSCSI portal.'),
+    cfg.StrOpt(
+        'target_prefix',
+        default='iqn.2010-10.org.openstack:',
+        regex=r'^(iqn\.[0-9]{4}-[0-9]{2}\.[a-z0-9.:-]+|eui\.|naa\.)$',
+        help="""
+The prefix of the volumes' target names: a volume's target is
+``<target_prefix>volume-<id>``. Lower case (tgtd refuses upper case
+IQNs). Two deployments sharing one tgtd need two prefixes.
+"""),
+    cfg.BoolOpt(
+        'use_chap_auth',
+        default=True,
+        help="""
+Give each new volume CHAP credentials (kept with the volume, Cinder's
+``provider_auth``) that its target requires and ``connection_info``
+carries. Volumes created without them are exported to the initiator names
+of their hosts alone.
+"""),
+    cfg.IntOpt(
+        'num_shell_tries',
+        default=3,
+        min=1,
+        help="""
+Times a ``tgtadm`` call is made when tgtd says it is busy.
+"""),
+    cfg.IntOpt(
+        'tgt_control_port',
+        default=0,
+        min=0,
+        help="""
+tgtd's management channel (``tgtd --control-port N``, ``tgtadm
+--control-port N``). 0 means tgtd's default one. Several tgtd daemons can
+run on one node, each with its own channel and portal.
+"""),
+    cfg.StrOpt(
+        'root_helper',
+        help="""
+The command ``tgtadm`` is run through when the process is not root (e.g.
+``sudo``); unset means ``tgtadm`` is run as it is.
+"""),
+]
+
+
+class TgtadmError(exception.VolumeBackendAPIException):
+    """A ``tgtadm`` call failed."""
+
+
+#: A target as ``tgtadm --op show --mode target`` shows it: ``luns``
+#: ``{lun: {'path': ..., 'readonly': bool}}``, ``accounts`` its incoming
+#: users, ``acl`` its ACL entries (initiator names and addresses),
+#: ``sessions`` ``[(sid, cid, initiator)]``.
+Target = collections.namedtuple('Target',
+                                'tid iqn luns accounts acl sessions')
+
+
+def is_initiator_name(entry):
+    """Whether an ACL entry is an initiator name (not an address)."""
+    return bool(INITIATOR_RE.match(entry))
+
+
+def parse_targets(text):
+    """``{iqn: Target}`` of ``tgtadm --lld iscsi --op show --mode target``
+    output."""
+    targets = {}
+    current = section = lun = nexus = initiator = None
+    for line in text.splitlines():
+        header = re.match(r'^Target (\d+): (\S+)\s*$', line)
+        if header:
+            current = Target(int(header.group(1)), header.group(2), {}, [],
+                             [], [])
+            targets[current.iqn] = current
+            section = lun = nexus = None
+            continue
+        stripped = line.strip()
+        if current is None or not stripped:
+            continue
+        if len(line) - len(line.lstrip()) <= 4:
+            section = stripped.rstrip(':')
+            continue
+        if section == 'I_T nexus information':
+            match = re.match(r'^I_T nexus: (\d+)', stripped)
+            if match:
+                nexus, initiator = int(match.group(1)), None
+            match = re.match(r'^Initiator: (\S+)', stripped)
+            if match:
+                initiator = match.group(1)
+            match = re.match(r'^Connection: (\d+)', stripped)
+            if match and nexus is not None:
+                current.sessions.append(
+                    (nexus, int(match.group(1)), initiator))
+        elif section == 'LUN information':
+            match = re.match(r'^LUN: (\d+)$', stripped)
+            if match:
+                lun = int(match.group(1))
+                current.luns[lun] = {'path': None, 'readonly': False}
+            elif lun is not None:
+                key, _sep, value = stripped.partition(': ')
+                if key == 'Backing store path':
+                    current.luns[lun]['path'] = value
+                elif key == 'Readonly':
+                    current.luns[lun]['readonly'] = value == 'Yes'
+        elif section == 'Account information':
+            if not stripped.endswith('(outgoing)'):
+                current.accounts.append(stripped)
+        elif section == 'ACL information':
+            current.acl.append(stripped)
+    return targets
+
+
+def _is(error, phrases):
+    text = '%s %s' % (getattr(error, 'stderr', '') or '',
+                      getattr(error, 'stdout', '') or '')
+    return any(phrase in text for phrase in phrases)
+
+
+class Tgtadm(object):
+    """``tgtadm --lld iscsi`` through ``processutils.execute``."""
+
+    def __init__(self, control_port=0, tries=3, root_helper=None):
+        self.control_port = control_port
+        self.tries = tries
+        self.root_helper = root_helper
+
+    def __call__(self, *args, ok=()):
+        """Run ``tgtadm --lld iscsi *args``; returns its output, or None
+        when it failed saying one of ``ok``'s phrases (the state asked
+        for is already there)."""
+        cmd = ['tgtadm']
+        if self.control_port:
+            cmd += ['--control-port', str(self.control_port)]
+        cmd += ['--lld', 'iscsi'] + [str(arg) for arg in args]
+        kwargs = {}
+        if self.root_helper:
+            kwargs = {'run_as_root': True, 'root_helper': self.root_helper}
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception(
+                lambda e: isinstance(e, processutils.ProcessExecutionError)
+                and _is(e, BUSY)),
+            stop=tenacity.stop_after_attempt(self.tries),
+            wait=tenacity.wait_exponential(multiplier=0.05, max=1),
+            reraise=True)
+        try:
+            out, _err = retrying(processutils.execute, *cmd, **kwargs)
+        except processutils.ProcessExecutionError as e:
+            if ok and _is(e, ok):
+                return None
+            if _is(e, DOWN):
+                raise TgtadmError(data='tgtd is not running (tgtadm could '
+                                       'not reach it: %s)' % (
+                                           (e.stderr or '').strip()))
+            raise TgtadmError(data='%s failed: %s' % (
+                ' '.join(args[:4]), (e.stderr or e.stdout or '').strip()))
+        except OSError as e:
+            raise TgtadmError(data='cannot run tgtadm: %s' % e)
+        return out
+
+    def targets(self):
+        return parse_targets(self('--op', 'show', '--mode', 'target'))
+
+
+class ISCSIDriver(file_driver.FileDriver):
+    OPTS = OPTS
+    STORAGE_PROTOCOL = 'iSCSI'
+
+    @property
+    def tgtadm(self):
+        conf = self.backend_conf
+        return Tgtadm(conf.tgt_control_port, conf.num_shell_tries,
+                      conf.root_helper)
+
+    # -- names ----------------------------------------------------------
+    def iqn(self, volume):
+        return '%svolume-%s' % (self.backend_conf.target_prefix,
+                                volume['id'])
+
+    def _sentinel(self):
+        slug = re.sub(r'[^a-z0-9.-]', '-', self.backend_name.lower())
+        return '%s%s%s' % (self.backend_conf.target_prefix, SENTINEL, slug)
+
+    def _targets_dir(self):
+        return os.path.join(self._dir(), 'targets')
+
+    def _records_dir(self, volume):
+        return os.path.join(self._targets_dir(), 'volume-%s' % volume['id'])
+
+    @staticmethod
+    def _lock_name(volume):
+        # Also the name of its in-process semaphore: unlike any other.
+        return '%svolume-%s' % (LOCK_PREFIX, volume['id'])
+
+    def _lock(self, volume):
+        return lockutils.lock(self._lock_name(volume), external=True,
+                              lock_path=self._targets_dir())
+
+    @staticmethod
+    def _auth(volume):
+        """``(user, secret)`` of the volume's CHAP credentials, or None."""
+        parts = (volume.get('provider_auth') or '').split()
+        if len(parts) == 3 and parts[0].upper() == 'CHAP':
+            return parts[1], parts[2]
+        return None
+
+    @staticmethod
+    def _initiator(connector):
+        initiator = (connector or {}).get('initiator')
+        if not initiator or not is_initiator_name(initiator):
+            raise exception.VolumeBackendAPIException(
+                data='the iscsi backend needs the initiator name of the '
+                     'host in the connector (connector["initiator"], an '
+                     'iqn., eui. or naa. name), not %r' % (initiator,))
+        return initiator
+
+    # -- volumes --------------------------------------------------------
+    def create_volume(self, volume):
+        updates = super().create_volume(volume)
+        if self.backend_conf.use_chap_auth:
+            alphabet = string.ascii_letters + string.digits
+            user = ''.join(secrets.choice(alphabet) for _i in range(20))
+            secret = ''.join(secrets.choice(alphabet) for _i in range(16))
+            updates['provider_auth'] = 'CHAP %s %s' % (user, secret)
+        return updates
+
+    def delete_volume(self, volume):
+        with self._lock(volume):
+            target = self.tgtadm.targets().get(self.iqn(volume))
+            self._remove_target(volume, target)
+        path = self._path(volume)
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise exception.VolumeBackendAPIException(
+                data='cannot delete %s: %s' % (path, e.strerror))
+        try:
+            os.rmdir(self._records_dir(volume))
+        except OSError:
+            pass
+        lockutils.remove_external_lock_file(self._lock_name(volume),
+                                            lock_path=self._targets_dir())
+
+    def extend_volume(self, volume, new_size):
+        super().extend_volume(volume, new_size)
+        # tgtd reads a LUN's size when the LUN is added: a LUN of this
+        # volume (a leftover export: volumes are extended while
+        # available) is added again to show the new size.
+        with self._lock(volume):
+            target = self.tgtadm.targets().get(self.iqn(volume))
+            if target is not None and LUN in target.luns:
+                self.tgtadm('--op', 'delete', '--mode', 'logicalunit',
+                            '--tid', target.tid, '--lun', LUN, ok=GONE)
+                self._ensure_target(volume, target._replace(luns={}))
+
+    # -- connections ----------------------------------------------------
+    def initialize_connection(self, volume, connector):
+        initiator = self._initiator(connector)
+        path = self._path(volume)
+        if not os.path.exists(path):
+            raise exception.VolumeBackendAPIException(
+                data='the file %s of volume %s does not exist' % (
+                    path, volume['id']))
+        mode = self.access_mode(connector)
+        key = self.connection_host(connector) or initiator
+        with self._lock(volume):
+            previous = self._record_host(volume, key, initiator, mode,
+                                         connector)
+            targets = self.tgtadm.targets()
+            target = self._ensure_target(volume, targets.get(
+                self.iqn(volume)), targets)
+            if previous and previous.get('initiator') not in (None,
+                                                              initiator):
+                # The host's initiator name changed: the old one goes,
+                # unless another host uses it.
+                self._unbind(volume, target, previous['initiator'])
+            if initiator not in target.acl:
+                self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
+                            target.tid, '--initiator-name', initiator,
+                            ok=(EXISTS,))
+        return self._connection_info(volume, mode)
+
+    def _connection_info(self, volume, mode):
+        data = {
+            'target_discovered': False,
+            'target_portal': '%s:%s' % (
+                netutils.escape_ipv6(self.backend_conf.target_ip_address),
+                self.backend_conf.target_port),
+            'target_iqn': self.iqn(volume),
+            'target_lun': LUN,
+            'volume_id': volume['id'],
+            'encrypted': bool(volume.get('encrypted')),
+            'access_mode': mode,
+        }
+        auth = self._auth(volume)
+        if auth:
+            data.update(auth_method='CHAP', auth_username=auth[0],
+                        auth_password=auth[1])
+        return {'driver_volume_type': 'iscsi', 'data': data}
+
+    def terminate_connection(self, volume, connector):
+        connector = connector or {}
+        key = self.connection_host(connector) or connector.get('initiator')
+        with self._lock(volume):
+            target = self.tgtadm.targets().get(self.iqn(volume))
+            if not key:
+                # Not known which host: every host.
+                self._remove_target(volume, target)
+                return
+            record = self._records(volume).get(key) or {}
+            initiators = {i for i in (connector.get('initiator'),
+                                      record.get('initiator')) if i}
+            for initiator in initiators:
+                target = self._unbind(volume, target, initiator, key)
+            self._forget(volume, key)
+            if target is None or not [e for e in target.acl
+                                      if is_initiator_name(e)]:
+                # Exported to no host (or not at all: what a disconnect
+                # that died left, its account, goes).
+                self._remove_target(volume, target)
+            else:
+                self._set_readonly(volume, target)
+
+    def connections(self, volume):
+        target = self.tgtadm.targets().get(self.iqn(volume))
+        if target is None:
+            return {}
+        records = self._records(volume)
+        result = {}
+        for name in target.acl:
+            if not is_initiator_name(name):
+                continue
+            hosts = [key for key, record in records.items()
+                     if record.get('initiator') == name]
+            if not hosts:
+                result[name] = {'mode': None, 'initiator': name,
+                                'connector': {'initiator': name},
+                                'initialized': 0}
+            for key in hosts:
+                record = records[key]
+                result[key] = {'mode': record.get('mode'), 'initiator': name,
+                               'connector': record.get('connector') or {},
+                               'initialized': record.get('initialized', 0)}
+        return result
+
+    def get_capabilities(self):
+        caps = super().get_capabilities()
+        caps['multiattach'] = True
+        return caps
+
+    # -- the database's exports -------------------------------------------
+    def ensure_exports(self, connected, stalled_before=None):
+        """Make tgtd export what the database says (see the module
+        docstring): when the sentinel target of this backend is gone
+        (tgtd restarted), export every connected volume again; with
+        ``stalled_before``, unexport the initiators of this backend's
+        targets that no connected attachment needs and whose host record
+        is older (what a process that died in a connection left). Reads
+        the database only when tgtd lost the sentinel or has targets of
+        this backend. Returns ``[(volume id, 'exported' or
+        'unexported')]``."""
+        targets = self.tgtadm.targets()
+        lost = self._sentinel() not in targets
+        if not lost and (stalled_before is None or not self._mine(targets)):
+            return []
+        done = []
+        wanted = connected()
+        if lost:
+            LOG.warning('tgtd has no sentinel target %s (it was restarted, '
+                        'or this backend is new): exporting the connected '
+                        'volumes of backend %s again', self._sentinel(),
+                        self.backend_name)
+            exported = self._export_again(wanted)
+            if exported:
+                # A host detached while the database was read: it is
+                # unexported below, from a second read.
+                wanted = connected()
+                stalled_before = stalled_before or datetime.datetime.max
+                done.extend((volume_id, 'exported') for volume_id in exported)
+            self._create_target(self._sentinel(), self.tgtadm.targets())
+        if stalled_before is not None:
+            done.extend(self._unexport_leftovers(wanted, stalled_before))
+        return sorted(set(done))
+
+    def _mine(self, targets):
+        """``{volume id: Target}`` of this backend's volume targets."""
+        prefix = self.iqn({'id': ''})
+        return {iqn[len(prefix):]: target for iqn, target in targets.items()
+                if iqn.startswith(prefix) and len(iqn) > len(prefix)}
+
+    def _export_again(self, wanted):
+        """Export each volume of ``wanted`` to its connectors' initiators;
+        returns the ids of those something was missing for."""
+        exported = []
+        for volume_id, (volume, connectors) in wanted.items():
+            initiators = {}
+            for connector in connectors:
+                initiator = (connector or {}).get('initiator')
+                if initiator and is_initiator_name(initiator):
+                    key = self.connection_host(connector) or initiator
+                    initiators[initiator] = (key, connector)
+            if not initiators or not os.path.exists(self._path(volume)):
+                continue
+            with self._lock(volume):
+                targets = self.tgtadm.targets()
+                target = targets.get(self.iqn(volume))
+                bound = set(target.acl) if target is not None else set()
+                records = self._records(volume)
+                for initiator, (key, connector) in initiators.items():
+                    if key not in records:
+                        self._record_host(volume, key, initiator,
+                                          self.access_mode(connector),
+                                          connector)
+                target = self._ensure_target(volume, target, targets)
+                added = [i for i in initiators if i not in bound]
+                for initiator in added:
+                    self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
+                                target.tid, '--initiator-name', initiator,
+                                ok=(EXISTS,))
+            if added:
+                exported.append(volume_id)
+        return exported
+
+    def _unexport_leftovers(self, wanted, stalled_before):
+        """Unbind the initiators no connected attachment of ``wanted``
+        needs and whose record (rewritten at each connection) is older
+        than ``stalled_before`` (naive UTC), or missing; a target left
+        with none goes. Returns ``[(volume id, 'unexported')]``."""
+        cutoff = (calendar.timegm(stalled_before.timetuple())
+                  if stalled_before != datetime.datetime.max
+                  else float('inf'))
+        done = []
+        for volume_id, target in self._mine(self.tgtadm.targets()).items():
+            volume, connectors = wanted.get(volume_id) or (
+                {'id': volume_id}, [])
+            needed = {(c or {}).get('initiator') for c in connectors}
+            if connectors and not [i for i in target.acl
+                                   if i not in needed]:
+                continue
+            with self._lock(volume):
+                target = self.tgtadm.targets().get(self.iqn(volume))
+                if target is None:
+                    continue
+                ages = self._record_times(volume)
+                stale = [i for i in target.acl
+                         if i not in needed and ages.get(i, 0) < cutoff]
+                if not stale and (connectors or target.acl or any(
+                        t >= cutoff for t in ages.values())):
+                    # Needed, or a connection is under way.
+                    continue
+                for entry in stale:
+                    LOG.warning('Volume %s was exported to %s, which no '
+                                'connected attachment needs: unexported',
+                                volume_id, entry)
+                    if not is_initiator_name(entry):
+                        self.tgtadm('--op', 'unbind', '--mode', 'target',
+                                    '--tid', target.tid,
+                                    '--initiator-address', entry, ok=GONE)
+                        target.acl.remove(entry)
+                        continue
+                    for key, record in self._records(volume).items():
+                        if record.get('initiator') == entry:
+                            self._forget(volume, key)
+                    target = self._unbind(volume, target, entry)
+                if not [e for e in target.acl if is_initiator_name(e)]:
+                    self._remove_target(volume, target)
+                else:
+                    self._set_readonly(volume, target)
+                done.append((volume_id, 'unexported'))
+        return done
+
+    # -- the target -----------------------------------------------------
+    def _tid_for(self, iqn):
+        digest = hashlib.sha256(iqn.encode('utf-8')).hexdigest()
+        return 1 + int(digest[:8], 16) % TID_RANGE
+
+    def _create_target(self, iqn, targets):
+        """Make target ``iqn`` (``targets``: tgtd's, as last read) with a
+        free target id; returns its Target (as made, or as another process
+        made it meanwhile)."""
+        if iqn in targets:
+            return targets[iqn]
+        tid = self._tid_for(iqn)
+        for _attempt in range(64):
+            used = {t.tid for t in targets.values()}
+            while tid in used:
+                tid = tid % TID_RANGE + 1
+            if self.tgtadm('--op', 'new', '--mode', 'target', '--tid', tid,
+                           '--targetname', iqn, ok=(EXISTS,)) is not None:
+                return Target(tid, iqn, {}, [], [], [])
+            # The id, or the name, is taken: by this target?
+            targets = self.tgtadm.targets()
+            if iqn in targets:
+                return targets[iqn]
+        raise TgtadmError(data='no free target id for %s' % iqn)
+
+    def _ensure_target(self, volume, target, targets=None):
+        """The volume's target as it must be, whatever part of it exists
+        (``target``: tgtd's, or None; ``targets``: all of tgtd's as just
+        read, if they were): the target, LUN 1 on the volume's file, the
+        CHAP account bound, no address ACL, the read-only flag. Returns
+        the Target."""
+        iqn = self.iqn(volume)
+        if target is None:
+            target = self._create_target(
+                iqn, targets if targets is not None else
+                self.tgtadm.targets())
+        path = self._path(volume)
+        lun = target.luns.get(LUN)
+        if lun is not None and lun['path'] != path:
+            self.tgtadm('--op', 'delete', '--mode', 'logicalunit', '--tid',
+                        target.tid, '--lun', LUN, ok=GONE)
+            lun = None
+        if lun is None:
+            self.tgtadm('--op', 'new', '--mode', 'logicalunit', '--tid',
+                        target.tid, '--lun', LUN, '--backing-store', path,
+                        ok=(EXISTS,))
+            target.luns[LUN] = {'path': path, 'readonly': False}
+        auth = self._auth(volume)
+        if auth and auth[0] not in target.accounts:
+            self.tgtadm('--op', 'new', '--mode', 'account', '--user', auth[0],
+                        '--password', auth[1], ok=(EXISTS,))
+            self.tgtadm('--op', 'bind', '--mode', 'account', '--tid',
+                        target.tid, '--user', auth[0], ok=(EXISTS,))
+            target.accounts.append(auth[0])
+        for entry in list(target.acl):
+            if not is_initiator_name(entry):
+                LOG.warning('Target %s had the address ACL %s: removed (the '
+                            'iscsi backend exports to initiator names only)',
+                            iqn, entry)
+                self.tgtadm('--op', 'unbind', '--mode', 'target', '--tid',
+                            target.tid, '--initiator-address', entry,
+                            ok=GONE)
+                target.acl.remove(entry)
+        self._set_readonly(volume, target)
+        return target
+
+    def _set_readonly(self, volume, target):
+        """LUN 1 read-only while every connected host is read-only."""
+        lun = target.luns.get(LUN)
+        if lun is None:
+            return
+        records = self._records(volume).values()
+        readonly = bool(records) and not any(r.get('writable', True)
+                                             for r in records)
+        if lun['readonly'] != readonly:
+            self.tgtadm('--op', 'update', '--mode', 'logicalunit', '--tid',
+                        target.tid, '--lun', LUN, '--params',
+                        'readonly=%d' % readonly)
+            lun['readonly'] = readonly
+
+    def _unbind(self, volume, target, initiator, key=None):
+        """Unbind ``initiator`` (unless the record of a host other than
+        ``key`` uses it) and cut its sessions; returns the Target."""
+        if target is None:
+            return None
+        users = [k for k, record in self._records(volume).items()
+                 if k != key and record.get('initiator') == initiator]
+        if users:
+            return target
+        if initiator in target.acl:
+            self.tgtadm('--op', 'unbind', '--mode', 'target', '--tid',
+                        target.tid, '--initiator-name', initiator, ok=GONE)
+            target.acl.remove(initiator)
+        for sid, cid, name in target.sessions:
+            if name == initiator:
+                self.tgtadm('--op', 'delete', '--mode', 'conn', '--tid',
+                            target.tid, '--sid', sid, '--cid', cid, ok=GONE)
+        return target
+
+    def _remove_target(self, volume, target):
+        """The volume exported to no host: its initiators unbound first
+        (should the delete fail, no host can log in), then the target,
+        its account and the records."""
+        if target is not None:
+            for entry in list(target.acl):
+                option = ('--initiator-name' if is_initiator_name(entry)
+                          else '--initiator-address')
+                self.tgtadm('--op', 'unbind', '--mode', 'target', '--tid',
+                            target.tid, option, entry, ok=GONE)
+            self.tgtadm('--op', 'delete', '--force', '--mode', 'target',
+                        '--tid', target.tid, ok=GONE)
+        users = set(target.accounts) if target is not None else set()
+        auth = self._auth(volume)
+        if auth:
+            users.add(auth[0])
+        for user in sorted(users):
+            self.tgtadm('--op', 'delete', '--mode', 'account', '--user',
+                        user, ok=GONE)
+        self._forget(volume, None)
+
+    # -- the records ----------------------------------------------------
+    def _record_file(self, volume, key):
+        name = parse.quote(key, safe='') + '.json'
+        if len(name) > NAME_MAX:
+            name = 'sha256-%s.json' % hashlib.sha256(
+                key.encode('utf-8')).hexdigest()
+        return os.path.join(self._records_dir(volume), name)
+
+    def _records(self, volume):
+        """``{host (or initiator): record}`` of the volume."""
+        where = self._records_dir(volume)
+        try:
+            names = sorted(os.listdir(where))
+        except FileNotFoundError:
+            return {}
+        result = {}
+        for name in names:
+            if not name.endswith('.json'):
+                continue
+            try:
+                with open(os.path.join(where, name)) as f:
+                    record = json.load(f)
+            except (OSError, ValueError):
+                continue
+            result[record.get('key') or parse.unquote(name[:-5])] = record
+        return result
+
+    def _record_times(self, volume):
+        """``{initiator: latest modification time of its records}``."""
+        result = {}
+        for key, record in self._records(volume).items():
+            try:
+                mtime = os.stat(self._record_file(volume, key)).st_mtime
+            except OSError:
+                continue
+            initiator = record.get('initiator')
+            result[initiator] = max(result.get(initiator, 0), mtime)
+        return result
+
+    def _record_host(self, volume, key, initiator, mode, connector):
+        """Write ``key``'s record (under the volume's lock); returns the
+        one it replaces ({} if none)."""
+        path = self._record_file(volume, key)
+        previous = self._records(volume).get(key) or {}
+        record = {
+            'key': key, 'initiator': initiator, 'mode': mode,
+            'connector': dict(connector or {}),
+            'initialized': previous.get('initialized', 0) + 1,
+            'writable': mode == 'rw' or bool(previous.get('writable')),
+        }
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
+                                       prefix='.record-', suffix='.tmp')
+            with os.fdopen(fd, 'w') as f:
+                json.dump(record, f, sort_keys=True)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise exception.VolumeBackendAPIException(
+                data='cannot record the connection of %s to volume %s: %s'
+                     % (key, volume['id'], e.strerror))
+        return previous
+
+    def _forget(self, volume, key):
+        """Remove ``key``'s record, or (None) every record."""
+        if key is not None:
+            paths = [self._record_file(volume, key)]
+        else:
+            where = self._records_dir(volume)
+            try:
+                paths = [os.path.join(where, n) for n in os.listdir(where)]
+            except FileNotFoundError:
+                return
+        for path in paths:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                raise exception.VolumeBackendAPIException(
+                    data='cannot remove %s: %s' % (path, e.strerror))

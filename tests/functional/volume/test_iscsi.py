@@ -1,0 +1,338 @@
+"""The whole system with the ``iscsi`` backend on the node's tgtd: /v3
+volumes and attachments, /v2.1 server attachments (the fake virt driver's
+connector), and the conductor's settling of a restarted tgtd. A real
+initiator (QEMU's libiscsi, ``qemu-io``) reads through the
+``connection_info`` the API returned.
+
+Skips without tgtd/tgtadm or qemu-io (``tests/fixtures/tgt.py``), unless
+``NOVA_LITE_REQUIRE_TGT=1``.
+"""
+
+import datetime
+import os
+import time
+from unittest import mock
+
+from oslo_utils import uuidutils
+
+from nova_lite import context
+from nova_lite.objects import base as obj_base
+from nova_lite.volume import api as volume_api
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import volumes as volume_db
+from nova_lite.volume import drivers
+from tests.fixtures import system
+from tests.fixtures import tgt
+from tests.functional.compute import test_volume_attachments
+from tests.functional.volume import base
+from tests.functional.volume import test_attachments
+
+DATA = b'read through /v3'
+I1 = 'iqn.2024-01.org.nova-lite.test:compute1'
+I2 = 'iqn.2024-01.org.nova-lite.test:compute2'
+CONNECTION_INFO_KEYS = {
+    'driver_volume_type', 'target_discovered', 'target_portal',
+    'target_iqn', 'target_lun', 'volume_id', 'auth_method',
+    'auth_username', 'auth_password', 'access_mode', 'encrypted',
+    'attachment_id'}
+
+
+class ISCSIBackend(object):
+    """Mixin: the one backend is ``iscsi`` on a tgtd of the test."""
+    PRIVATE_TGTD = False
+
+    def setUp(self):
+        # tgtd first: the conductor's settling at start already asks it.
+        self.tgtd = self.useFixture(tgt.Tgtd(private=self.PRIVATE_TGTD))
+        self.CONF = dict(self.CONF, **{'volume.enabled_backends': ['iscsi']},
+                         **self.tgtd.conf_overrides('iscsi'))
+        super().setUp()
+        self.driver = drivers.get_driver(self.conf, 'iscsi')
+
+
+class ISCSITestCase(ISCSIBackend, base.VolumeTestCase):
+
+    def row(self, volume_id):
+        return volume_db.volume_get(context.get_admin_context(), volume_id)
+
+    def write(self, volume_id, data=DATA, offset=0):
+        with open(self.row(volume_id).provider_location, 'r+b') as f:
+            f.seek(offset)
+            f.write(data)
+
+    def attach(self, volume_id, initiator=I1, host='compute1', expect=200,
+               **fields):
+        body = {'volume_uuid': volume_id,
+                'instance_uuid': fields.pop('instance_uuid', None) or
+                uuidutils.generate_uuid(),
+                'connector': dict({'host': host, 'initiator': initiator},
+                                  **fields.pop('connector', {}))}
+        body.update(fields)
+        resp = self.vol.as_(volume_version='3.54').post(
+            '/v3/attachments', body={'attachment': body})
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp.body['attachment'] if expect == 200 else resp
+
+
+class VolumeLifecycleTest(ISCSITestCase):
+
+    def test_create_attach_read_detach_delete(self):
+        volume = self.create_volume()
+        self.assertEqual('available', self.status(volume['id']))
+        row = self.row(volume['id'])
+        method, user, secret = row.provider_auth.split()
+        self.assertEqual('CHAP', method)
+        # The credentials are the hosts', never shown with the volume.
+        for api in (self.vol, self.admin):
+            shown = api.get('/v3/volumes/%s' % volume['id'])
+            self.assertNotIn(secret, shown.text)
+        self.assertEqual('iSCSI', self.admin.get(
+            '/v3/capabilities/iscsi').body['storage_protocol'])
+        self.write(volume['id'])
+
+        attachment = self.attach(volume['id'])
+        info = attachment['connection_info']
+        self.assertEqual(CONNECTION_INFO_KEYS, set(info))
+        self.assertEqual({
+            'driver_volume_type': 'iscsi',
+            'target_discovered': False,
+            'target_portal': self.tgtd.portal,
+            'target_iqn': self.tgtd.prefix + 'volume-' + volume['id'],
+            'target_lun': 1,
+            'volume_id': volume['id'],
+            'auth_method': 'CHAP',
+            'auth_username': user,
+            'auth_password': secret,
+            'access_mode': 'rw',
+            'encrypted': False,
+            'attachment_id': attachment['id'],
+        }, info)
+        # The initiator reads through what the API returned.
+        self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I2, 0,
+                          len(DATA))
+        self.complete(attachment['id'])
+        self.assertEqual('in-use', self.status(volume['id']))
+        self.assertEqual(['compute1'],
+                         list(self.driver.connections(self.row(
+                             volume['id'])._asdict())))
+
+        resp = self.vol.delete('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual({}, self.driver.connections(
+            self.row(volume['id'])._asdict()))
+        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                              if 'volume-' in iqn])
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
+                          len(DATA))
+
+        path = row.provider_location
+        self.assertEqual(202, self.vol.delete(
+            '/v3/volumes/%s' % volume['id']).status)
+        self.assertEqual(404, self.vol.get(
+            '/v3/volumes/%s' % volume['id']).status)
+        self.assertRaises(FileNotFoundError, open, path)
+
+    def test_multiattach_read_only_and_read_write(self):
+        self.create_type('ma', extra_specs={'multiattach': '<is> True'})
+        volume = self.create_volume(volume_type='ma')
+        self.write(volume['id'])
+        ro = self.attach(volume['id'], mode='ro')
+        self.complete(ro['id'])
+        self.assertEqual('ro', ro['connection_info']['access_mode'])
+        result = tgt.qemu_io(ro['connection_info'], ['write -P 1 0 512'], I1,
+                             read_only=False)
+        self.assertIn('write protected', result.stderr)
+        rw = self.attach(volume['id'], initiator=I2, host='compute2',
+                         mode='rw')
+        self.assertEqual('rw', rw['connection_info']['access_mode'])
+        result = tgt.qemu_io(rw['connection_info'], ['write -P 0x61 0 16'],
+                             I2, read_only=False)
+        self.assertEqual(0, result.returncode, result.stderr)
+        self.assertEqual(b'a' * 16, tgt.qemu_read(ro['connection_info'], I1,
+                                                  0, 16))
+        self.assertEqual(['compute1', 'compute2'], sorted(
+            self.driver.connections(self.row(volume['id'])._asdict())))
+        self.vol.delete('/v3/attachments/%s' % rw['id'])
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read,
+                          rw['connection_info'], I2, 0, 16)
+        self.vol.delete('/v3/attachments/%s' % ro['id'])
+        self.assertEqual({}, self.driver.connections(
+            self.row(volume['id'])._asdict()))
+
+    def test_extend_then_attach(self):
+        volume = self.create_volume()
+        resp = self.vol.post('/v3/volumes/%s/action' % volume['id'],
+                             body={'os-extend': {'new_size': 2}})
+        self.assertEqual(202, resp.status, resp.text)
+        self.assertEqual(2, self.show_volume(volume['id'])['size'])
+        info = self.attach(volume['id'])['connection_info']
+        result = tgt.qemu_io(info, ['length'], I1)
+        self.assertEqual('2 GiB', result.stdout.strip(), result.stderr)
+
+    def test_a_connector_without_initiator_is_refused(self):
+        volume = self.create_volume()
+        resp = self.vol.as_(volume_version='3.54').post(
+            '/v3/attachments', body={'attachment': {
+                'volume_uuid': volume['id'],
+                'instance_uuid': '9f0c5d8e-2c3b-4f4a-8a0e-000000000001',
+                'connector': {'host': 'compute1'}}})
+        self.assertEqual(500, resp.status, resp.text)
+        self.assertIn('initiator name', resp.text)
+        # Nothing reserved, nothing exported.
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                              if 'volume-' in iqn])
+
+
+class RestartedTgtdTest(ISCSITestCase):
+    """A private tgtd killed under an attached volume: the conductor's
+    periodic settling exports it again."""
+    PRIVATE_TGTD = True
+
+    def conductor(self):
+        for svc in self.sys.system.services:
+            if svc.binary == 'nova-lite-conductor':
+                return svc.manager
+        raise AssertionError('no conductor')
+
+    def test_conductor_settling_exports_again(self):
+        volume = self.create_volume()
+        self.write(volume['id'])
+        attachment = self.attach(volume['id'])
+        self.complete(attachment['id'])
+        detached = self.attach(self.create_volume()['id'], initiator=I2,
+                               host='compute2')
+        self.vol.delete('/v3/attachments/%s' % detached['id'])
+        info = attachment['connection_info']
+
+        self.tgtd.kill()
+        self.tgtd.start()
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
+                          len(DATA))
+        settled = self.conductor().periodic_tasks(
+            context.get_admin_context())
+        self.assertIn(({'volume': volume['id'], 'operation': 'export'},
+                       'exported'),
+                      [(dict(item), outcome) for item, outcome in settled])
+        self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
+        # The detached volume stays unexported.
+        self.assertEqual(1, len([iqn for iqn in self.tgtd.targets()
+                                 if 'volume-' in iqn]))
+        # Once is enough: the next run finds tgtd as it left it.
+        self.assertEqual([], volume_api.API(self.conf).ensure_exports(
+            context.get_admin_context(), obj_base.utcnow().replace(
+                tzinfo=None) - datetime.timedelta(seconds=60)))
+        # Stalled work settled as usual besides.
+        self.assertEqual([], volume_api.API(self.conf).settle_stalled(
+            context.get_admin_context(),
+            obj_base.utcnow().replace(tzinfo=None) -
+            datetime.timedelta(hours=1)))
+
+
+class DeadProcessLeftoverTest(ISCSITestCase):
+    """A process that died between the backend's connect and the
+    database's record of it left the volume exported to that host: the
+    conductor's settling unexports it once stalled."""
+
+    def conductor(self):
+        return RestartedTgtdTest.conductor(self)
+
+    def test_leftover_export_is_settled(self):
+        volume = self.create_volume()
+        self.write(volume['id'])
+
+        class Died(BaseException):
+            """The process died here: no handler runs."""
+        with mock.patch.object(attachment_db, 'attachment_connect',
+                               side_effect=Died()):
+            self.assertRaises(Died, self.attach, volume['id'])
+        vol = self.row(volume['id'])._asdict()
+        self.assertEqual(['compute1'], list(self.driver.connections(vol)))
+        data = self.driver._connection_info(vol, 'rw')['data']
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+        # Not stalled yet: a connection may be under way.
+        ctxt = context.get_admin_context()
+        settled = self.conductor().periodic_tasks(ctxt)
+        self.assertNotIn('export', [dict(i).get('operation')
+                                    for i, _o in settled])
+        self.assertEqual(['compute1'], list(self.driver.connections(vol)))
+        # An hour later.
+        where = self.driver._records_dir(vol)
+        for name in os.listdir(where):
+            past = time.time() - 3600
+            os.utime(os.path.join(where, name), (past, past))
+        settled = self.conductor().periodic_tasks(ctxt)
+        self.assertIn(({'volume': volume['id'], 'operation': 'export'},
+                       'unexported'),
+                      [(dict(item), outcome) for item, outcome in settled])
+        self.assertEqual({}, self.driver.connections(vol))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
+
+
+# -- existing block-storage tests, on the iscsi backend -------------------
+
+class SharedConnectionsTest(ISCSIBackend,
+                            test_attachments.SharedConnectionsTest):
+    """Two attachments on one host share its export."""
+
+
+TVA = test_volume_attachments
+
+
+class ServerAttachmentsTest(ISCSIBackend, TVA.AttachmentTestCase):
+    """Server attachments through /v2.1 (the fake virt driver's
+    connector names the host's initiator): the compute API's tests that
+    connect and disconnect, each ending with the volume exported to no
+    host."""
+
+    _compute_host_down = TVA.DetachGuardsTest._compute_host_down
+
+    def exported(self):
+        return {iqn: target.acl for iqn, target in self.tgtd.targets().items()
+                if 'volume-' in iqn}
+
+    def run_and_check(self, test):
+        test(self)
+        self.assertEqual({}, self.exported())
+
+    def test_attach_exports_to_the_hosts_initiator(self):
+        volume_id = self.create_volume(multiattach=True)
+        api = self.at('2.60')
+        self.attach(self.server_id, volume_id, api=api)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        other = self.create_server(name='other')
+        self.attach(other, volume_id, api=api)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 2)
+        # Two servers of one host: one initiator, one export.
+        self.assertEqual({self.tgtd.prefix + 'volume-' + volume_id: [
+            'iqn.2010-10.org.openstack:compute1']}, self.exported())
+        self.detach(other, volume_id)
+        system.wait_for(lambda: len(self.show_volume(volume_id)[
+            'attachments']) == 1)
+        self.assertEqual(1, len(self.exported()))
+        self.detach(self.server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertEqual({}, self.exported())
+
+    def test_attach_detach_round_trip(self):
+        self.run_and_check(TVA.AttachGuardsTest.test_attach_detach_round_trip)
+
+    def test_multiattach(self):
+        self.run_and_check(TVA.AttachGuardsTest.test_multiattach)
+
+    def test_server_delete_detaches(self):
+        self.run_and_check(TVA.DetachGuardsTest.test_server_delete_detaches)
+
+    def test_compute_host_down_detaches_locally(self):
+        self.run_and_check(
+            TVA.DetachGuardsTest.test_compute_host_down_detaches_locally)
+
+    def test_boot_from_volume_and_delete_on_termination(self):
+        guards = TVA.DetachGuardsTest
+        self.run_and_check(
+            guards.test_boot_from_volume_and_delete_on_termination)

@@ -1,0 +1,466 @@
+"""The ``iscsi`` backend on a real tgtd, judged by a real initiator.
+
+Each test exports volumes with the driver and connects to them with QEMU's
+own iSCSI initiator (libiscsi, ``qemu-io``), as a QEMU guest's disk would:
+what the initiator reads, and whether its login is refused, decides.
+
+Needs ``tgtd``/``tgtadm`` (Debian's tgt; the node's tgtd is started when
+none runs) and ``qemu-io`` (qemu-utils, with qemu-block-extra's libiscsi
+driver): without them the tests skip, unless ``NOVA_LITE_REQUIRE_TGT=1``.
+"""
+
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import fixtures
+from oslo_utils import uuidutils
+import testtools
+
+from nova_lite.volume import drivers
+from tests.fixtures import conf as conf_fixture
+from tests.fixtures import tgt
+
+GiB = 1024 ** 3
+I1 = 'iqn.2024-01.org.nova-lite.test:host1'
+I2 = 'iqn.2024-01.org.nova-lite.test:host2'
+H1 = {'host': 'host1', 'initiator': I1}
+H2 = {'host': 'host2', 'initiator': I2}
+DATA = b'nova-lite iSCSI!'
+
+
+class TgtdTestCase(testtools.TestCase):
+    PRIVATE = False
+
+    def setUp(self):
+        super().setUp()
+        self.tgtd = self.useFixture(tgt.Tgtd(private=self.PRIVATE))
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.conf.set_override('enabled_backends', ['iscsi1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'iscsi', group='iscsi1')
+        drivers.register_backend_opts(self.conf)
+        for key, value in self.tgtd.conf_overrides('iscsi1').items():
+            group, name = key.split('.')
+            self.conf.set_override(name, value, group=group)
+        self.driver = drivers.get_driver(self.conf, 'iscsi1')
+
+    def create(self, size=1, data=DATA, offset=0):
+        volume = {'id': uuidutils.generate_uuid(), 'size': size,
+                  'host': 'iscsi1', 'provider_location': None,
+                  'multiattach': True}
+        volume.update(self.driver.create_volume(volume))
+        self.addCleanup(self.driver.delete_volume, volume)
+        with open(volume['provider_location'], 'r+b') as f:
+            f.seek(offset)
+            f.write(data)
+        return volume
+
+    def connect(self, volume, connector=H1, mode='rw'):
+        return self.driver.initialize_connection(
+            volume, dict(connector, mode=mode))['data']
+
+
+class DataPathTest(TgtdTestCase):
+
+    def test_the_bound_initiator_reads_the_bytes_of_the_file(self):
+        volume = self.create(data=DATA, offset=GiB - 4096)
+        data = self.connect(volume)
+        self.assertEqual(self.tgtd.portal, data['target_portal'])
+        self.assertEqual(self.tgtd.prefix + 'volume-' + volume['id'],
+                         data['target_iqn'])
+        self.assertEqual((1, 'CHAP'), (data['target_lun'],
+                                       data['auth_method']))
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, GiB - 4096,
+                                             len(DATA)))
+        result = tgt.qemu_io(data, ['length'], I1)
+        self.assertEqual('1 GiB', result.stdout.strip(), result.stderr)
+
+    def test_an_initiator_not_bound_is_refused(self):
+        volume = self.create()
+        data = self.connect(volume)
+        error = self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I2,
+                                  0, len(DATA))
+        self.assertIn('Target not found', str(error))
+
+    def test_a_wrong_chap_secret_is_refused(self):
+        volume = self.create()
+        data = self.connect(volume)
+        error = self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1,
+                                  0, len(DATA), password='x' * 16)
+        self.assertIn('Authentication failure', str(error))
+        # And no credentials at all.
+        bare = {k: v for k, v in data.items()
+                if not k.startswith('auth_')}
+        error = self.assertRaises(tgt.LoginRefused, tgt.qemu_read, bare, I1,
+                                  0, len(DATA))
+        self.assertIn('Authentication failure', str(error))
+        # Another volume's credentials do not open this one.
+        other = self.connect(self.create())
+        forged = dict(data, auth_username=other['auth_username'],
+                      auth_password=other['auth_password'])
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, forged, I1, 0,
+                          len(DATA))
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_after_the_last_disconnect_no_one_gets_in(self):
+        volume = self.create()
+        data = self.connect(volume)
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+        self.driver.terminate_connection(volume, H1)
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
+        self.assertEqual({}, self.tgtd.targets())
+        self.assertNotIn(data['auth_username'], self.tgtd.accounts())
+        self.assertEqual({}, self.driver.connections(volume))
+        # Connected again, it is exported again.
+        data = self.connect(volume)
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_multiattach_two_initiators(self):
+        volume = self.create()
+        d1 = self.connect(volume, H1)
+        d2 = self.connect(volume, H2)
+        self.assertEqual(d1, d2)
+        self.assertEqual(DATA, tgt.qemu_read(d1, I1, 0, len(DATA)))
+        self.assertEqual(DATA, tgt.qemu_read(d2, I2, 0, len(DATA)))
+        # host2 writes, host1 reads it.
+        written = tgt.qemu_io(d2, ['write -P 0x5a 4096 512'], I2,
+                              read_only=False)
+        self.assertEqual(0, written.returncode, written.stderr)
+        self.assertEqual(b'\x5a' * 512, tgt.qemu_read(d1, I1, 4096, 512))
+        self.assertEqual(['host1', 'host2'],
+                         sorted(self.driver.connections(volume)))
+
+        self.driver.terminate_connection(volume, H1)
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d1, I1, 0,
+                          len(DATA))
+        self.assertEqual(DATA, tgt.qemu_read(d2, I2, 0, len(DATA)))
+        self.assertEqual(['host2'], list(self.driver.connections(volume)))
+        self.driver.terminate_connection(volume, H2)
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d2, I2, 0,
+                          len(DATA))
+        self.assertEqual({}, self.tgtd.targets())
+
+    def test_a_read_only_lun_refuses_writes(self):
+        volume = self.create()
+        ro = self.connect(volume, H1, mode='ro')
+        self.assertEqual('ro', ro['access_mode'])
+        # Opened for writing: refused by the target.
+        result = tgt.qemu_io(ro, ['write -P 0x41 0 512'], I1,
+                             read_only=False)
+        self.assertNotEqual(0, result.returncode)
+        self.assertIn('write protected', result.stderr)
+        self.assertEqual(DATA, tgt.qemu_read(ro, I1, 0, len(DATA)))
+        # A read-write host arrives: the LUN takes writes (host1's own
+        # attachment stays read-only in its access_mode).
+        rw = self.connect(volume, H2, mode='rw')
+        result = tgt.qemu_io(rw, ['write -P 0x42 0 512'], I2,
+                             read_only=False)
+        self.assertEqual(0, result.returncode, result.stderr)
+        with open(volume['provider_location'], 'rb') as f:
+            self.assertEqual(b'\x42' * 512, f.read(512))
+        # It leaves: read-only again.
+        self.driver.terminate_connection(volume, H2)
+        result = tgt.qemu_io(ro, ['write -P 0x43 0 512'], I1,
+                             read_only=False)
+        self.assertIn('write protected', result.stderr)
+
+    def test_extend_is_seen_by_the_initiator(self):
+        volume = self.create()
+        data = self.connect(volume)
+        self.driver.extend_volume(volume, 3)
+        self.assertEqual(3, self.driver.volume_size(volume))
+        result = tgt.qemu_io(data, ['length'], I1)
+        self.assertEqual('3 GiB', result.stdout.strip(), result.stderr)
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_a_disconnected_hosts_session_is_cut(self):
+        volume = self.create()
+        d1 = self.connect(volume, H1)
+        self.connect(volume, H2)
+        # host1 stays logged in (qemu-io waits between two reads).
+        reader = subprocess.Popen(
+            ['qemu-io', '-r', '-c', 'read 0 512', '-c', 'sleep 60000',
+             '--image-opts', ','.join([
+                 'driver=iscsi', 'transport=tcp',
+                 'portal=%s' % d1['target_portal'],
+                 'target=%s' % d1['target_iqn'], 'lun=1',
+                 'initiator-name=%s' % I1,
+                 'user=%s' % d1['auth_username'],
+                 'password=%s' % d1['auth_password']])],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(reader.wait)
+        self.addCleanup(reader.kill)
+        iqn = d1['target_iqn']
+
+        def sessions():
+            return [s[2] for s in self.tgtd.targets()[iqn].sessions]
+        deadline = time.monotonic() + tgt.DEADLINE
+        while I1 not in sessions():
+            self.assertLess(time.monotonic(), deadline, 'no session')
+            self.assertIsNone(reader.poll())
+            time.sleep(0.05)
+        self.driver.terminate_connection(volume, H1)
+        self.assertEqual([], [s for s in sessions() if s == I1])
+        self.assertEqual([I2], [e for e in self.tgtd.targets()[iqn].acl])
+
+
+class IdempotenceTest(TgtdTestCase):
+
+    def test_every_call_twice(self):
+        volume = self.create()
+        data = self.connect(volume)
+        self.assertEqual(data, self.connect(volume))
+        self.assertEqual(2, self.driver.connections(volume)['host1'][
+            'initialized'])
+        self.driver.terminate_connection(volume, H1)
+        self.driver.terminate_connection(volume, H1)
+        self.driver.delete_volume(volume)
+        self.driver.delete_volume(volume)
+        self.assertFalse(os.path.exists(volume['provider_location']))
+
+    def test_what_a_dead_process_left_is_completed(self):
+        # A target made, its LUN not yet, an address ACL someone bound.
+        volume = self.create()
+        iqn = self.tgtd.prefix + 'volume-' + volume['id']
+        tgt._tgtadm(self.tgtd.control_port, '--lld', 'iscsi', '--op', 'new',
+                    '--mode', 'target', '--tid', '77', '--targetname', iqn)
+        tgt._tgtadm(self.tgtd.control_port, '--lld', 'iscsi', '--op', 'bind',
+                    '--mode', 'target', '--tid', '77', '--initiator-address',
+                    'ALL')
+        data = self.connect(volume)
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+        # Exported to the bound initiator alone, with CHAP.
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I2, 0,
+                          len(DATA))
+        target = self.tgtd.targets()[iqn]
+        self.assertEqual((77, [I1], [data['auth_username']]),
+                         (target.tid, target.acl, target.accounts))
+
+
+class RestartTest(TgtdTestCase):
+    """A private tgtd, killed and started again: it has no targets."""
+    PRIVATE = True
+
+    def test_ensure_exports_after_tgtd_was_killed(self):
+        v1, v2 = self.create(), self.create(data=b'second volume...')
+        d1 = self.connect(v1, H1)
+        d2 = self.connect(v2, H2, mode='ro')
+        connected = {v1['id']: (v1, [dict(H1, mode='rw')]),
+                     v2['id']: (v2, [dict(H2, mode='ro')])}
+        self.assertEqual([], self.driver.ensure_exports(lambda: connected))
+
+        self.tgtd.kill()
+        self.tgtd.start()
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d1, I1, 0,
+                          len(DATA))
+        self.assertEqual(sorted([(v1['id'], 'exported'),
+                                 (v2['id'], 'exported')]),
+                         self.driver.ensure_exports(lambda: connected))
+        self.assertEqual(DATA, tgt.qemu_read(d1, I1, 0, len(DATA)))
+        self.assertEqual(b'second volume...',
+                         tgt.qemu_read(d2, I2, 0, 16))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d1, I2, 0,
+                          len(DATA))
+        result = tgt.qemu_io(d2, ['write -P 0x41 0 512'], I2,
+                             read_only=False)
+        self.assertIn('write protected', result.stderr)
+        # Done once: the next run finds the sentinel.
+        self.assertEqual([], self.driver.ensure_exports(lambda: connected))
+
+    def test_a_session_resumes_once_exported_again(self):
+        volume = self.create()
+        data = self.connect(volume, H1)
+        connected = {volume['id']: (volume, [dict(H1, mode='rw')])}
+        # The initiator reads, pauses, reads again: the second read waits
+        # for the target to come back, as a guest's I/O would.
+        reader = subprocess.Popen(
+            ['qemu-io', '-r', '-c', 'read -v 0 16', '-c', 'sleep 3000',
+             '-c', 'read -v 0 16', '--image-opts', ','.join([
+                 'driver=iscsi', 'transport=tcp',
+                 'portal=%s' % data['target_portal'],
+                 'target=%s' % data['target_iqn'], 'lun=1',
+                 'initiator-name=%s' % I1,
+                 'user=%s' % data['auth_username'],
+                 'password=%s' % data['auth_password']])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(reader.wait)
+        self.addCleanup(reader.kill)
+        deadline = time.monotonic() + tgt.DEADLINE
+        while not self.tgtd.targets()[data['target_iqn']].sessions:
+            self.assertLess(time.monotonic(), deadline, 'no session')
+            time.sleep(0.05)
+        self.tgtd.kill()
+        self.tgtd.start()
+        self.assertEqual([(volume['id'], 'exported')],
+                         self.driver.ensure_exports(lambda: connected))
+        out, err = reader.communicate(timeout=tgt.DEADLINE)
+        self.assertEqual(0, reader.returncode, err)
+        self.assertEqual(DATA + DATA, tgt.parse_dump(out, 32))
+        # It logged in again (tgtd reset the session).
+        self.assertIn('BUS_RESET', err)
+
+    def test_a_connection_after_a_restart_makes_its_target(self):
+        volume = self.create()
+        self.connect(volume, H1)
+        self.tgtd.stop()
+        self.tgtd.start()
+        data = self.connect(volume, H2)
+        self.assertEqual(DATA, tgt.qemu_read(data, I2, 0, len(DATA)))
+        # host1 is the settling's to export again (the database knows it).
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
+
+    def test_tgtd_stopped(self):
+        volume = self.create()
+        self.tgtd.stop()
+        error = self.assertRaises(Exception, self.connect, volume)
+        self.assertIn('tgtd is not running', str(error))
+        self.tgtd.start()
+
+
+# A process that runs one driver call with the test's configuration.
+CHILD = r'''
+import json, sys
+from oslo_config import cfg
+from nova_lite import config
+from nova_lite.volume import drivers
+args = json.loads(sys.argv[1])
+conf = cfg.ConfigOpts()
+config.prepare(conf)
+conf([], project='nova-lite', default_config_files=[])
+conf.set_override('state_path', args['state_path'])
+conf.set_override('enabled_backends', ['iscsi1'], group='volume')
+drivers.register_backend_opts(conf)
+conf.set_override('volume_driver', 'iscsi', group='iscsi1')
+drivers.register_backend_opts(conf)
+for name, value in args['backend'].items():
+    conf.set_override(name, value, group='iscsi1')
+driver = drivers.get_driver(conf, 'iscsi1')
+getattr(driver, args['call'])(args['volume'], args['connector'])
+'''
+
+# ``tgtadm`` for the child: SIGKILLs its caller at call number $DIE_AT,
+# runs the real one otherwise.
+SHIM = '''#!/bin/sh
+n=$(( $(cat "$TGTADM_COUNT" 2>/dev/null || echo 0) + 1 ))
+echo $n > "$TGTADM_COUNT"
+if [ "$n" = "$DIE_AT" ]; then kill -KILL $PPID; exit 1; fi
+exec %s "$@"
+'''
+
+
+class ProcessDeathTest(TgtdTestCase):
+    """A real process running the driver, SIGKILLed before each of its
+    tgtadm calls in turn: what it leaves never exports the volume to a
+    host without CHAP, nor to any other host, and is settled."""
+
+    def setUp(self):
+        super().setUp()
+        shimdir = self.useFixture(fixtures.TempDir()).path
+        self.counter = os.path.join(shimdir, 'count')
+        with open(os.path.join(shimdir, 'tgtadm'), 'w') as f:
+            f.write(SHIM % shutil.which('tgtadm'))
+        os.chmod(os.path.join(shimdir, 'tgtadm'), 0o755)
+        self.env = dict(os.environ, PATH=shimdir + ':' + os.environ['PATH'],
+                        TGTADM_COUNT=self.counter)
+
+    def run_child(self, call, volume, connector, die_at):
+        """Run ``call`` in a process killed at tgtadm call ``die_at``;
+        returns whether it was killed."""
+        if os.path.exists(self.counter):
+            os.unlink(self.counter)
+        backend = {name: value for name, value in (
+            (key.split('.')[1], value) for key, value in
+            self.tgtd.conf_overrides('iscsi1').items())}
+        child = subprocess.run(
+            [sys.executable, '-c', CHILD, json.dumps({
+                'state_path': self.conf.state_path, 'backend': backend,
+                'call': call, 'volume': volume,
+                'connector': connector})],
+            env=dict(self.env, DIE_AT=str(die_at)), capture_output=True,
+            text=True, timeout=120)
+        if child.returncode == -signal.SIGKILL:
+            return True
+        self.assertEqual(0, child.returncode, child.stderr)
+        return False
+
+    def exported_to(self, volume):
+        target = self.tgtd.targets().get(
+            self.tgtd.prefix + 'volume-' + volume['id'])
+        if target is None:
+            return []
+        names = [e for e in target.acl]
+        if names:
+            # Never without the volume's CHAP account.
+            self.assertEqual([volume['provider_auth'].split()[1]],
+                             target.accounts)
+        return names
+
+    def test_connect_killed_at_each_step(self):
+        volume = self.create()
+        step = 0
+        while True:
+            step += 1
+            killed = self.run_child('initialize_connection', volume,
+                                    dict(H1, mode='rw'), step)
+            self.assertIn(self.exported_to(volume), ([], [I1]), step)
+            if not killed:
+                break
+            # The attachment never got its connection: the settling
+            # unexports what the dead process bound.
+            self.driver.ensure_exports(
+                lambda: {}, datetime.datetime.utcnow() +
+                datetime.timedelta(seconds=1))
+            self.assertEqual([], self.exported_to(volume), step)
+            self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                                  if 'volume-' in iqn])
+            self.assertEqual({}, self.driver.connections(volume))
+        # Killed before each of its six tgtadm calls, then through.
+        self.assertEqual(7, step)
+        data = self.driver._connection_info(volume, 'rw')['data']
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_disconnect_killed_at_each_step(self):
+        volume = self.create()
+        step = 0
+        while True:
+            step += 1
+            data = self.connect(volume, H1)
+            self.connect(volume, H2)
+            killed = self.run_child('terminate_connection', volume, H1,
+                                    step)
+            # host2 keeps its export whatever happened.
+            self.assertEqual(DATA, tgt.qemu_read(data, I2, 0, len(DATA)))
+            if not killed:
+                break
+            # The attachment is unchanged: the detach is asked again.
+            self.driver.terminate_connection(volume, H1)
+            self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                              len(DATA))
+            self.assertEqual([I2], self.exported_to(volume))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
+                          len(DATA))
+        self.assertGreater(step, 2)
+        # The last host, killed at each step.
+        step = 0
+        while True:
+            step += 1
+            self.connect(volume, H2)
+            killed = self.run_child('terminate_connection', volume, H2,
+                                    step)
+            if not killed:
+                break
+            self.driver.terminate_connection(volume, H2)
+            self.assertEqual([], self.exported_to(volume))
+            self.assertNotIn(volume['provider_auth'].split()[1],
+                             self.tgtd.accounts())
+        self.assertEqual({}, self.tgtd.targets())
+        self.assertGreater(step, 3)

@@ -1,0 +1,826 @@
+"""The ``iscsi`` backend with tgtadm replaced at the process boundary.
+
+``FakeTgtd`` answers ``processutils.execute('tgtadm', ...)`` as tgtd 1.0.85
+does (its show output and error messages, taken from the real daemon),
+keeping targets, LUNs, accounts and ACLs in memory. It can fail the n-th
+call (the process died there: what the calls before it did stays), say it
+is busy, or be down. The real daemon's behaviour is tested in
+``tests/functional/volume/test_iscsi_tgtd.py``.
+"""
+
+import datetime
+import os
+
+import fixtures
+from oslo_concurrency import processutils
+import testtools
+
+from nova_lite import exception
+from nova_lite.volume import drivers
+from nova_lite.volume.drivers import iscsi
+from tests.fixtures import conf as conf_fixture
+
+VOLUME = {'id': '8f5a8a1e-5d2a-4b9d-9d56-1b5b9c1f0a11', 'size': 1,
+          'host': 'iscsi1', 'provider_location': None, 'multiattach': True}
+PREFIX = 'iqn.2010-10.org.openstack:'
+IQN = PREFIX + 'volume-' + VOLUME['id']
+I1 = 'iqn.1993-08.org.debian:01:h1'
+I2 = 'iqn.1993-08.org.debian:01:h2'
+H1 = {'host': 'h1', 'initiator': I1}
+H2 = {'host': 'h2', 'initiator': I2}
+
+# ``tgtadm --lld iscsi --op show --mode target`` of tgtd 1.0.85: a target
+# with a session, LUN 1 read-only, an incoming and an outgoing account, an
+# address and two initiator names in its ACL; and a bare one.
+REAL_SHOW = """\
+Target 100: iqn.2010-10.org.openstack:exp-v1
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+        I_T nexus: 10
+            Initiator: iqn.test:init-a alias: none
+            Connection: 0
+                IP Address: 127.0.0.1
+    LUN information:
+        LUN: 0
+            Type: controller
+            SCSI ID: IET     00640000
+            SCSI SN: beaf1000
+            Size: 0 MB, Block size: 1
+            Online: Yes
+            Removable media: No
+            Prevent removal: No
+            Readonly: No
+            SWP: No
+            Thin-provisioning: No
+            Backing store type: null
+            Backing store path: None
+            Backing store flags: 
+        LUN: 1
+            Type: disk
+            SCSI ID: IET     00640001
+            SCSI SN: beaf1001
+            Size: 67 MB, Block size: 512
+            Online: Yes
+            Removable media: No
+            Prevent removal: No
+            Readonly: Yes
+            SWP: No
+            Thin-provisioning: No
+            Backing store type: rdwr
+            Backing store path: /tmp/iscsi-exp/v1.img
+            Backing store flags: 
+    Account information:
+        expuser1
+        expuser1 (outgoing)
+    ACL information:
+        10.0.0.1
+        iqn.test:init-a
+        iqn.test:init-b
+Target 971505: iqn.2010-10.org.nova-lite.smoke:volume-dcd7
+    System information:
+        Driver: iscsi
+        State: ready
+    I_T nexus information:
+    LUN information:
+        LUN: 0
+            Type: controller
+            Backing store path: None
+    Account information:
+    ACL information:
+"""  # noqa: W291
+
+
+class FakeTgtd(object):
+    """tgtd's state and tgtadm's answers."""
+
+    def __init__(self):
+        self.targets = {}     # tid -> dict
+        self.accounts = {}    # user -> password
+        self.calls = []
+        self.fail_at = None   # the call number (1-based) that fails
+        self.busy = 0         # the next n calls say busy
+        self.down = False
+
+    # -- what tests look at ---------------------------------------------
+    def target(self, iqn=IQN):
+        for target in self.targets.values():
+            if target['iqn'] == iqn:
+                return target
+        return None
+
+    def initiators(self, iqn=IQN):
+        target = self.target(iqn)
+        return [] if target is None else [
+            e for e in target['acl'] if iscsi.is_initiator_name(e)]
+
+    def ops(self):
+        """The (op, mode) of each call, in order."""
+        return [(c[c.index('--op') + 1], c[c.index('--mode') + 1])
+                for c in self.calls]
+
+    # -- tgtadm ---------------------------------------------------------
+    def execute(self, *cmd, **kwargs):
+        assert cmd[0] == 'tgtadm', cmd
+        self.calls.append(cmd)
+        if self.fail_at is not None and len(self.calls) == self.fail_at:
+            raise Died('the process died at tgtadm call %d' % self.fail_at)
+        if self.down:
+            raise processutils.ProcessExecutionError(
+                stderr='tgtadm: failed to send request hdr to tgt daemon, '
+                       'Transport endpoint is not connected\n',
+                exit_code=107, cmd=' '.join(cmd))
+        if self.busy:
+            self.busy -= 1
+            raise processutils.ProcessExecutionError(
+                stderr='tgtadm: this driver is busy\n', exit_code=22,
+                cmd=' '.join(cmd))
+        args = {}
+        flags = set()
+        i = 1
+        while i < len(cmd):
+            if cmd[i] in ('--force', '--outgoing'):
+                flags.add(cmd[i])
+                i += 1
+            else:
+                args[cmd[i]] = cmd[i + 1]
+                i += 2
+        assert args['--lld'] == 'iscsi'
+        answer = getattr(self, '_%s_%s' % (args['--mode'], args['--op']))(
+            args, flags)
+        if isinstance(answer, Output):
+            return str(answer), ''
+        if answer:
+            raise processutils.ProcessExecutionError(
+                stderr='tgtadm: %s\n' % answer, exit_code=22,
+                cmd=' '.join(cmd))
+        return '', ''
+
+    def _tid(self, args):
+        return int(args['--tid'])
+
+    def _target_new(self, args, flags):
+        tid = self._tid(args)
+        if tid in self.targets or self.target(args['--targetname']):
+            return 'this target already exists'
+        self.targets[tid] = {'iqn': args['--targetname'], 'luns': {},
+                             'accounts': [], 'acl': [], 'sessions': []}
+
+    def _target_delete(self, args, flags):
+        if self.targets.pop(self._tid(args), None) is None:
+            return "can't find the target"
+
+    def _target_show(self, args, flags):
+        out = []
+        for tid, t in sorted(self.targets.items()):
+            out.append('Target %d: %s' % (tid, t['iqn']))
+            out.append('    System information:')
+            out.append('        Driver: iscsi')
+            out.append('    I_T nexus information:')
+            for sid, cid, initiator in t['sessions']:
+                out.append('        I_T nexus: %d' % sid)
+                out.append('            Initiator: %s alias: none'
+                           % initiator)
+                out.append('            Connection: %d' % cid)
+                out.append('                IP Address: 127.0.0.1')
+            out.append('    LUN information:')
+            for lun, (path, readonly) in sorted(t['luns'].items()):
+                out.append('        LUN: %d' % lun)
+                out.append('            Type: disk')
+                out.append('            Readonly: %s' % (
+                    'Yes' if readonly else 'No'))
+                out.append('            Backing store path: %s' % path)
+            out.append('    Account information:')
+            out.extend('        %s' % a for a in t['accounts'])
+            out.append('    ACL information:')
+            out.extend('        %s' % a for a in t['acl'])
+        return Output('\n'.join(out) + '\n' if out else '')
+
+    def _target_bind(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        entry = args.get('--initiator-name') or args['--initiator-address']
+        if entry in t['acl']:
+            return 'this access control rule already exists'
+        t['acl'].append(entry)
+
+    def _target_unbind(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        entry = args.get('--initiator-name') or args['--initiator-address']
+        if entry not in t['acl']:
+            return 'this access control rule does not exist'
+        t['acl'].remove(entry)
+
+    def _logicalunit_new(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        lun = int(args['--lun'])
+        if lun in t['luns']:
+            return 'this logical unit number already exists'
+        t['luns'][lun] = (args['--backing-store'], False)
+
+    def _logicalunit_delete(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        if t['luns'].pop(int(args['--lun']), None) is None:
+            return "can't find the logical unit"
+
+    def _logicalunit_update(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        lun = int(args['--lun'])
+        if t is None or lun not in t['luns']:
+            return "can't find the logical unit"
+        key, value = args['--params'].split('=')
+        assert key == 'readonly'
+        t['luns'][lun] = (t['luns'][lun][0], value == '1')
+
+    def _account_new(self, args, flags):
+        if args['--user'] in self.accounts:
+            return 'this account already exists'
+        self.accounts[args['--user']] = args['--password']
+
+    def _account_delete(self, args, flags):
+        if self.accounts.pop(args['--user'], None) is None:
+            return "can't find the account"
+        for t in self.targets.values():
+            if args['--user'] in t['accounts']:
+                t['accounts'].remove(args['--user'])
+
+    def _account_bind(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        if args['--user'] not in self.accounts:
+            return "can't find the account"
+        if args['--user'] in t['accounts']:
+            return 'this account already exists'
+        t['accounts'].append(args['--user'])
+
+    def _conn_delete(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        sid, cid = int(args['--sid']), int(args['--cid'])
+        if t is None or not any(s[:2] == (sid, cid) for s in t['sessions']):
+            return "can't find the connection"
+        t['sessions'] = [s for s in t['sessions'] if s[:2] != (sid, cid)]
+
+
+class Died(Exception):
+    """The process died here."""
+
+
+class Output(str):
+    """What a show prints (an error is a plain string)."""
+
+
+class ParseTest(testtools.TestCase):
+    def test_real_show_output(self):
+        targets = iscsi.parse_targets(REAL_SHOW)
+        self.assertEqual(['iqn.2010-10.org.nova-lite.smoke:volume-dcd7',
+                          'iqn.2010-10.org.openstack:exp-v1'],
+                         sorted(targets))
+        t = targets['iqn.2010-10.org.openstack:exp-v1']
+        self.assertEqual(100, t.tid)
+        self.assertEqual({0: {'path': 'None', 'readonly': False},
+                          1: {'path': '/tmp/iscsi-exp/v1.img',
+                              'readonly': True}}, t.luns)
+        self.assertEqual(['expuser1'], t.accounts)
+        self.assertEqual(['10.0.0.1', 'iqn.test:init-a', 'iqn.test:init-b'],
+                         t.acl)
+        self.assertEqual([(10, 0, 'iqn.test:init-a')], t.sessions)
+        bare = targets['iqn.2010-10.org.nova-lite.smoke:volume-dcd7']
+        self.assertEqual((971505, [], [], []),
+                         (bare.tid, bare.accounts, bare.acl, bare.sessions))
+
+    def test_initiator_names(self):
+        for name in (I1, 'eui.02004567A425678D', 'naa.52004567BA64678D',
+                     'iqn.test'):
+            self.assertTrue(iscsi.is_initiator_name(name), name)
+        for entry in ('ALL', '10.0.0.1', '192.168.0.0/24', '', 'iqn.a b',
+                      'iqn.' + 'x' * 220, 'host1'):
+            self.assertFalse(iscsi.is_initiator_name(entry), entry)
+
+
+class ISCSIDriverTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.conf.set_override('enabled_backends', ['iscsi1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'iscsi', group='iscsi1')
+        drivers.register_backend_opts(self.conf)
+        self.tgtd = FakeTgtd()
+        self.useFixture(fixtures.MockPatchObject(
+            processutils, 'execute', side_effect=self.tgtd.execute))
+        self.driver = drivers.get_driver(self.conf, 'iscsi1')
+        self.volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+
+    def connect(self, connector=H1, mode='rw', volume=None):
+        return self.driver.initialize_connection(
+            volume or self.volume, dict(connector, mode=mode))
+
+    def auth(self):
+        return self.volume['provider_auth'].split()
+
+    # -- create, connection_info ------------------------------------------
+    def test_create_makes_a_sparse_file_and_chap_credentials(self):
+        path = self.volume['provider_location']
+        self.assertEqual(1024 ** 3, os.stat(path).st_size)
+        method, user, secret = self.auth()
+        self.assertEqual('CHAP', method)
+        self.assertEqual((20, 16), (len(user), len(secret)))
+        self.assertTrue(user.isalnum() and secret.isalnum())
+        other = self.driver.create_volume(dict(VOLUME, id='other'))
+        self.assertNotEqual(self.volume['provider_auth'],
+                            other['provider_auth'])
+        # Nothing is exported until a host connects.
+        self.assertEqual([], self.tgtd.calls)
+
+    def test_connection_info_is_cinders(self):
+        info = self.connect(mode='ro')
+        _method, user, secret = self.auth()
+        self.assertEqual({
+            'driver_volume_type': 'iscsi',
+            'data': {
+                'target_discovered': False,
+                'target_portal': '127.0.0.1:3260',
+                'target_iqn': IQN,
+                'target_lun': 1,
+                'volume_id': VOLUME['id'],
+                'auth_method': 'CHAP',
+                'auth_username': user,
+                'auth_password': secret,
+                'access_mode': 'ro',
+                'encrypted': False,
+            }}, info)
+
+    def test_portal_options_and_ipv6(self):
+        self.conf.set_override('target_ip_address', 'fd00::10',
+                               group='iscsi1')
+        self.conf.set_override('target_port', 3261, group='iscsi1')
+        self.conf.set_override('target_prefix', 'iqn.2024-01.org.example:',
+                               group='iscsi1')
+        data = self.connect()['data']
+        self.assertEqual('[fd00::10]:3261', data['target_portal'])
+        self.assertEqual('iqn.2024-01.org.example:volume-' + VOLUME['id'],
+                         data['target_iqn'])
+        self.assertIsNotNone(self.tgtd.target(data['target_iqn']))
+
+    def test_upper_case_prefix_is_refused(self):
+        self.assertRaises(ValueError, self.conf.set_override,
+                          'target_prefix', 'iqn.2024-01.Org.Example:',
+                          group='iscsi1')
+
+    def test_without_chap(self):
+        self.conf.set_override('use_chap_auth', False, group='iscsi1')
+        volume = dict(VOLUME, id='nochap')
+        volume.update(self.driver.create_volume(volume))
+        self.assertNotIn('provider_auth', volume)
+        data = self.connect(volume=volume)['data']
+        self.assertNotIn('auth_method', data)
+        target = self.tgtd.target(PREFIX + 'volume-nochap')
+        self.assertEqual(([], [I1]), (target['accounts'], target['acl']))
+        self.assertEqual({}, self.tgtd.accounts)
+
+    def test_capabilities(self):
+        caps = self.driver.get_capabilities()
+        self.assertEqual(('iSCSI', True, 'ISCSIDriver'),
+                         (caps['storage_protocol'], caps['multiattach'],
+                          caps['driver']))
+
+    # -- the export follows the connections --------------------------------
+    def test_connect_exports_to_the_initiator_with_chap(self):
+        self.connect()
+        target = self.tgtd.target()
+        _method, user, secret = self.auth()
+        self.assertEqual({1: (self.volume['provider_location'], False)},
+                         target['luns'])
+        self.assertEqual([user], target['accounts'])
+        self.assertEqual({user: secret}, self.tgtd.accounts)
+        self.assertEqual([I1], target['acl'])
+        # The account is bound before any initiator is.
+        ops = self.tgtd.ops()
+        self.assertLess(ops.index(('bind', 'account')),
+                        ops.index(('bind', 'target')))
+
+    def test_connect_needs_an_initiator_name(self):
+        for connector in ({'host': 'h1'}, {'host': 'h1', 'initiator': 'ALL'},
+                          {'host': 'h1', 'initiator': '10.0.0.1'}):
+            self.assertRaises(exception.VolumeBackendAPIException,
+                              self.connect, connector)
+        self.assertEqual([], self.tgtd.calls)
+
+    def test_connect_a_missing_file(self):
+        os.unlink(self.volume['provider_location'])
+        self.assertRaises(exception.VolumeBackendAPIException, self.connect)
+        self.assertIsNone(self.tgtd.target())
+
+    def test_connections_come_from_tgtd(self):
+        self.assertEqual({}, self.driver.connections(self.volume))
+        self.connect()
+        self.connect()
+        self.connect(H2, mode='ro')
+        conns = self.driver.connections(self.volume)
+        self.assertEqual(['h1', 'h2'], sorted(conns))
+        self.assertEqual(('rw', 2, I1, dict(H1, mode='rw')),
+                         (conns['h1']['mode'], conns['h1']['initialized'],
+                          conns['h1']['initiator'], conns['h1']['connector']))
+        self.assertEqual('ro', conns['h2']['mode'])
+        # The ACL decides: an initiator unbound behind the driver's back is
+        # no connection, one bound by hand is shown by its name.
+        tid = self.tgtd.target()['acl']
+        tid.remove(I2)
+        tid.append('iqn.by-hand:x')
+        self.assertEqual(['h1', 'iqn.by-hand:x'],
+                         sorted(self.driver.connections(self.volume)))
+
+    def test_disconnect_one_host_of_two(self):
+        self.connect()
+        self.connect(H2)
+        self.tgtd.target()['sessions'] = [(1, 0, I1), (2, 0, I2)]
+        self.driver.terminate_connection(self.volume, H1)
+        target = self.tgtd.target()
+        self.assertEqual([I2], target['acl'])
+        # The disconnected host's session is cut, the other one stays.
+        self.assertEqual([(2, 0, I2)], target['sessions'])
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+        self.driver.terminate_connection(self.volume, H1)   # again: fine
+        self.assertEqual([I2], self.tgtd.target()['acl'])
+
+    def test_the_last_disconnect_removes_the_target_and_account(self):
+        self.connect()
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertIsNone(self.tgtd.target())
+        self.assertEqual({}, self.tgtd.accounts)
+        self.assertEqual({}, self.driver.connections(self.volume))
+        self.assertEqual([], os.listdir(self.driver._records_dir(
+            self.volume)))
+        # The initiator is unbound before the target goes.
+        ops = self.tgtd.ops()
+        self.assertLess(ops.index(('unbind', 'target')),
+                        ops.index(('delete', 'target')))
+        self.driver.terminate_connection(self.volume, H1)   # again: fine
+        # And connecting again makes it again.
+        self.connect()
+        self.assertEqual([I1], self.tgtd.target()['acl'])
+
+    def test_an_empty_connector_disconnects_every_host(self):
+        self.connect()
+        self.connect(H2)
+        self.driver.terminate_connection(self.volume, {})
+        self.assertIsNone(self.tgtd.target())
+        self.assertEqual({}, self.driver.connections(self.volume))
+
+    def test_disconnect_by_host_alone(self):
+        # The connector stored with the attachment may lack the initiator:
+        # the record names it.
+        self.connect()
+        self.connect(H2)
+        self.driver.terminate_connection(self.volume, {'host': 'h1'})
+        self.assertEqual([I2], self.tgtd.target()['acl'])
+
+    def test_two_hosts_with_one_initiator_name(self):
+        self.connect()
+        self.connect({'host': 'h3', 'initiator': I1})
+        self.driver.terminate_connection(self.volume, H1)
+        # h3 still uses it.
+        self.assertEqual([I1], self.tgtd.target()['acl'])
+        self.assertEqual(['h3'], list(self.driver.connections(self.volume)))
+        self.driver.terminate_connection(self.volume,
+                                         {'host': 'h3', 'initiator': I1})
+        self.assertIsNone(self.tgtd.target())
+
+    def test_a_host_whose_initiator_name_changed(self):
+        self.connect()
+        self.connect({'host': 'h1', 'initiator': I2})
+        self.assertEqual([I2], self.tgtd.target()['acl'])
+
+    def test_an_address_acl_is_removed(self):
+        self.connect()
+        self.tgtd.target()['acl'].append('ALL')
+        self.connect(H2)
+        self.assertEqual([I1, I2], self.tgtd.target()['acl'])
+
+    def test_connector_without_host_is_keyed_by_initiator(self):
+        self.driver.initialize_connection(self.volume, {'initiator': I1})
+        self.assertEqual([I1], list(self.driver.connections(self.volume)))
+        self.driver.terminate_connection(self.volume, {'initiator': I1})
+        self.assertIsNone(self.tgtd.target())
+
+    # -- read-only -----------------------------------------------------------
+    def lun_readonly(self):
+        return self.tgtd.target()['luns'][1][1]
+
+    def test_lun_is_read_only_while_every_host_is(self):
+        self.connect(mode='ro')
+        self.assertTrue(self.lun_readonly())
+        self.connect(H2, mode='ro')
+        self.assertTrue(self.lun_readonly())
+        # A read-write host makes the LUN read-write (before it is bound).
+        self.connect({'host': 'h3', 'initiator': 'iqn.x:h3'}, mode='rw')
+        self.assertFalse(self.lun_readonly())
+        self.driver.terminate_connection(self.volume, {'host': 'h3'})
+        self.assertTrue(self.lun_readonly())
+
+    def test_a_host_with_a_rw_attachment_stays_rw(self):
+        # Two servers on h1, one rw and one ro: h1 writes until it
+        # disconnects, whatever its latest attachment's mode.
+        self.connect(mode='rw')
+        self.connect(mode='ro')
+        self.assertFalse(self.lun_readonly())
+        self.assertEqual('ro', self.driver.connections(self.volume)['h1'][
+            'mode'])
+        self.connect(H2, mode='ro')
+        self.assertFalse(self.lun_readonly())
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertTrue(self.lun_readonly())
+
+    # -- extend, delete ------------------------------------------------------
+    def test_extend_adds_the_lun_again_when_exported(self):
+        self.driver.extend_volume(self.volume, 2)
+        self.assertEqual(2, self.driver.volume_size(self.volume))
+        self.assertEqual(['show'], [op for op, _m in self.tgtd.ops()])
+        self.connect(mode='ro')
+        del self.tgtd.calls[:]
+        self.driver.extend_volume(dict(self.volume, size=2), 3)
+        self.assertEqual(3 * 1024 ** 3, os.stat(
+            self.volume['provider_location']).st_size)
+        self.assertEqual([('show', 'target'), ('delete', 'logicalunit'),
+                          ('new', 'logicalunit'), ('update', 'logicalunit')],
+                         self.tgtd.ops())
+        self.assertEqual((self.volume['provider_location'], True),
+                         self.tgtd.target()['luns'][1])
+        self.assertEqual([I1], self.tgtd.target()['acl'])
+
+    def test_delete_unexports_and_is_idempotent(self):
+        self.connect()
+        self.connect(H2)
+        self.driver.delete_volume(self.volume)
+        self.assertIsNone(self.tgtd.target())
+        self.assertEqual({}, self.tgtd.accounts)
+        self.assertFalse(os.path.exists(self.volume['provider_location']))
+        self.assertFalse(os.path.exists(self.driver._records_dir(
+            self.volume)))
+        self.assertEqual([], os.listdir(self.driver._targets_dir()))
+        self.driver.delete_volume(self.volume)
+
+    def test_delete_of_a_never_exported_volume(self):
+        self.driver.delete_volume(self.volume)
+        self.assertFalse(os.path.exists(self.volume['provider_location']))
+        self.assertEqual([('show', 'target'), ('delete', 'account')],
+                         self.tgtd.ops())
+
+    # -- tgtd's answers ------------------------------------------------------
+    def test_a_busy_tgtd_is_asked_again(self):
+        self.useFixture(fixtures.MockPatch('time.sleep'))
+        self.tgtd.busy = 2
+        self.connect()
+        self.assertEqual([I1], self.tgtd.target()['acl'])
+        self.tgtd.busy = 3
+        self.assertRaises(iscsi.TgtadmError, self.connect, H2)
+
+    def test_tgtd_down_is_said(self):
+        self.tgtd.down = True
+        error = self.assertRaises(exception.VolumeBackendAPIException,
+                                  self.connect)
+        self.assertIn('tgtd is not running', str(error))
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.delete_volume, self.volume)
+        # The file stays for the delete to be asked again.
+        self.assertTrue(os.path.exists(self.volume['provider_location']))
+
+    def test_target_ids_taken_by_others(self):
+        tid = self.driver._tid_for(IQN)
+        self.tgtd.targets[tid] = {'iqn': 'iqn.other:a', 'luns': {},
+                                  'accounts': [], 'acl': [], 'sessions': []}
+        self.connect()
+        self.assertEqual(tid % iscsi.TID_RANGE + 1, [
+            t for t, v in self.tgtd.targets.items() if v['iqn'] == IQN][0])
+
+    def test_root_helper_and_control_port(self):
+        self.conf.set_override('root_helper', 'sudo', group='iscsi1')
+        self.conf.set_override('tgt_control_port', 7, group='iscsi1')
+        self.connect()
+        call = processutils.execute.call_args
+        self.assertEqual(('tgtadm', '--control-port', '7', '--lld', 'iscsi'),
+                         call.args[:5])
+        self.assertEqual({'run_as_root': True, 'root_helper': 'sudo'},
+                         call.kwargs)
+
+    # -- a process that dies between two tgtadm calls ------------------------
+    def die_at_each_step(self, action, after):
+        """Run ``action`` with the process dying at its first tgtadm call,
+        then ``after(step)``; again dying at the second... until
+        ``action`` runs through. Returns the number of steps."""
+        for step in range(1, 50):
+            self.step_start = len(self.tgtd.calls)
+            self.tgtd.fail_at = self.step_start + step
+            try:
+                action()
+            except Died:
+                self.tgtd.fail_at = None
+                after(step)
+                continue
+            self.tgtd.fail_at = None
+            return step
+        self.fail('never ran through')
+
+    def assert_exported_to(self, initiators):
+        """No address ACL ever; the initiators bound; when any is, the
+        account is bound too (no login without CHAP)."""
+        target = self.tgtd.target()
+        acl = target['acl'] if target else []
+        self.assertEqual(sorted(initiators), sorted(acl))
+        if acl:
+            self.assertEqual([self.auth()[1]], target['accounts'])
+
+    def test_connect_dies_at_each_step(self):
+        self.connect(H2)
+
+        def after(step):
+            # Never bound before the rest is there.
+            bound = self.tgtd.initiators()
+            self.assertIn(sorted(bound), ([I2], [I1, I2]), step)
+            self.assert_exported_to(bound)
+            # Asked again (the attachment is connected again), it ends
+            # exported; disconnected, to h2 alone.
+            self.connect()
+            self.assert_exported_to([I1, I2])
+            self.driver.terminate_connection(self.volume, H1)
+            self.assert_exported_to([I2])
+        steps = self.die_at_each_step(self.connect, after)
+        self.assertGreaterEqual(steps, 2)
+
+    def test_first_connect_dies_at_each_step(self):
+        def action():
+            self.connect()
+            self.driver.terminate_connection(self.volume, H1)
+
+        def after(step):
+            self.assertIn(self.tgtd.initiators(), ([], [I1]), step)
+            self.assert_exported_to(self.tgtd.initiators())
+            # The attachment is deleted: terminate settles it.
+            self.driver.terminate_connection(self.volume, H1)
+            self.assertIsNone(self.tgtd.target(), step)
+            self.assertEqual({}, self.tgtd.accounts)
+        steps = self.die_at_each_step(action, after)
+        self.assertGreaterEqual(steps, 8)
+
+    def test_last_disconnect_dies_at_each_step(self):
+        self.connect()
+        unbound = []
+
+        def action():
+            self.driver.terminate_connection(self.volume, H1)
+            self.connect()
+
+        def after(step):
+            # Once unbound, never exported again.
+            # (the ops before the one that died)
+            if ('unbind', 'target') in self.tgtd.ops()[self.step_start:-1]:
+                unbound.append(step)
+                self.assert_exported_to([])
+            self.driver.terminate_connection(self.volume, H1)   # again
+            self.assertIsNone(self.tgtd.target(), step)
+            self.assertEqual({}, self.tgtd.accounts)
+            self.connect()
+        self.die_at_each_step(action, after)
+        self.assertTrue(unbound)
+
+    def test_delete_dies_at_each_step(self):
+        self.connect()
+        self.connect(H2)
+
+        def action():
+            self.driver.delete_volume(self.volume)
+
+        def after(step):
+            self.driver.delete_volume(self.volume)   # settling, again
+            self.assertIsNone(self.tgtd.target())
+            self.assertEqual({}, self.tgtd.accounts)
+            self.assertFalse(os.path.exists(
+                self.volume['provider_location']))
+            self.volume = dict(VOLUME, **self.driver.create_volume(VOLUME))
+            self.connect()
+            self.connect(H2)
+        steps = self.die_at_each_step(action, after)
+        self.assertGreaterEqual(steps, 5)
+
+    def test_extend_dies_at_each_step(self):
+        self.connect()
+
+        def after(step):
+            self.connect()
+            self.assertEqual((self.volume['provider_location'], False),
+                             self.tgtd.target()['luns'][1])
+            self.assert_exported_to([I1])
+        self.die_at_each_step(
+            lambda: self.driver.extend_volume(self.volume, 2), after)
+
+    # -- ensure_exports: tgtd restarted, leftovers of dead processes ----------
+    def test_ensure_exports_after_a_restart(self):
+        self.connect()
+        self.connect(H2, mode='ro')
+        reads = []
+
+        def connected():
+            reads.append(1)
+            return {VOLUME['id']: (self.volume, [dict(H1, mode='rw'),
+                                                 dict(H2, mode='ro')])}
+        # First run: no sentinel yet, everything is ensured (nothing was
+        # missing: nothing exported again, no second read).
+        self.assertEqual([], self.driver.ensure_exports(connected))
+        self.assertEqual(1, len(reads))
+        self.assertIsNotNone(self.tgtd.target(
+            PREFIX + 'nova-lite-exports-iscsi1'))
+        # tgtd still has its targets: not even the database is read.
+        self.assertEqual([], self.driver.ensure_exports(connected))
+        self.assertEqual(1, len(reads))
+        # tgtd restarted: nothing left.
+        self.tgtd.targets.clear()
+        self.tgtd.accounts.clear()
+        self.assertEqual([(VOLUME['id'], 'exported')],
+                         self.driver.ensure_exports(connected))
+        self.assert_exported_to([I1, I2])
+        self.assertFalse(self.lun_readonly())
+        self.assertEqual(['h1', 'h2'],
+                         sorted(self.driver.connections(self.volume)))
+
+    def test_ensure_exports_unbinds_a_host_detached_meanwhile(self):
+        reads = [{VOLUME['id']: (self.volume, [H1, H2])},
+                 {VOLUME['id']: (self.volume, [H2])}]
+        self.driver.ensure_exports(lambda: reads.pop(0))
+        self.assert_exported_to([I2])
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+        reads = [{VOLUME['id']: (self.volume, [H1])}, {}]
+        self.tgtd.targets.clear()
+        self.driver.ensure_exports(lambda: reads.pop(0))
+        self.assertIsNone(self.tgtd.target())
+
+    def test_ensure_exports_skips_what_it_cannot_export(self):
+        other = dict(VOLUME, id='gone-file',
+                     provider_location='/nonexistent/file')
+        self.assertEqual([], self.driver.ensure_exports(lambda: {
+            'gone-file': (other, [H1]),
+            VOLUME['id']: (self.volume, [{'host': 'h9'}])}))
+        self.assertEqual([], [t['iqn'] for t in self.tgtd.targets.values()
+                              if 'volume-' in t['iqn']])
+
+    def stalled(self, seconds=0):
+        """A ``stalled_before``: now, plus ``seconds``."""
+        return datetime.datetime.utcnow() + datetime.timedelta(
+            seconds=seconds)
+
+    def test_leftovers_are_unexported_once_stalled(self):
+        # A connection whose process died before the database had it: h1
+        # bound, no connected attachment names it.
+        self.connect()
+        self.connect(H2)
+        reads = []
+
+        def connected():
+            reads.append(1)
+            return {VOLUME['id']: (self.volume, [H2])}
+        self.driver.ensure_exports(connected)            # the sentinel
+        # Not stalled yet (a connection may be under way): left.
+        self.assertEqual([], self.driver.ensure_exports(
+            connected, self.stalled(-60)))
+        self.assert_exported_to([I1, I2])
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(connected,
+                                                    self.stalled(1)))
+        self.assert_exported_to([I2])
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+        # Nothing more to do.
+        self.assertEqual([], self.driver.ensure_exports(connected,
+                                                        self.stalled(1)))
+
+    def test_a_target_no_attachment_needs_goes(self):
+        self.connect()
+        self.tgtd.target()['acl'].append('ALL')
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(lambda: {},
+                                                    self.stalled(1)))
+        self.assertIsNone(self.tgtd.target())
+        # Its account too, although the volume row was not read.
+        self.assertEqual({}, self.tgtd.accounts)
+
+    def test_no_targets_no_database_read(self):
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([], self.driver.ensure_exports(
+            lambda: self.fail('read'), self.stalled(1)))
+
+    def test_a_connection_under_way_is_left(self):
+        # Its record is written before its initiator is bound: fresh.
+        self.connect()
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([], self.driver.ensure_exports(
+            lambda: {}, self.stalled(-30)))
+        self.assert_exported_to([I1])
