@@ -160,6 +160,11 @@ COMPUTE_DETACH_AFTER_TAKE = declare(
 COMPUTE_DETACH_AFTER_GUEST_DETACH = declare(
     'compute.detach.after_guest_detach', 'compute',
     'the guest no longer has the disk; the attachment still exists')
+COMPUTE_DETACH_AFTER_STEP_ASIDE = declare(
+    'compute.detach.after_step_aside', 'compute',
+    'the guest no longer has the disk and the mapping stepped aside '
+    '(releasing: no volume on the row, the attachment id in the task '
+    'data); the attachment still exists (the volume is not available)')
 
 
 def _armed():

@@ -54,6 +54,9 @@ _ALL = sa.select(_SERVICES).where(
     _SERVICES.c.id)
 _ALL_OF_BINARY = sa.select(_SERVICES).where(
     _SERVICES.c.binary == sa.bindparam('binary')).order_by(_SERVICES.c.id)
+_BY_UUID = sa.select(_SERVICES).where(
+    _SERVICES.c.uuid == sa.bindparam('uuid'),
+    _SERVICES.c.binary.not_in(BLOCK_STORAGE_BINARIES))
 
 
 @db_api.context_manager.reader.connection
@@ -61,6 +64,12 @@ def _get_by_host_and_binary(context, host, binary):
     """The service's row (values in the order of ``_COLUMNS``) or None."""
     return context.connection.execute(
         _BY_HOST_AND_BINARY, {'host': host, 'binary': binary}).one_or_none()
+
+
+@db_api.context_manager.reader.connection
+def _get_by_uuid(context, uuid):
+    return context.connection.execute(
+        _BY_UUID, {'uuid': uuid}).one_or_none()
 
 
 @db_api.context_manager.reader.connection
@@ -168,6 +177,31 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
                     raise
         db_obj = _update(context, db_obj.id, values)
         return cls._from_db_object(context, None, db_obj)
+
+    @classmethod
+    def get_by_uuid(cls, context, uuid):
+        """A nova_lite service by its uuid (2.53's id);
+        ``ServiceNotFound`` (404) otherwise."""
+        db_obj = _get_by_uuid(context, uuid)
+        if db_obj is None:
+            raise exception.ServiceNotFound(service_id=uuid)
+        return cls._from_db_row(context, None, db_obj, _COLUMNS)
+
+    # What an administrator may change on a nova_lite service
+    # (PUT /v2.1/os-services/{id}).
+    ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
+
+    def update_admin_state(self, **values):
+        """Write the administrator's ``ADMIN_FIELDS`` given (the status,
+        why it is disabled, forced down: fenced)."""
+        unknown = set(values) - set(self.ADMIN_FIELDS)
+        if unknown:
+            raise ValueError('not an administrator field: %s' %
+                             ', '.join(sorted(unknown)))
+        _update(self._context, self.id, values)
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.obj_reset_changes(list(values))
 
     def heartbeat(self):
         now = base.utcnow()

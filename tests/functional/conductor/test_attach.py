@@ -355,3 +355,66 @@ class AttachWorkflowTest(base.TestCase):
         self.assertEqual([kept.id], [b.id for b in
                                      self.mappings(self.instance)])
         self.assert_failure_recorded(messaging.MessagingTimeout, vol)
+
+
+class SettleRaceTest(AttachWorkflowTest):
+    """A settler and a live worker never both win (issue 27): the
+    settling of the conductor's own stalled work, run while a worker of
+    the same conductor still holds the attach (its reservation call to
+    the host took longer than ``[recovery] stalled_after``), under the
+    same owner name.
+
+    Replayed with the project's objects on the database: while the host
+    names the device, the periodic thread of the same conductor reads the
+    attach (stalled) and takes it over; the worker then goes on, and the
+    settler rolls back. Before the fencing token, the take-over rewrote
+    the same owner, so the worker's next moves still matched: it handed
+    the attach to the host and cast, and the settler's unconditional
+    delete then removed the mapping the host was attaching."""
+
+    def test_the_worker_stops_at_its_next_write(self):
+        vol = self.volumes.create_volume()
+        settler = {}
+
+        def observe(method, ctxt, **kwargs):
+            if method != 'reserve_block_device_name':
+                return None
+            # The periodic thread's read of the stalled mapping, and its
+            # take-over under the conductor's own name.
+            bdm = self.mapping(vol, self.instance)
+            bdm.take_over_task(CONDUCTOR_OWNER)
+            settler['bdm'] = bdm
+            return None
+        self.compute.observe = observe
+        self.assertRaises(exception.TaskOwnerChanged, self.run_attach, vol)
+        # The worker did not hand the attach to the host: no cast.
+        self.assertEqual([], [m for m, _kw in self.compute.casts])
+        # It deleted the attachment it made itself (the settler, which
+        # read the mapping before it was made, could not know it), and
+        # left the mapping, the event and the fault to the settler.
+        self.assertEqual([], self.volumes.live_attachments(vol))
+        self.assertIsNotNone(self.mapping(vol, self.instance))
+        self.assertIsNone(self.fault(self.instance))
+        self.assertFalse(self.notifier.notify_volume.called)
+        # The settler's roll back wins: its delete holds the generation.
+        self.assertTrue(settler['bdm'].destroy())
+        self.assertIsNone(self.mapping(vol, self.instance))
+        self.assertEqual('available', self.volumes.volumes[vol]['status'])
+
+    def test_the_settler_loses_to_a_worker_that_moved(self):
+        # The other order: the worker moves on first; the settler's
+        # take-over (a compare-and-swap on the last move it read) fails,
+        # and a delete by an object that read the task before is refused.
+        vol = self.volumes.create_volume()
+        self.run_attach(vol)
+        stale = self.mapping(vol, self.instance)
+        worker = self.mapping(vol, self.instance)
+        worker.move_task(tasks.CONNECTING, owner=COMPUTE_OWNER)
+        self.assertRaises(exception.TaskOwnerChanged, stale.take_over_task,
+                          CONDUCTOR_OWNER)
+        taker = self.mapping(vol, self.instance)
+        taker.take_over_task(CONDUCTOR_OWNER)
+        self.assertFalse(worker.destroy())
+        self.assertRaises(exception.TaskOwnerChanged, worker.move_task,
+                          tasks.CONNECTED)
+        self.assertIsNotNone(self.mapping(vol, self.instance))
