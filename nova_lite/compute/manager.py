@@ -441,30 +441,34 @@ class ComputeManager(manager.Manager):
 
     # -- periodic tasks ----------------------------------------------------
     def _watch_fence(self, context):
-        """Reap (``recovery.reap``) when this host may have lost work
-        without knowing: while it is forced down, once more when the
-        administrator clears it, and after a silence longer than
-        ``service_down_time`` (the process was stopped or starved: it may
-        have been forced down and back meanwhile). Work that came in
-        between is fenced by its task's generation already."""
+        """Say when this host was forced down, let go, or silent for
+        longer than ``service_down_time`` (the process was stopped or
+        starved: it may have been forced down and back meanwhile), and
+        reap (``recovery.reap``): what was settled without it while it
+        was fenced is no longer its own. Work that came in meanwhile is
+        fenced by its task's generation already."""
         now = time.monotonic()
         silent = (self._last_look is not None and
                   now - self._last_look > self.conf.service_down_time)
         self._last_look = now
         try:
-            svc = service_obj.Service.get_by_host_and_binary(
-                context, self.host, service_obj.COMPUTE_BINARY)
+            forced_down = service_obj.Service.get_by_host_and_binary(
+                context, self.host, service_obj.COMPUTE_BINARY).forced_down
         except exception.ServiceNotFound:
-            return
-        if svc.forced_down and not self._fenced:
+            forced_down = False
+        if forced_down and not self._fenced:
             LOG.warning('This host (%s) is forced down: its work was '
-                        'settled without it; reaping what it no longer '
+                        'settled without it; it removes what it no longer '
                         'owns', self.host)
-        if svc.forced_down or self._fenced or silent:
-            with self._in_hand_lock:
-                in_hand = {uuid for uuid, _operation in self._in_hand}
-            recovery.reap(context, self.driver, self.host, in_hand=in_hand)
-        self._fenced = bool(svc.forced_down)
+        elif self._fenced and not forced_down:
+            LOG.warning('This host (%s) is no longer forced down',
+                        self.host)
+        elif silent:
+            LOG.warning('This host (%s) was silent for more than %ss: it '
+                        'may have been forced down meanwhile',
+                        self.host, self.conf.service_down_time)
+        self._fenced = bool(forced_down)
+        recovery.reap(context, self.driver, self.host)
 
     def periodic_tasks(self, context):
         self._watch_fence(context)
@@ -528,10 +532,7 @@ class ComputeManager(manager.Manager):
         with self.instance_lock(instance.uuid):
             # A disk the guest still has from a volume detached without
             # this host (it was fenced) would take the name: removed first.
-            recovery.reap_devices(
-                context, self.driver, instance,
-                bdm_obj.BlockDeviceMapping.get_all_by_instance(
-                    context, instance.uuid))
+            recovery.reap_devices(context, self.driver, instance)
             return volume_ops.reserve_device_name(
                 context, self.conf, self.driver, instance, volume_id,
                 device=device, tag=tag, multiattach=multiattach,

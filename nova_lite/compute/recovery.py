@@ -32,13 +32,14 @@ raises the task's generation), so an item another service settled
 meanwhile is skipped, and a worker of this process still holding one
 (not in hand: a thread that lost it) can no longer write it.
 
-A host that comes back (a restart, or the periodic task finding that it
-was forced down or silent for longer than ``service_down_time``) also
-removes what it no longer owns before it takes work (``reap``): the
-guests of servers deleted meanwhile (deleted without it once it was
-fenced) and the volume disks of its guests whose mapping is gone (a
-volume detached without it); the device-name reservation of an attach
-does the same for its server first, under the server's lock.
+A host also removes what it no longer owns (``reap``): the guests of
+servers deleted without it (once it was fenced) and the volume disks of
+its guests whose mapping is gone (a volume detached without it). It does
+so at start, before it takes any message; then in every periodic run (a
+host that was stopped while it was fenced, and let go, finds out no
+other way); and the device-name reservation of an attach does it for its
+server first, under the server's lock, so that a name the guest still
+uses is never given again.
 """
 
 from oslo_log import log as logging
@@ -228,20 +229,28 @@ def reap_guests(context, driver, host):
     return reaped
 
 
-def reap_devices(context, driver, instance, bdms):
+def reap_devices(context, driver, instance):
     """Remove from the guest of ``instance`` the volume disks it has
-    (``driver.volume_devices``) at a device name that no mapping of
-    ``bdms`` holds, or that a mapping with no operation in flight holds
-    for another volume: the volume was detached (or the server deleted)
-    without this host while it was fenced, and may be attached elsewhere
-    by now. A disk whose mapping has an operation in flight is the
-    operation's. Returns ``[(mountpoint, volume id)]`` removed."""
+    (``driver.volume_devices``) at a device name that none of the
+    server's mappings holds, or that a mapping with no operation in
+    flight holds for another volume: the volume was detached (or the
+    server deleted) without this host while it was fenced, and may be
+    attached elsewhere by now. A disk whose mapping has an operation in
+    flight is the operation's. The guest's disks are read before the
+    mappings: every workflow writes a mapping's device before the guest
+    has the disk and removes the disk before the mapping lets the device
+    go, so a disk read first always finds its mapping. Returns
+    ``[(mountpoint, volume id)]`` removed."""
     try:
         devices = driver.volume_devices(instance)
     except Exception:
         LOG.exception('Could not list the disks of the guest of %s',
                       instance.uuid)
         return []
+    if not devices:
+        return []
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
+                                                          instance.uuid)
     mapped = {b.device_name: b for b in bdms if b.device_name}
     removed = []
     for mountpoint, serial in sorted(devices.items()):
@@ -263,18 +272,16 @@ def reap_devices(context, driver, instance, bdms):
     return removed
 
 
-def reap(context, driver, host, in_hand=()):
+def reap(context, driver, host):
     """``reap_guests``, then ``reap_devices`` for every server of this
-    host whose mappings are not in hand. Returns ``(guests reaped, disks
-    removed)``."""
+    host with no operation of its own in flight (its ``task_state``).
+    Returns ``(guests reaped, [(server, mountpoint, volume)] removed)``.
+    """
     guests = reap_guests(context, driver, host)
-    instances = instance_obj.get_all(context, host=host)
-    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(
-        context, [i.uuid for i in instances])
     removed = []
-    for instance in instances:
-        if any(b.uuid in in_hand for b in bdms[instance.uuid]):
+    for instance in instance_obj.get_all(context, host=host):
+        if instance.task_state is not None:
             continue
         removed += [(instance.uuid,) + r for r in reap_devices(
-            context, driver, instance, bdms[instance.uuid])]
+            context, driver, instance)]
     return guests, removed

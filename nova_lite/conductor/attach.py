@@ -56,6 +56,7 @@ from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
+from nova_lite.compute import fencing
 from nova_lite.compute import notifications
 from nova_lite.compute import states
 from nova_lite.compute import tasks
@@ -168,6 +169,18 @@ def _taken_over(context, bdm):
         return False
     return current.id == bdm.id and \
         current.task_generation != bdm.task_generation
+
+
+def _fenced(context, instance):
+    """Whether the server's host was forced down: its work in flight is
+    the conductor's settling's (conductor.recovery), which rolls it back
+    naming why."""
+    try:
+        return bool(instance.host) and fencing.is_fenced(
+            context, instance.host)
+    except Exception:
+        LOG.exception('Could not read the state of host %s', instance.host)
+        return False
 
 
 def _leave(context, volume_client, bdm, attachment_id, exc):
@@ -287,8 +300,8 @@ def _attach(context, compute_rpcapi, volume_client, instance, volume_id, bdm,
                 compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():
-            if isinstance(exc, exception.TaskOwnerChanged) and \
-                    _taken_over(context, bdm):
+            if (isinstance(exc, exception.TaskOwnerChanged) and
+                    _taken_over(context, bdm)) or _fenced(context, instance):
                 _leave(context, volume_client, bdm, attachment_id, exc)
             else:
                 _roll_back(context, volume_client, notifier, instance, bdm,
