@@ -245,9 +245,9 @@ def check_stalled_after(conf):
         if stalled_after >= needed:
             continue
         raise exception.InvalidConfiguration(reason=_(
-            '[recovery] stalled_after (%(stalled)ss) must be at least '
-            '%(times)s%(name)s (%(wait)ss), that is %(needed)ss: raise it '
-            'by %(missing)ss or lower %(name)s. A live owner may spend '
+            '[recovery] stalled_after (%(stalled)gs) must be at least '
+            '%(times)s%(name)s (%(wait)gs), that is %(needed)gs: raise it '
+            'by %(missing)gs or lower %(name)s. A live owner may spend '
             '%(name)s holding a task with nothing to keep it alive, and '
             'the work of a task that did not move for stalled_after '
             'seconds is taken from its owner.') % {

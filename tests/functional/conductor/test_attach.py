@@ -5,6 +5,7 @@ host; every failure leaves nothing reserved and no mapping, and is
 recorded (the event's error, a fault, a notification)."""
 
 import inspect
+import time
 
 import oslo_messaging as messaging
 import sqlalchemy as sa
@@ -13,6 +14,7 @@ from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite.conductor import attach
+from nova_lite.conductor import recovery
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
@@ -35,7 +37,9 @@ class FakeComputeRPCTest(base.TestCase):
                 inspect.signature(getattr(fake, name)), name)
 
 
-class AttachWorkflowTest(base.TestCase):
+class _AttachTestCase(base.TestCase):
+    """A server, and the attach workflow run on it (no tests here)."""
+
     def setUp(self):
         super().setUp()
         self.instance = self.create_instance()
@@ -90,6 +94,8 @@ class AttachWorkflowTest(base.TestCase):
         self.assertIsInstance(kwargs['exc'], exc_class)
         self.assertIsNone(self.mapping(volume_id, self.instance))
 
+
+class AttachWorkflowTest(_AttachTestCase):
     def test_success(self):
         vol = self.volumes.create_volume()
         self.observe_mapping_and_event()
@@ -357,7 +363,7 @@ class AttachWorkflowTest(base.TestCase):
         self.assert_failure_recorded(messaging.MessagingTimeout, vol)
 
 
-class SettleRaceTest(AttachWorkflowTest):
+class SettleRaceTest(_AttachTestCase):
     """A settler and a live worker never both win (issue 27): the
     settling of the conductor's own stalled work, run while a worker of
     the same conductor still holds the attach (its reservation call to
@@ -418,3 +424,36 @@ class SettleRaceTest(AttachWorkflowTest):
         self.assertRaises(exception.TaskOwnerChanged, worker.move_task,
                           tasks.CONNECTED)
         self.assertIsNotNone(self.mapping(vol, self.instance))
+
+
+class KeepAliveTest(_AttachTestCase):
+    def test_a_long_reservation_keeps_the_attach_alive(self):
+        # The host takes longer than [recovery] stalled_after to name the
+        # device (its instance lock is busy): the conductor touches the
+        # task meanwhile, so another conductor's settling finds it moving
+        # and leaves it alone; the attach then completes.
+        self.conf.set_override('stalled_after', 4, group='recovery')
+        vol = self.volumes.create_volume()
+        seen = {}
+
+        def observe(method, ctxt, **kwargs):
+            if method != 'reserve_block_device_name':
+                return None
+            start = self.mapping(vol, self.instance).task_updated_at
+            deadline = time.monotonic() + 30
+            # Held until the task has been idle, but for the touches,
+            # longer than stalled_after.
+            while True:
+                moved = self.mapping(vol, self.instance).task_updated_at
+                if (moved - start).total_seconds() > 4.5:
+                    break
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            seen['settled'] = recovery.settle(
+                self.ctxt, self.conf, self.volumes, self.notifier, 'c9')
+            return None
+        self.compute.observe = observe
+        self.assertEqual('/dev/vdb', self.run_attach(vol, conf=self.conf))
+        self.assertEqual([], seen['settled'])
+        [(method, _cast)] = self.compute.casts
+        self.assertEqual('attach_volume', method)
