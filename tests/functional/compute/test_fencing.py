@@ -131,7 +131,10 @@ class ReadYourWritesTest(base.AttachmentTestCase):
             self.wait_for_volume_status(volume_id, 'available')
 
 
-class FencingTest(base.AttachmentTestCase):
+class FencingTestCase(base.AttachmentTestCase):
+    """A server on compute1 and the means to silence and fence its host
+    (no tests here)."""
+
     def setUp(self):
         super().setUp()
         self.manager = self.compute_manager()
@@ -184,6 +187,11 @@ class FencingTest(base.AttachmentTestCase):
                     nl_context.get_admin_context())
         raise AssertionError('no conductor')
 
+    def show(self, volume_id):
+        return self.at(ASYNC).get(self.url(volume_id))
+
+
+class FencingTest(FencingTestCase):
     def test_silent_then_fenced_then_back(self):
         kept = self.attached_volume()
         doomed = self.create_server(name='doomed')
@@ -272,9 +280,6 @@ class FencingTest(base.AttachmentTestCase):
         self.wait_for_volume_status(kept, 'in-use')
         [item] = self.attachments(self.server_id, api=self.at(ASYNC))
         self.assertEqual('/dev/vdb', item['device'])
-
-    def show(self, volume_id):
-        return self.at(ASYNC).get(self.url(volume_id))
 
     def events_of(self, volume_id):
         api = self.admin_api.as_(compute_version='2.84')
