@@ -231,14 +231,6 @@ def owner_name(binary, host):
     return '%s:%s' % (binary, host)
 
 
-def down_owners(context, conf):
-    """Owner names of the registered services that are down (no heartbeat
-    for ``service_down_time``, or forced down): their work in flight is
-    settled by others."""
-    return {owner_name(s.binary, s.host) for s in Service.list(context)
-            if not s.is_up(conf.service_down_time)}
-
-
 def up_hosts(context, conf, binary=COMPUTE_BINARY):
     """Hosts of enabled, up services of ``binary``, in registration order."""
     return [s.host for s in Service.list(context, binary)
