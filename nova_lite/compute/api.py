@@ -338,7 +338,10 @@ class API(object):
                         'down); the server keeps its volumes meanwhile',
                         host, instance.uuid)
         try:
-            states.move(instance, 'begin_delete')
+            # Its last move recorded: a host whose message was lost
+            # deletes it once stalled (``ComputeManager``).
+            states.move(instance, 'begin_delete',
+                        task_updated_at=obj_base.utcnow())
         except exception.UnexpectedTaskStateError:
             return  # another delete got there first
         self.compute_rpcapi.terminate_instance(context, instance)

@@ -193,6 +193,27 @@ class ComputeManager(manager.Manager):
         self._settle_action(context, instance, instance_action.UNSHELVE,
                             'compute_unshelve_instance', exc)
 
+    def _settle_stalled_deletes(self, context, stalled_before):
+        """Servers of this host whose delete was cast to it (``deleting``,
+        no owner) and did not move since ``stalled_before``: the message
+        was lost (a broker that restarted while this host was down, say).
+        Taken (a compare-and-swap on the last move), then deleted as the
+        message would have."""
+        for instance in instance_obj.get_all(context, host=self.host):
+            moved = instance.task_updated_at or instance.updated_at
+            if (instance.task_state != states.DELETING or
+                    instance.task_owner is not None or moved is None or
+                    moved.replace(tzinfo=None) >= stalled_before):
+                continue
+            try:
+                instance.take_over_task(service_obj.owner_name(
+                    service_obj.COMPUTE_BINARY, self.host))
+            except exception.InstanceTaskOwnerChanged:
+                continue
+            LOG.warning('The delete of server %s never reached this host; '
+                        'deleting it', instance.uuid)
+            self.terminate_instance(context, instance)
+
     def _settle_stalled_placements(self, context, stalled_before):
         """Servers placed on this host whose build or unshelve message
         never came (taken by a process of this host that died before its
@@ -477,6 +498,7 @@ class ComputeManager(manager.Manager):
                 datetime.timedelta(seconds=self.conf.recovery.stalled_after)
             self._settle(context, stalled_before=stalled_before)
             self._settle_stalled_placements(context, stalled_before)
+            self._settle_stalled_deletes(context, stalled_before)
         if self.conf.shelved_offload_time > 0:
             self._offload_shelved(context)
         if self.conf.reclaim_instance_interval > 0:

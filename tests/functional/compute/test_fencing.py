@@ -144,7 +144,7 @@ class FencingTestCase(base.AttachmentTestCase):
 
     def _patch(self, obj, name):
         patcher = mock.patch.object(obj, name)
-        patcher.start()
+        self.mocks[name] = patcher.start()
         self.patchers.append(patcher)
 
     def silence(self):
@@ -152,6 +152,7 @@ class FencingTestCase(base.AttachmentTestCase):
         heartbeats, no periodic task, and the deletes cast to it are
         taken but never done. Its last heartbeat is long ago."""
         self.patchers = []
+        self.mocks = {}
         self.addCleanup(self.answer)
         self._patch(self.service.service_ref, 'heartbeat')
         self._patch(self.manager, 'periodic_tasks')
@@ -262,6 +263,29 @@ class FencingTest(FencingTestCase):
         [item] = self.attachments(self.server_id, api=self.at(ASYNC))
         self.assertEqual('/dev/vdb', item['device'])
         self.assertIn('/dev/vdb', guest.devices)
+
+    def test_a_delete_whose_message_was_lost_is_done_once_stalled(self):
+        # Cast to a silent host and lost there: the server stays
+        # deleting with its volume (never deleted without the host); the
+        # host, answering again, deletes it once the delete stalled.
+        volume_id = self.attached_volume()
+        self.silence()
+        self.assertEqual(204, self.api.delete(
+            '/v2.1/servers/%s' % self.server_id).status)
+        # The host took the message, and did nothing with it.
+        system.wait_for(lambda: self.mocks['terminate_instance'].called)
+        self.answer()
+        self.manager.periodic_tasks(nl_context.get_admin_context())
+        self.assertEqual('deleting', self.show_server(self.server_id)[
+            'OS-EXT-STS:task_state'])
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        base.set_rows(models.Instance,
+                      models.Instance.uuid == self.server_id,
+                      task_updated_at=datetime.datetime(2026, 1, 1))
+        self.manager.periodic_tasks(nl_context.get_admin_context())
+        self.wait_for_server_gone(self.server_id)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertNotIn(self.server_id, self.manager.driver.guests)
 
     def test_reservation_removes_a_disk_whose_mapping_is_gone(self):
         # The host was fenced and came back without noticing (stopped
