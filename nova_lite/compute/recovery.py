@@ -198,14 +198,18 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
 
 # -- a host that comes back ---------------------------------------------------
 
-def reap_guests(context, driver, host):
+def reap_guests(context, driver, host, instances=None):
     """Destroy the guests this hypervisor has of servers that are deleted
     (or gone, or on another host): deleted without this host while it was
     fenced. A server being deleted (``deleting``) or soft-deleted keeps
-    its guest: its delete, or its restore, is still to come. Returns the
-    uuids reaped."""
+    its guest: its delete, or its restore, is still to come.
+    ``instances``: the servers of this host, if the caller read them.
+    Returns the uuids reaped."""
+    if instances is None:
+        instances = instance_obj.get_all(context, host=host)
+    ours = {i.uuid for i in instances}
     reaped = []
-    for uuid in sorted(driver.list_instance_uuids()):
+    for uuid in sorted(set(driver.list_instance_uuids()) - ours):
         try:
             instance = instance_obj.Instance.get_by_uuid(context, uuid,
                                                          read_deleted=True)
@@ -214,7 +218,7 @@ def reap_guests(context, driver, host):
         else:
             if instance.vm_state != states.DELETED and \
                     instance.host == host:
-                continue
+                continue    # on this host since the list was read
         LOG.warning('Reaping the guest of server %s: the server is %s; '
                     'this host no longer runs it', uuid,
                     'deleted' if instance.obj_attr_is_set('vm_state')
@@ -229,28 +233,20 @@ def reap_guests(context, driver, host):
     return reaped
 
 
-def reap_devices(context, driver, instance):
-    """Remove from the guest of ``instance`` the volume disks it has
-    (``driver.volume_devices``) at a device name that none of the
-    server's mappings holds, or that a mapping with no operation in
-    flight holds for another volume: the volume was detached (or the
-    server deleted) without this host while it was fenced, and may be
-    attached elsewhere by now. A disk whose mapping has an operation in
-    flight is the operation's. The guest's disks are read before the
-    mappings: every workflow writes a mapping's device before the guest
-    has the disk and removes the disk before the mapping lets the device
-    go, so a disk read first always finds its mapping. Returns
-    ``[(mountpoint, volume id)]`` removed."""
+def _disks(driver, instance):
     try:
-        devices = driver.volume_devices(instance)
+        return driver.volume_devices(instance)
     except Exception:
         LOG.exception('Could not list the disks of the guest of %s',
                       instance.uuid)
-        return []
-    if not devices:
-        return []
-    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
-                                                          instance.uuid)
+        return {}
+
+
+def _remove_stale_disks(context, driver, instance, devices, bdms):
+    """The disks of ``devices`` (the guest's, read before ``bdms``, the
+    server's mappings) that no mapping holds, or that a mapping with no
+    operation in flight holds for another volume, removed from the guest.
+    Returns ``[(mountpoint, volume id)]`` removed."""
     mapped = {b.device_name: b for b in bdms if b.device_name}
     removed = []
     for mountpoint, serial in sorted(devices.items()):
@@ -272,16 +268,47 @@ def reap_devices(context, driver, instance):
     return removed
 
 
+def reap_devices(context, driver, instance):
+    """Remove from the guest of ``instance`` the volume disks it has
+    (``driver.volume_devices``) at a device name that none of the
+    server's mappings holds, or that a mapping with no operation in
+    flight holds for another volume: the volume was detached (or the
+    server deleted) without this host while it was fenced, and may be
+    attached elsewhere by now. A disk whose mapping has an operation in
+    flight is the operation's. The guest's disks are read before the
+    mappings: every workflow writes a mapping's device before the guest
+    has the disk and removes the disk before the mapping lets the device
+    go, so a disk read first always finds its mapping. Returns
+    ``[(mountpoint, volume id)]`` removed."""
+    devices = _disks(driver, instance)
+    if not devices:
+        return []
+    return _remove_stale_disks(
+        context, driver, instance, devices,
+        bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
+                                                       instance.uuid))
+
+
 def reap(context, driver, host):
     """``reap_guests``, then ``reap_devices`` for every server of this
-    host with no operation of its own in flight (its ``task_state``).
+    host with no operation of its own in flight (its ``task_state``): the
+    disks of all of them read first, then their mappings in one query.
     Returns ``(guests reaped, [(server, mountpoint, volume)] removed)``.
     """
-    guests = reap_guests(context, driver, host)
+    instances = instance_obj.get_all(context, host=host)
+    guests = reap_guests(context, driver, host, instances)
+    disks = {}
+    for instance in instances:
+        if instance.task_state is None:
+            devices = _disks(driver, instance)
+            if devices:
+                disks[instance.uuid] = (instance, devices)
+    if not disks:
+        return guests, []
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(context,
+                                                           list(disks))
     removed = []
-    for instance in instance_obj.get_all(context, host=host):
-        if instance.task_state is not None:
-            continue
-        removed += [(instance.uuid,) + r for r in reap_devices(
-            context, driver, instance)]
+    for uuid, (instance, devices) in disks.items():
+        removed += [(uuid,) + r for r in _remove_stale_disks(
+            context, driver, instance, devices, bdms[uuid])]
     return guests, removed

@@ -668,6 +668,29 @@ class ComputeRestartTest(AttachmentTestCase):
         system.wait_for(lambda: self.server_id in manager.driver.guests)
         self.assertNotIn(building, manager.driver.guests)
 
+    def test_delete_finished_at_restart_ends_its_event(self):
+        # The host died in the middle of a delete: its restart finishes
+        # the delete, and the event the dead process left open ends.
+        from nova_lite.objects import instance_action
+        doomed = self.create_server(name='d')
+        volume_id = self.attached_volume(server_id=doomed)
+        ctxt = nl_context.get_admin_context()
+        instance_action.InstanceAction.action_start(
+            ctxt, doomed, instance_action.DELETE)
+        instance_action.InstanceActionEvent.event_start(
+            ctxt, doomed, 'compute_terminate_instance', 'compute1')
+        test_servers.set_instance(doomed, task_state='deleting')
+        self.restart_compute()
+        self.wait_for_server_gone(doomed)
+        self.wait_for_volume_status(volume_id, 'available')
+        action = instance_action.InstanceAction.get_by_request_id(
+            ctxt, doomed, ctxt.request_id)
+        [event] = action.events
+        self.assertEqual(('compute_terminate_instance',
+                          instance_action.RESULT_SUCCESS),
+                         (event.event, event.result))
+        self.assertIsNotNone(event.finish_time)
+
     def test_build_whose_message_never_came_is_settled_once_stalled(self):
         # Placed on compute1 (scheduling) and never taken: a restart leaves
         # it (its message may still be queued); the periodic task fails it
