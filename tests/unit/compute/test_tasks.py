@@ -2,7 +2,9 @@
 when ``[recovery] stalled_after`` is not well above the waits nothing
 keeps alive, and the in-hand set of a process."""
 
+from nova_lite.compute import manager as compute_manager
 from nova_lite.compute import tasks
+from nova_lite.conductor import manager as conductor_manager
 from nova_lite import exception
 from tests import base
 
@@ -57,3 +59,14 @@ class InHandTest(base.TestCase):
                 self.assertEqual({'a', 'b'}, in_hand.uuids())
             self.assertEqual({'a'}, in_hand.uuids())
         self.assertEqual(set(), in_hand.uuids())
+
+
+class RefusesToStartTest(base.TestCase):
+    def test_conductor_and_compute(self):
+        self.conf.set_override('stalled_after', 30, group='recovery')
+        for manager in (conductor_manager.ConductorManager(self.conf, 'c1'),
+                        compute_manager.ComputeManager(self.conf, 'h1')):
+            # Before anything else (no database is needed to refuse).
+            exc = self.assertRaises(exception.InvalidConfiguration,
+                                    manager.init_host, None)
+            self.assertIn('raise it by 30s', exc.format_message())
