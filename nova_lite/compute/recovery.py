@@ -243,15 +243,19 @@ def _disks(driver, instance):
 
 
 def _remove_stale_disks(context, driver, instance, devices, bdms):
-    """The disks of ``devices`` (the guest's, read before ``bdms``, the
-    server's mappings) that no mapping holds, or that a mapping with no
-    operation in flight holds for another volume, removed from the guest.
-    Returns ``[(mountpoint, volume id)]`` removed."""
+    """The volume disks of ``devices`` (the guest's, read before ``bdms``,
+    the server's mappings; a volume's disk has the volume id as its
+    serial, the others are never touched) that no mapping holds, or that
+    a mapping with no operation in flight holds for another volume,
+    removed from the guest. Returns ``[(mountpoint, volume id)]``
+    removed."""
     mapped = {b.device_name: b for b in bdms if b.device_name}
     removed = []
     for mountpoint, serial in sorted(devices.items()):
+        if not serial:
+            continue    # not a volume's disk (a root disk, a config drive)
         bdm = mapped.get(mountpoint)
-        if bdm is not None and (bdm.task is not None or not serial or
+        if bdm is not None and (bdm.task is not None or
                                 not bdm.volume_id or
                                 serial == bdm.volume_id):
             continue

@@ -287,6 +287,19 @@ class FencingTest(FencingTestCase):
         self.wait_for_volume_status(volume_id, 'available')
         self.assertNotIn(self.server_id, self.manager.driver.guests)
 
+    def test_only_volume_disks_without_a_mapping_are_removed(self):
+        # A disk that is no volume's (no serial: a config drive, say) is
+        # never touched; a volume's disk with no mapping is.
+        kept = self.attached_volume()
+        guest = self.manager.driver.guests[self.server_id]
+        guest.devices['/dev/vdy'] = {'connection_info': {}, 'mode': 'rw'}
+        guest.devices['/dev/vdz'] = {
+            'connection_info': {'serial': uuidutils.generate_uuid()},
+            'mode': 'rw'}
+        self.manager.periodic_tasks(nl_context.get_admin_context())
+        self.assertEqual(['/dev/vdb', '/dev/vdy'], sorted(guest.devices))
+        self.assertEqual('in-use', self.show_volume(kept)['status'])
+
     def test_reservation_removes_a_disk_whose_mapping_is_gone(self):
         # The host was fenced and came back without noticing (stopped
         # while fenced, the fence cleared before it resumed): the first
