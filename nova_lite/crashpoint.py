@@ -74,12 +74,13 @@ API_SWAP_OFFLOADED_AFTER_MOVE = declare(
     'not deleted yet')
 API_LOCAL_DETACH_AFTER_DECIDE = declare(
     'api.local_detach.after_decide', 'api',
-    'no host can detach (offloaded server or host down): the API moved '
-    'the detach to local_detaching; the attachment is not deleted yet')
+    'no host can detach (offloaded server, or its host forced down): the '
+    'API moved the detach to local_detaching, the mapping stepped aside; '
+    'the attachment is not deleted yet')
 API_LOCAL_DELETE_AFTER_DECIDE = declare(
     'api.local_delete.after_decide', 'api',
-    'a server with no host or a dead one: the API moved it to deleting '
-    '(its task); no volume is released yet')
+    'a server with no host or a forced-down one: the API moved it to '
+    'deleting (its task); no volume is released yet')
 
 # -- nova-lite-manage (cmd/volume_attachment.py) ------------------------------
 MANAGE_REFRESH_AFTER_CREATE = declare(
@@ -160,6 +161,11 @@ COMPUTE_DETACH_AFTER_TAKE = declare(
 COMPUTE_DETACH_AFTER_GUEST_DETACH = declare(
     'compute.detach.after_guest_detach', 'compute',
     'the guest no longer has the disk; the attachment still exists')
+COMPUTE_DETACH_AFTER_STEP_ASIDE = declare(
+    'compute.detach.after_step_aside', 'compute',
+    'the guest no longer has the disk and the mapping stepped aside '
+    '(releasing: no volume on the row, the attachment id in the task '
+    'data); the attachment still exists (the volume is not available)')
 
 
 def _armed():

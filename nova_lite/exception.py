@@ -377,6 +377,12 @@ class ComputeServiceUnavailable(Conflict):
     msg_fmt = _('Compute service of %(host)s is unavailable at this time.')
 
 
+class HostServiceDown(Conflict):
+    """Nova's answer to a detach of a server whose compute service is
+    down (``ServiceUnavailable``, 409): the host is not named to users."""
+    msg_fmt = _('Service is unavailable at this time.')
+
+
 class NoValidHost(Conflict):
     msg_fmt = _('No valid host was found. %(reason)s')
 
@@ -441,6 +447,10 @@ class ServiceTooOld(NovaLiteException):
 class ServiceUnavailable(NovaLiteException):
     msg_fmt = _('Service is unavailable at this time.')
     code = 503
+
+
+class InvalidConfiguration(NovaLiteException):
+    msg_fmt = _('Invalid configuration: %(reason)s')
 
 
 class UnshelveVolumeConnectFailed(NovaLiteException):

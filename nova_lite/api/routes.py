@@ -28,6 +28,9 @@ COMPUTE_ROUTES = {
     '/os-services': {
         'GET': services.list_services,
     },
+    '/os-services/{service_id}': {
+        'PUT': services.update_service,
+    },
     '/os-availability-zone': {
         'GET': availability_zones.list_compute_zones,
     },

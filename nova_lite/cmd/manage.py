@@ -9,7 +9,12 @@
 * ``nova-lite-manage volume_attachment reconcile [--json]``: run the
   settling of interrupted volume operations once (what the conductor's
   periodic task does) and print what it did, then list the operations
-  still in compute hosts' hands (only their host settles those).
+  still in compute hosts' hands (only their host settles those, unless it
+  is forced down).
+* ``nova-lite-manage volume_attachment release SERVER VOLUME
+  [--force-down]``: free a volume of a server, whatever holds it (through
+  its host when the host is up; without it when the host is forced down,
+  or, with ``--force-down``, after forcing it down).
 
 doc/source/admin/recovery.rst says when to use them.
 """

@@ -1,15 +1,19 @@
-"""``nova-lite-manage volume_attachment``: look at and settle volume
+"""``nova-lite-manage volume_attachment``: look at, settle and free volume
 attachments (doc/source/admin/recovery.rst).
 
 Exit codes: 0 done, 1 the mapping (or server) was not found, 2 work is
-still waiting for a compute host (``reconcile``), 3 refused (``refresh``:
-the server is not stopped, or another operation holds the mapping), 4 the
-connector file cannot be read."""
+still waiting for a compute host (``reconcile``; ``release``: the host
+was asked to detach), 3 refused (``refresh``: the server is not stopped,
+or another operation holds the mapping; ``release``: the server's host is
+down but not forced down), 4 the connector file cannot be read."""
 
 import json
 
 from oslo_serialization import jsonutils
 
+from nova_lite.compute import api as compute_api
+from nova_lite.compute import fencing
+from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite.conductor import recovery
@@ -19,6 +23,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
+from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 from nova_lite import policy
 from nova_lite.volume import client as block_storage
@@ -169,30 +174,43 @@ def _unlock(instance):
 
 
 def _describe(item):
+    """A settled item (``tasks.Settled``, an ``Instance`` deleted, a
+    ``recovery.VolumeOperation``) or a mapping with a task, as a dict."""
     if isinstance(item, recovery.VolumeOperation):
         return dict(item)
     if isinstance(item, instance_obj.Instance):
         return {'server': item.uuid, 'operation': 'delete'}
-    return {'server': item.instance_uuid, 'volume': item.volume_id,
+    if isinstance(item, tasks.Settled):
+        return {'server': item.instance_uuid, 'volume': item.volume_id,
+                'operation': item.task}
+    return {'server': item.instance_uuid, 'volume': tasks.volume_of(item),
             'operation': item.task}
+
+
+def _owner(conf):
+    """This command settles under its own name: a conductor's work,
+    even one of this host, is another service's (its worker may be
+    holding it)."""
+    return service_obj.owner_name(tasks.MANAGE_BINARY, conf.host)
 
 
 def _reconcile(conf):
     ctxt = _context()
     policy.init(conf)
     client = block_storage.get_client(conf)
-    settled = recovery.settle(ctxt, conf, client, None, conf.host)
+    settled = recovery.settle(ctxt, conf, client, None, conf.host,
+                              owner=_owner(conf))
     done = [dict(_describe(item), outcome=outcome)
             for item, outcome in settled]
-    down = service_obj.down_owners(ctxt, conf)
     waiting = []
     for bdm in bdm_obj.BlockDeviceMapping.get_with_tasks(ctxt):
         if tasks.binary_of(bdm.task_owner) != service_obj.COMPUTE_BINARY:
             continue
+        host = bdm.task_owner.split(':', 1)[1]
         waiting.append(dict(_describe(bdm), step=bdm.task_step,
                             owner=bdm.task_owner,
-                            owner_state='down' if bdm.task_owner in down
-                            else 'up'))
+                            owner_state=fencing.host_state(ctxt, conf,
+                                                           host)))
     if conf.command.json:
         print(json.dumps({'settled': done, 'waiting_for_host': waiting},
                          indent=2, sort_keys=True))
@@ -209,9 +227,102 @@ def _reconcile(conf):
             print('waiting for %(owner)s (%(owner_state)s): %(operation)s '
                   'of volume %(volume)s of server %(server)s at step '
                   '%(step)s' % item)
+        if any(item['owner_state'] == fencing.DOWN for item in waiting):
+            print('A host that is down is silent, not dead: its work waits '
+                  'for it. Once it is stopped for good, force it down (PUT '
+                  '/v2.1/os-services/{id} with "forced_down": true, '
+                  'microversion 2.53) and its work is settled at once; or '
+                  'free one volume with "nova-lite-manage volume_attachment '
+                  'release SERVER VOLUME --force-down".')
         if not done and not waiting:
             print('Nothing to settle.')
     return 2 if waiting else 0
+
+
+def _release(conf):
+    """Free a volume of a server, whatever holds it: the one admin command
+    for a volume a host that is gone for good holds (or an attach in
+    flight on it). The server's host decides how:
+
+    * up: the volume is detached through the host, as the Compute API's
+      detach does (exit 2: the host was asked);
+    * no host (shelved-offloaded), or forced down (fenced): the operation
+      in flight on the mapping, if any, is settled now as the conductor
+      settles a fenced host's work (an attach rolled back, a detach
+      finished), then the volume is detached without the host;
+    * down but not forced down (silent: its guest may still write the
+      disk): refused (exit 3), unless ``--force-down``, with which the
+      administrator vouches that the host is stopped for good: the host's
+      compute service is forced down first (all its servers' work is
+      settled as for any fenced host), then as above.
+    """
+    ctxt = _context()
+    args = conf.command
+    policy.init(conf)
+    try:
+        instance = instance_obj.Instance.get_by_uuid(ctxt, args.instance_uuid)
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+            ctxt, args.volume_id, args.instance_uuid)
+    except exception.NotFound as e:
+        print(str(e))
+        return 1
+    client = block_storage.get_client(conf)
+    offloaded = instance.vm_state == states.SHELVED_OFFLOADED or \
+        not instance.host
+    state = None if offloaded else fencing.host_state(ctxt, conf,
+                                                      instance.host)
+    if state == fencing.DOWN:
+        if not args.force_down:
+            print('Host %s of server %s is down but not forced down: it is '
+                  'silent, and its guest may still use volume %s. Once the '
+                  'host is stopped for good, run this again with '
+                  '--force-down (or force it down: PUT /v2.1/os-services/'
+                  '{id} with "forced_down": true, microversion 2.53).' % (
+                      instance.host, instance.uuid, bdm.volume_id))
+            return 3
+        fencing.force_down(ctxt, instance.host)
+        print('Host %s forced down: its servers\' work is settled without '
+              'it, and it removes what it no longer owns when it comes '
+              'back.' % instance.host)
+        state = fencing.FENCED
+    if state == fencing.UP:
+        try:
+            compute_api.get_api(conf).volumes.detach(ctxt, instance,
+                                                     bdm.volume_id)
+        except exception.NovaLiteException as e:
+            print(e.format_message())
+            return 3
+        print('Host %s was asked to detach volume %s from server %s.' % (
+            instance.host, bdm.volume_id, instance.uuid))
+        return 2
+    outcome = None
+    if bdm.task is not None:
+        outcome = recovery.settle_fenced_mapping(
+            ctxt, conf, client, bdm, _owner(conf), conf.host)
+        print('Settled the %s of volume %s of server %s: %s.' % (
+            bdm.task if outcome is None else outcome[0].task,
+            args.volume_id, instance.uuid,
+            outcome[1] if outcome else 'left as it was'))
+    try:
+        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+            ctxt, args.volume_id, args.instance_uuid)
+    except exception.VolumeBDMNotFound:
+        print('Volume %s is free of server %s.' % (args.volume_id,
+                                                   instance.uuid))
+        return 0
+    try:
+        bdm.start_task(tasks.DETACHING, _owner(conf), tasks.ACCEPTED,
+                       tasks.task_data(ctxt, local=True,
+                                       keep_volume=not offloaded))
+    except exception.VolumeTaskInProgress as e:
+        print(e.format_message())
+        return 3
+    instance_action.InstanceAction.action_start(
+        ctxt, instance.uuid, instance_action.DETACH_VOLUME)
+    release.detach_locally(ctxt, client, bdm)
+    print('Volume %s detached from server %s without its host.' % (
+        args.volume_id, instance.uuid))
+    return 0
 
 
 def add_parsers(subparsers):
@@ -239,3 +350,16 @@ def add_parsers(subparsers):
         'print what was done and what waits for a compute host.')
     reconcile.add_argument('--json', action='store_true')
     reconcile.set_defaults(func=_reconcile)
+    release_cmd = sub.add_parser(
+        'release', help='Free a volume of a server, whatever holds it: '
+        'detached through its host when it is up, without it when it is '
+        'forced down or the server has none (the operation in flight '
+        'settled first).')
+    release_cmd.add_argument('instance_uuid')
+    release_cmd.add_argument('volume_id')
+    release_cmd.add_argument(
+        '--force-down', action='store_true',
+        help='The server\'s host is down and stopped for good: force its '
+        'compute service down first (fencing it: all its servers\' work '
+        'is settled without it).')
+    release_cmd.set_defaults(func=_release)

@@ -19,6 +19,7 @@ from oslo_utils import uuidutils
 
 from nova_lite.compute import block_device
 from nova_lite.compute import checks
+from nova_lite.compute import fencing
 from nova_lite.compute import quotas
 from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
@@ -295,7 +296,16 @@ class API(object):
 
     def delete(self, context, instance, soft=None):
         """Delete, or soft-delete (``soft``; by default when ``[DEFAULT]
-        reclaim_instance_interval`` asks for it and the server can be)."""
+        reclaim_instance_interval`` asks for it and the server can be).
+
+        A server with no host, or whose host an administrator forced down
+        (fenced, ``compute.fencing``), is deleted here, its volumes
+        released. One whose host is only ``down`` is not: its guest may
+        still run and write its disks, so the delete is cast to the host
+        (queued until it answers) and the server keeps its volumes until
+        the host deletes it or is forced down (then the conductor deletes
+        it at once). Nova deletes it locally on a ``down`` host too,
+        freeing volumes a running guest may still write."""
         checks.check_instance_lock(context, instance)
         if instance.task_state == states.DELETING:
             return
@@ -307,9 +317,10 @@ class API(object):
         instance_action.InstanceAction.action_start(
             context, instance.uuid, instance_action.DELETE)
         host = instance.host
-        if host is None or not self.host_is_up(context, host):
-            # No host (not scheduled, or offloaded) or a dead one: delete
-            # here, unless the conductor placed it meanwhile (the
+        if host is None or (not self.host_is_up(context, host) and
+                            fencing.is_fenced(context, host)):
+            # No host (not scheduled, or offloaded) or a fenced one:
+            # delete here, unless the conductor placed it meanwhile (the
             # compare-and-swap on the host says so).
             try:
                 self._start_local_delete(instance, expected_host=host)
@@ -321,8 +332,16 @@ class API(object):
                 crashpoint.hit(crashpoint.API_LOCAL_DELETE_AFTER_DECIDE)
                 release.delete_locally(context, self.volume_client, instance)
                 return
+        if not self.host_is_up(context, host):
+            LOG.warning('Host %s of server %s is down but not forced down: '
+                        'the delete waits for it (or for it to be forced '
+                        'down); the server keeps its volumes meanwhile',
+                        host, instance.uuid)
         try:
-            states.move(instance, 'begin_delete')
+            # Its last move recorded: a host whose message was lost
+            # deletes it once stalled (``ComputeManager``).
+            states.move(instance, 'begin_delete',
+                        task_updated_at=obj_base.utcnow())
         except exception.UnexpectedTaskStateError:
             return  # another delete got there first
         self.compute_rpcapi.terminate_instance(context, instance)

@@ -11,6 +11,7 @@ error, an instance fault and (for attach) an ``.error`` notification.
 import contextlib
 import datetime
 import threading
+import time
 
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
@@ -22,6 +23,7 @@ from nova_lite.compute import recovery
 from nova_lite.compute import rpcapi
 from nova_lite.compute import shelve_ops
 from nova_lite.compute import states
+from nova_lite.compute import tasks
 from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -31,6 +33,7 @@ from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
+from nova_lite.objects import service as service_obj
 from nova_lite import policy
 from nova_lite.volume import client as block_storage
 
@@ -55,29 +58,41 @@ class ComputeManager(manager.Manager):
         # process only; the task columns say who owns the work.
         self._in_hand = set()
         self._in_hand_lock = threading.Lock()
+        # Whether this host saw itself forced down at its last look, and
+        # when it last looked (monotonic): see ``_watch_fence``.
+        self._fenced = False
+        self._last_look = None
 
     @property
     def periodic_interval(self):
-        """Periodic tasks run when stalled work is settled
-        (``[recovery] settle_interval``), when shelved servers are
-        offloaded after a while or deleted servers are kept for a while;
-        the shortest interval of those that run."""
-        intervals = []
+        """Periodic tasks run every ``[DEFAULT] report_interval`` (a host
+        looks whether it was forced down, ``_watch_fence``), and when
+        stalled work is settled (``[recovery] settle_interval``), when
+        shelved servers are offloaded after a while or deleted servers
+        are kept for a while; the shortest interval of those."""
+        intervals = [self.conf.report_interval]
         if self.conf.recovery.settle_interval > 0:
             intervals.append(self.conf.recovery.settle_interval)
         if self.conf.shelved_offload_time > 0 or \
                 self.conf.reclaim_instance_interval > 0:
             intervals.append(self.conf.compute.periodic_interval)
-        return min(intervals) if intervals else None
+        return min(intervals)
 
     def init_host(self, context):
+        # A host that would settle live work refuses to start.
+        tasks.check_stalled_after(self.conf)
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
+        # What this host no longer owns goes first (servers deleted, and
+        # volumes detached, without it while it was fenced), before any
+        # message is taken.
+        recovery.reap(context, self.driver, self.host)
         self._recover_instances(context)
         # Guests are back with the disks their mappings had: settle the
         # volume operations this host owned when it stopped.
         self._settle(context)
+        self._last_look = time.monotonic()
 
     @contextlib.contextmanager
     def _working_on(self, bdm, operation):
@@ -124,6 +139,10 @@ class ComputeManager(manager.Manager):
     def _recover(self, context, instance, bdms):
         if instance.task_state == states.DELETING:
             self._terminate(context, instance)
+            # The delete is done: its event (left open by the process
+            # that stopped) ends.
+            self._settle_action(context, instance, instance_action.DELETE,
+                                'compute_terminate_instance', None)
             return
         if instance.vm_state in (states.BUILDING, states.SHELVED_OFFLOADED):
             # Placed here for a build or an unshelve: interrupted if it had
@@ -173,6 +192,27 @@ class ComputeManager(manager.Manager):
                                             host=self.host)
         self._settle_action(context, instance, instance_action.UNSHELVE,
                             'compute_unshelve_instance', exc)
+
+    def _settle_stalled_deletes(self, context, stalled_before):
+        """Servers of this host whose delete was cast to it (``deleting``,
+        no owner) and did not move since ``stalled_before``: the message
+        was lost (a broker that restarted while this host was down, say).
+        Taken (a compare-and-swap on the last move), then deleted as the
+        message would have."""
+        for instance in instance_obj.get_all(context, host=self.host):
+            moved = instance.task_updated_at or instance.updated_at
+            if (instance.task_state != states.DELETING or
+                    instance.task_owner is not None or moved is None or
+                    moved.replace(tzinfo=None) >= stalled_before):
+                continue
+            try:
+                instance.take_over_task(service_obj.owner_name(
+                    service_obj.COMPUTE_BINARY, self.host))
+            except exception.InstanceTaskOwnerChanged:
+                continue
+            LOG.warning('The delete of server %s never reached this host; '
+                        'deleting it', instance.uuid)
+            self.terminate_instance(context, instance)
 
     def _settle_stalled_placements(self, context, stalled_before):
         """Servers placed on this host whose build or unshelve message
@@ -421,12 +461,44 @@ class ComputeManager(manager.Manager):
             self._reset_task_state(instance, states.RESTORING)
 
     # -- periodic tasks ----------------------------------------------------
+    def _watch_fence(self, context):
+        """Say when this host was forced down, let go, or silent for
+        longer than ``service_down_time`` (the process was stopped or
+        starved: it may have been forced down and back meanwhile), and
+        reap (``recovery.reap``): what was settled without it while it
+        was fenced is no longer its own. Work that came in meanwhile is
+        fenced by its task's generation already."""
+        now = time.monotonic()
+        silent = (self._last_look is not None and
+                  now - self._last_look > self.conf.service_down_time)
+        self._last_look = now
+        try:
+            forced_down = service_obj.Service.get_by_host_and_binary(
+                context, self.host, service_obj.COMPUTE_BINARY).forced_down
+        except exception.ServiceNotFound:
+            forced_down = False
+        if forced_down and not self._fenced:
+            LOG.warning('This host (%s) is forced down: its work was '
+                        'settled without it; it removes what it no longer '
+                        'owns', self.host)
+        elif self._fenced and not forced_down:
+            LOG.warning('This host (%s) is no longer forced down',
+                        self.host)
+        elif silent:
+            LOG.warning('This host (%s) was silent for more than %ss: it '
+                        'may have been forced down meanwhile',
+                        self.host, self.conf.service_down_time)
+        self._fenced = bool(forced_down)
+        recovery.reap(context, self.driver, self.host)
+
     def periodic_tasks(self, context):
+        self._watch_fence(context)
         if self.conf.recovery.settle_interval > 0:
             stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
                 datetime.timedelta(seconds=self.conf.recovery.stalled_after)
             self._settle(context, stalled_before=stalled_before)
             self._settle_stalled_placements(context, stalled_before)
+            self._settle_stalled_deletes(context, stalled_before)
         if self.conf.shelved_offload_time > 0:
             self._offload_shelved(context)
         if self.conf.reclaim_instance_interval > 0:
@@ -480,6 +552,9 @@ class ComputeManager(manager.Manager):
                                   tag=None, multiattach=False,
                                   delete_on_termination=False, bdm=None):
         with self.instance_lock(instance.uuid):
+            # A disk the guest still has from a volume detached without
+            # this host (it was fenced) would take the name: removed first.
+            recovery.reap_devices(context, self.driver, instance)
             return volume_ops.reserve_device_name(
                 context, self.conf, self.driver, instance, volume_id,
                 device=device, tag=tag, multiattach=multiattach,
@@ -496,7 +571,45 @@ class ComputeManager(manager.Manager):
                                  self.volume_client, self.notifier, instance,
                                  bdm)
 
-    def detach_volume(self, context, instance, volume_id, attachment_id):
+    @staticmethod
+    def _acts_for(bdm, task, task_ref, operation):
+        """Whether a ``task`` message (detach, swap) acts for the task on
+        ``bdm`` (read under the instance lock), decided by the message: a
+        sender of compute RPC 1.4 names the task it acts for
+        (``task_ref``), and a mapping no longer at that task (rolled
+        back, settled, taken over, done) drops the message; an older
+        sender names none, and then only a ``task`` at its first step
+        that an API process owns (or, from a sender older than task
+        ownership, no task at all) is taken. Returns ``(act, tracked)``.
+        """
+        if task_ref is not None:
+            if bdm.matches(task_ref):
+                return True, True
+            LOG.warning('Dropping the %s of volume %s of %s: the message is '
+                        'for %s (generation %s), the mapping is at %s '
+                        '(generation %s): rolled back, settled or taken '
+                        'over meanwhile', operation, bdm.volume_id,
+                        bdm.instance_uuid,
+                        '/'.join(str(task_ref.get(k)) for k in (
+                            'task', 'owner', 'step')),
+                        task_ref.get('generation'),
+                        '/'.join(str(v) for v in (
+                            bdm.task, bdm.task_owner, bdm.task_step)),
+                        bdm.task_generation)
+            return False, True
+        if bdm.task is None:
+            return True, False
+        if (bdm.task == task and tasks.binary_of(bdm.task_owner) ==
+                tasks.API_BINARY and bdm.task_step in (tasks.ACCEPTED,
+                                                       tasks.RESERVED)):
+            return True, True
+        LOG.info('Dropping the %s of volume %s of %s from an older sender: '
+                 'the mapping is at %s/%s/%s', operation, bdm.volume_id,
+                 bdm.instance_uuid, bdm.task, bdm.task_owner, bdm.task_step)
+        return False, True
+
+    def detach_volume(self, context, instance, volume_id, attachment_id,
+                      task_ref=None):
         def run(event):
             try:
                 bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
@@ -505,13 +618,18 @@ class ComputeManager(manager.Manager):
                 LOG.info('Volume %s is no longer attached to %s', volume_id,
                          instance.uuid)
                 return
+            act, tracked = self._acts_for(bdm, tasks.DETACHING, task_ref,
+                                          'detach')
+            if not act:
+                return
             with self._working_on(bdm, 'detach') as mine:
                 if not mine:
                     LOG.info('Already detaching volume %s from %s',
                              volume_id, instance.uuid)
                     return
                 volume_ops.detach(context, self.driver, self.volume_client,
-                                  self.notifier, instance, bdm, event=event)
+                                  self.notifier, instance, bdm, event=event,
+                                  tracked=tracked)
         self._cast_operation(context, instance, 'compute_detach_volume', run,
                              with_event=True)
 
@@ -527,7 +645,7 @@ class ComputeManager(manager.Manager):
         return bdm.attachment_id == new_attachment_id
 
     def swap_volume(self, context, instance, old_volume_id, new_volume_id,
-                    new_attachment_id):
+                    new_attachment_id, task_ref=None):
         def run():
             try:
                 bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
@@ -542,6 +660,10 @@ class ComputeManager(manager.Manager):
                 volume_ops.release_swap(context, self.volume_client,
                                         old_volume_id, new_attachment_id)
                 raise
+            act, tracked = self._acts_for(bdm, tasks.SWAPPING, task_ref,
+                                          'swap')
+            if not act:
+                return
             with self._working_on(bdm, 'swap') as mine:
                 if not mine:
                     LOG.info('Already swapping volume %s of %s',
@@ -549,5 +671,5 @@ class ComputeManager(manager.Manager):
                     return
                 volume_ops.swap(context, self.driver, self.volume_client,
                                 instance, bdm, new_volume_id,
-                                new_attachment_id)
+                                new_attachment_id, tracked=tracked)
         self._cast_operation(context, instance, 'compute_swap_volume', run)

@@ -18,7 +18,8 @@ not in hand (a message lost in a broker failover, for instance).
   and the user sees why (the action's open events end with the error, an
   instance fault, an ``instance.volume_attach.error`` notification).
 * **detach**: finished (it is what the user asked for; every step is
-  idempotent): guest device, attachment and mapping removed.
+  idempotent): guest device removed, the mapping out of the server's way
+  (``releasing``), attachment and mapping removed.
 * **swap**: finished once the guest has the new volume (step
   ``guest_swapped`` or later): the new attachment is completed, the
   mapping becomes the new volume's, the old attachment is deleted; rolled
@@ -26,13 +27,26 @@ not in hand (a message lost in a broker failover, for instance).
   attachment is deleted (the host disconnects from the new volume unless
   shared), the old volume is ``in-use`` again, and the user sees why.
 
-Each item is taken over first (compare-and-swap on its last move), so an
-item another service settled meanwhile is skipped.
+Each item is taken over first (compare-and-swap on its last move that
+raises the task's generation), so an item another service settled
+meanwhile is skipped, and a worker of this process still holding one
+(not in hand: a thread that lost it) can no longer write it.
+
+A host also removes what it no longer owns (``reap``): the guests of
+servers deleted without it (once it was fenced) and the volume disks of
+its guests whose mapping is gone (a volume detached without it). It does
+so at start, before it takes any message; then in every periodic run (a
+host that was stopped while it was fenced, and let go, finds out no
+other way); and the device-name reservation of an attach does it for its
+server first, under the server's lock, so that a name the guest still
+uses is never given again.
 """
 
 from oslo_log import log as logging
 
 from nova_lite.compute import notifications
+from nova_lite.compute import release
+from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite.compute import volume_ops
 from nova_lite import exception
@@ -128,11 +142,15 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
 
 
 def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):
-    info = bdm.get_connection_info()
-    if bdm.device_name and driver.has_volume(instance, bdm.device_name):
-        driver.detach_volume(ctxt, info, instance, bdm.device_name)
-    volume_ops.release_connection(ctxt, driver, volume_client, bdm.volume_id,
-                                  bdm.attachment_id, info)
+    if bdm.task_step == tasks.RELEASING:
+        volume_id, attachment_id, info, _device = release.released(bdm)
+    else:
+        info = bdm.get_connection_info()
+        if bdm.device_name and driver.has_volume(instance, bdm.device_name):
+            driver.detach_volume(ctxt, info, instance, bdm.device_name)
+        volume_id, attachment_id, info, _device = release.step_aside(bdm)
+    volume_ops.release_connection(ctxt, driver, volume_client, volume_id,
+                                  attachment_id, info)
     bdm.destroy()
     instance_action.settle_events(ctxt, instance.uuid, DETACH_EVENT,
                                   host=host)
@@ -176,3 +194,125 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
         return ROLLED_BACK
     instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT, host=host)
     return FINISHED
+
+
+# -- a host that comes back ---------------------------------------------------
+
+def reap_guests(context, driver, host, instances=None):
+    """Destroy the guests this hypervisor has of servers that are deleted
+    (or gone, or on another host): deleted without this host while it was
+    fenced. A server being deleted (``deleting``) or soft-deleted keeps
+    its guest: its delete, or its restore, is still to come.
+    ``instances``: the servers of this host, if the caller read them.
+    Returns the uuids reaped."""
+    if instances is None:
+        instances = instance_obj.get_all(context, host=host)
+    ours = {i.uuid for i in instances}
+    reaped = []
+    for uuid in sorted(set(driver.list_instance_uuids()) - ours):
+        try:
+            instance = instance_obj.Instance.get_by_uuid(context, uuid,
+                                                         read_deleted=True)
+        except exception.InstanceNotFound:
+            instance = instance_obj.Instance(context, uuid=uuid, host=host)
+        else:
+            if instance.vm_state != states.DELETED and \
+                    instance.host == host:
+                continue    # on this host since the list was read
+        LOG.warning('Reaping the guest of server %s: the server is %s; '
+                    'this host no longer runs it', uuid,
+                    'deleted' if instance.obj_attr_is_set('vm_state')
+                    and instance.vm_state == states.DELETED
+                    else 'not on this host')
+        try:
+            driver.destroy(context, instance, None)
+        except Exception:
+            LOG.exception('Could not reap the guest of server %s', uuid)
+            continue
+        reaped.append(uuid)
+    return reaped
+
+
+def _disks(driver, instance):
+    try:
+        return driver.volume_devices(instance)
+    except Exception:
+        LOG.exception('Could not list the disks of the guest of %s',
+                      instance.uuid)
+        return {}
+
+
+def _remove_stale_disks(context, driver, instance, devices, bdms):
+    """The volume disks of ``devices`` (the guest's, read before ``bdms``,
+    the server's mappings; a volume's disk has the volume id as its
+    serial, the others are never touched) that no mapping holds, or that
+    a mapping with no operation in flight holds for another volume,
+    removed from the guest. Returns ``[(mountpoint, volume id)]``
+    removed."""
+    mapped = {b.device_name: b for b in bdms if b.device_name}
+    removed = []
+    for mountpoint, serial in sorted(devices.items()):
+        if not serial:
+            continue    # not a volume's disk (a root disk, a config drive)
+        bdm = mapped.get(mountpoint)
+        if bdm is not None and (bdm.task is not None or
+                                not bdm.volume_id or
+                                serial == bdm.volume_id):
+            continue
+        LOG.warning('Removing volume %s (%s) from the guest of server %s: '
+                    'its mapping is gone (detached without this host)',
+                    serial, mountpoint, instance.uuid)
+        try:
+            driver.detach_volume(context, None, instance, mountpoint)
+        except Exception:
+            LOG.exception('Could not remove %s from the guest of %s',
+                          mountpoint, instance.uuid)
+            continue
+        removed.append((mountpoint, serial))
+    return removed
+
+
+def reap_devices(context, driver, instance):
+    """Remove from the guest of ``instance`` the volume disks it has
+    (``driver.volume_devices``) at a device name that none of the
+    server's mappings holds, or that a mapping with no operation in
+    flight holds for another volume: the volume was detached (or the
+    server deleted) without this host while it was fenced, and may be
+    attached elsewhere by now. A disk whose mapping has an operation in
+    flight is the operation's. The guest's disks are read before the
+    mappings: every workflow writes a mapping's device before the guest
+    has the disk and removes the disk before the mapping lets the device
+    go, so a disk read first always finds its mapping. Returns
+    ``[(mountpoint, volume id)]`` removed."""
+    devices = _disks(driver, instance)
+    if not devices:
+        return []
+    return _remove_stale_disks(
+        context, driver, instance, devices,
+        bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
+                                                       instance.uuid))
+
+
+def reap(context, driver, host):
+    """``reap_guests``, then ``reap_devices`` for every server of this
+    host with no operation of its own in flight (its ``task_state``): the
+    disks of all of them read first, then their mappings in one query.
+    Returns ``(guests reaped, [(server, mountpoint, volume)] removed)``.
+    """
+    instances = instance_obj.get_all(context, host=host)
+    guests = reap_guests(context, driver, host, instances)
+    disks = {}
+    for instance in instances:
+        if instance.task_state is None:
+            devices = _disks(driver, instance)
+            if devices:
+                disks[instance.uuid] = (instance, devices)
+    if not disks:
+        return guests, []
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(context,
+                                                           list(disks))
+    removed = []
+    for uuid, (instance, devices) in disks.items():
+        removed += [(uuid,) + r for r in _remove_stale_disks(
+            context, driver, instance, devices, bdms[uuid])]
+    return guests, removed

@@ -2,29 +2,38 @@
 and the conductor share (the host's own, which also disconnect the host,
 are in ``volume_ops``).
 
-A local detach is what the API does when no host can detach the volume
-(the server is shelved-offloaded, or its host is down: Nova's local
-cleanup). It is a task on the mapping, like a detach a host runs:
+A local detach is what the API does when no host can detach the volume:
+the server is shelved-offloaded (Nova's local cleanup: no host has the
+disk), or an administrator forced its host down (fenced,
+``compute.fencing``: the host removes the disk from its guest when it
+comes back). A host that is only ``down`` is not detached without: the
+detach answers 409, as Nova's. It is a task on the mapping, like a detach
+a host runs:
 
 1. the API starts it (``DETACHING``, step ``ACCEPTED``, owned by the
-   API process): a detach of the same volume meanwhile answers 409;
-2. the API moves it to ``LOCAL_DETACHING`` (compare-and-swap): from here
-   on it is finished, never rolled back;
+   API process, ``local`` in its data): a detach of the same volume
+   meanwhile answers 409;
+2. the API moves it to ``LOCAL_DETACHING`` (compare-and-swap), stepping
+   the mapping aside (``step_aside``: the row no longer names the
+   volume): from here on it is finished, never rolled back;
 3. the attachment is deleted (block storage recomputes the volume's
-   status), the volume too when the mapping says ``delete_on_termination``;
+   status: ``available`` only now that the server no longer maps it),
+   the volume too when the mapping says ``delete_on_termination`` and
+   the server is shelved-offloaded (Nova's rule; a fenced host's detach
+   keeps it, as a detach through the host does);
 4. the mapping is destroyed.
 
-If the API process dies after 2, the conductor finds the task stalled and
-runs 3 and 4 again (``finish_local_detach``): each is harmless when done
-already. If it dies before 2, the conductor rolls the detach back as for
-any detach no host took.
+If the API process dies after 1, the conductor finds the task stalled and
+finishes it (``finish_local_detach``: 2 to 4, each harmless when done
+already): the detach was accepted.
 
-A local delete (a server with no host, or a dead one) is a task on the
-server: the API moves it to ``deleting`` owned by the API process (one
-compare-and-swap with the host check), releases every volume, then marks
-the server deleted (``delete_locally``). A server left ``deleting`` by an
-API process that stopped, or whose release failed, is deleted the same way
-by the conductor once the task stalled.
+A local delete (a server with no host, or on a fenced one) is a task on
+the server: the API moves it to ``deleting`` owned by the API process
+(one compare-and-swap with the host check), releases every volume, then
+marks the server deleted (``delete_locally``). A server left ``deleting``
+by an API process that stopped, or whose release failed, is deleted the
+same way by the conductor once the task stalled; a server whose delete
+waits for a host that an administrator then forces down, at once.
 """
 
 from oslo_log import log as logging
@@ -38,6 +47,39 @@ from nova_lite.objects import block_device as bdm_obj
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
+
+
+def step_aside(bdm, step=tasks.RELEASING):
+    """Move a detach whose guest no longer has the disk to ``step``
+    (``releasing``; ``local_detaching`` for a detach without a host):
+    the row keeps its task but no longer names the volume, its device or
+    its attachment (they move to the task's data), so the server's
+    mapping is gone for every reader (the attachment list, the duplicate
+    guard of a new attach) *before* block storage makes the volume
+    ``available``: a client that waited for ``available`` may attach it
+    again at once. Returns ``(volume_id, attachment_id, connection_info,
+    device_name)`` as they were."""
+    released = (bdm.volume_id, bdm.attachment_id, bdm.get_connection_info(),
+                bdm.device_name)
+    bdm.move_task(step, data=dict(
+        bdm.get_task_data(), volume_id=released[0],
+        attachment_id=released[1], connection_info=released[2],
+        device_name=released[3]),
+        volume_id=None, attachment_id=None, device_name=None,
+        connection_info=None)
+    return released
+
+
+def released(bdm):
+    """What ``step_aside`` moved to the task's data (or the row's own
+    values, before it): ``(volume_id, attachment_id, connection_info,
+    device_name)``."""
+    data = bdm.get_task_data()
+    if bdm.volume_id is None and 'volume_id' in data:
+        return (data.get('volume_id'), data.get('attachment_id'),
+                data.get('connection_info'), data.get('device_name'))
+    return (bdm.volume_id, bdm.attachment_id, bdm.get_connection_info(),
+            bdm.device_name)
 
 
 def delete_attachment(context, volume_client, attachment_id):
@@ -74,15 +116,24 @@ def release_mapping(context, volume_client, bdm, keep_volume=False):
 def detach_locally(context, volume_client, bdm):
     """Steps 2 to 4 for ``bdm``, whose local detach task the caller
     started (step 1). ``TaskOwnerChanged`` if someone else moved it."""
-    bdm.move_task(tasks.LOCAL_DETACHING)
+    step_aside(bdm, tasks.LOCAL_DETACHING)
     crashpoint.hit(crashpoint.API_LOCAL_DETACH_AFTER_DECIDE)
-    release_mapping(context, volume_client, bdm)
+    finish_local_detach(context, volume_client, bdm)
 
 
 def finish_local_detach(context, volume_client, bdm):
-    """The conductor's part: steps 3 and 4 of a local detach whose API
-    process stopped after step 2."""
-    release_mapping(context, volume_client, bdm)
+    """Steps 2 (unless done) to 4 of a local detach: the conductor's part
+    when the API process stopped (and the release command's)."""
+    if bdm.task_step != tasks.LOCAL_DETACHING:
+        step_aside(bdm, tasks.LOCAL_DETACHING)
+    volume_id, attachment_id, _info, _device = released(bdm)
+    data = bdm.get_task_data()
+    if attachment_id:
+        delete_attachment(context, volume_client, attachment_id)
+    if bdm.delete_on_termination and volume_id and \
+            not data.get('keep_volume'):
+        delete_volume(context, volume_client, volume_id)
+    bdm.destroy()
 
 
 def finish_offloaded_swap(context, volume_client, bdm):

@@ -15,6 +15,12 @@ method to the lowest version that carries its arguments, and keep
 * 1.3 - Shelving and deferred delete: shelve_instance,
   shelve_offload_instance, unshelve_instance, soft_delete_instance,
   restore_instance (casts).
+* 1.4 - detach_volume and swap_volume take ``task_ref``: the task the
+  message acts for (task, owner, step, generation of the mapping, as
+  ``BlockDeviceMapping.task_ref`` gives it). The host acts only if the
+  mapping is still at that task (one rolled back, settled or taken over
+  meanwhile is dropped); a message without it comes from a sender older
+  than 1.4.
 """
 
 import oslo_messaging as messaging
@@ -25,7 +31,7 @@ from nova_lite import rpc
 
 TOPIC = 'compute'
 NAMESPACE = 'compute'
-RPC_API_VERSION = '1.3'
+RPC_API_VERSION = '1.4'
 
 
 class ComputeAPI(object):
@@ -117,14 +123,27 @@ class ComputeAPI(object):
         self._prepare(instance.host, '1.1').cast(
             ctxt, 'attach_volume', instance=instance, bdm=bdm)
 
-    def detach_volume(self, ctxt, instance, volume_id, attachment_id):
-        self._prepare(instance.host, '1.1').cast(
-            ctxt, 'detach_volume', instance=instance, volume_id=volume_id,
-            attachment_id=attachment_id)
+    def _task_version(self, task_ref, kwargs):
+        """1.4 with ``task_ref`` when the hosts take it; 1.1 without
+        (hosts capped below 1.4 by ``[upgrade_levels] compute``)."""
+        if task_ref is not None and self.client.can_send_version('1.4'):
+            kwargs['task_ref'] = task_ref
+            return '1.4'
+        return '1.1'
+
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id,
+                      task_ref=None):
+        kwargs = dict(instance=instance, volume_id=volume_id,
+                      attachment_id=attachment_id)
+        version = self._task_version(task_ref, kwargs)
+        self._prepare(instance.host, version).cast(
+            ctxt, 'detach_volume', **kwargs)
 
     def swap_volume(self, ctxt, instance, old_volume_id, new_volume_id,
-                    new_attachment_id):
-        self._prepare(instance.host, '1.1').cast(
-            ctxt, 'swap_volume', instance=instance,
-            old_volume_id=old_volume_id, new_volume_id=new_volume_id,
-            new_attachment_id=new_attachment_id)
+                    new_attachment_id, task_ref=None):
+        kwargs = dict(instance=instance, old_volume_id=old_volume_id,
+                      new_volume_id=new_volume_id,
+                      new_attachment_id=new_attachment_id)
+        version = self._task_version(task_ref, kwargs)
+        self._prepare(instance.host, version).cast(
+            ctxt, 'swap_volume', **kwargs)

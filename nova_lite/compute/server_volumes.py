@@ -16,6 +16,7 @@ from oslo_utils import excutils
 from oslo_utils import strutils
 
 from nova_lite.compute import checks
+from nova_lite.compute import fencing
 from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite.compute import tasks
@@ -45,20 +46,32 @@ class ServerVolumes(object):
 
     def _check_not_attached(self, context, volume, instance):
         """Nova's duplicate guard (400): a non-multiattach volume mapped to
-        any server, or a multiattach one already mapped to this one."""
+        any server, or a multiattach one already mapped to this one.
+
+        A mapping with an operation in flight (an attach accepted whose
+        work is pending, a detach not finished) answers 409 naming it
+        instead: the volume may well read ``available`` meanwhile (an
+        attach not reserved yet), and the attach can be asked again once
+        the operation is over."""
         bdms = bdm_obj.BlockDeviceMapping.get_all_by_volume(context,
                                                             volume['id'])
+        if volume['multiattach']:
+            bdms = [b for b in bdms if b.instance_uuid == instance.uuid]
         if not bdms:
             return
+        for bdm in bdms:
+            if bdm.task is not None:
+                raise exception.VolumeTaskInProgress(
+                    volume_id=volume['id'], instance_uuid=bdm.instance_uuid,
+                    task=bdm.task)
         if not volume['multiattach']:
             raise exception.InvalidVolume(
                 reason=_('volume %(vol)s is already attached to instances: '
                          '%(uuids)s') % {
                     'vol': volume['id'],
                     'uuids': ','.join(b.instance_uuid for b in bdms)})
-        if any(b.instance_uuid == instance.uuid for b in bdms):
-            raise exception.InvalidVolume(
-                reason=_('volume %s already attached') % volume['id'])
+        raise exception.InvalidVolume(
+            reason=_('volume %s already attached') % volume['id'])
 
     # -- attach ------------------------------------------------------------
     def attach(self, context, instance, volume_id, device=None,
@@ -111,10 +124,17 @@ class ServerVolumes(object):
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
         crashpoint.hit(crashpoint.API_ATTACH_AFTER_ACCEPT)
         try:
-            return self.api.conductor_rpcapi.attach_volume(
-                context, instance, volume_id, device, tag,
-                delete_on_termination, volume['multiattach'], bdm=bdm,
-                do_cast=do_cast)
+            if do_cast:
+                return self.api.conductor_rpcapi.attach_volume(
+                    context, instance, volume_id, device, tag,
+                    delete_on_termination, volume['multiattach'], bdm=bdm,
+                    do_cast=True)
+            # The call waits until the conductor is done: the attach is
+            # kept alive until a conductor takes it (then it is its).
+            with tasks.keep_alive(self.api.conf, bdm):
+                return self.api.conductor_rpcapi.attach_volume(
+                    context, instance, volume_id, device, tag,
+                    delete_on_termination, volume['multiattach'], bdm=bdm)
         except messaging.MessagingTimeout:
             # The conductor may still be working on it: the mapping is its
             # to complete or remove.
@@ -129,6 +149,12 @@ class ServerVolumes(object):
     def detach(self, context, instance, volume_id):
         """Checks in the order of API-CONTRACT.md 2.7 (after policy).
 
+        The server's host must answer: a host that is only ``down``
+        (silent: its guest may still use the disk) answers 409, as Nova's
+        ``check_instance_host(check_is_up=True)`` does. A host an
+        administrator forced down (fenced, ``compute.fencing``) is
+        detached without, as a shelved-offloaded server is.
+
         A multiattach volume is not marked ``detaching`` (Cinder's legacy
         ``begin_detaching``): its status only sums up its attachments, and
         the mark would make the detach of its other servers fail (400)
@@ -141,8 +167,11 @@ class ServerVolumes(object):
         with obj_base.reads(context):
             bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
-            host_up = bool(not offloaded and instance.host and
-                           self.api.host_is_up(context, instance.host))
+            has_host = bool(not offloaded and instance.host)
+            host_up = has_host and self.api.host_is_up(context,
+                                                       instance.host)
+            fenced = has_host and not host_up and fencing.is_fenced(
+                context, instance.host)
         if bdm.is_root:
             raise exception.RootVolumeDetach()
         checks.check_instance_lock(context, instance)
@@ -154,10 +183,15 @@ class ServerVolumes(object):
             # Block storage reserved the volume meanwhile.
             bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
-        if offloaded or not host_up:
+        if offloaded or fenced:
             self._detach_volume_locally(context, instance, bdm, volume,
                                         offloaded)
             return
+        if not host_up:
+            LOG.warning('Host %s of server %s is down but not forced down: '
+                        'the detach of volume %s waits for it (409)',
+                        instance.host, instance.uuid, volume_id)
+            raise exception.HostServiceDown()
         # Owned by this API process until the host takes it over. If the
         # host never takes it (the cast is lost), the conductor rolls it
         # back.
@@ -170,8 +204,9 @@ class ServerVolumes(object):
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)
             crashpoint.hit(crashpoint.API_DETACH_AFTER_BEGIN)
-            self.api.compute_rpcapi.detach_volume(context, instance, volume_id,
-                                                  bdm.attachment_id)
+            self.api.compute_rpcapi.detach_volume(
+                context, instance, volume_id, bdm.attachment_id,
+                task_ref=bdm.task_ref())
         except Exception:
             with excutils.save_and_reraise_exception():
                 if mark:
@@ -193,8 +228,9 @@ class ServerVolumes(object):
         its host does right after: a detach through the host takes the
         task over from it rather than answer 409 in that instant (the host
         then finds its task moved and leaves it)."""
-        data = tasks.task_data(context, local=True) if local else (
-            tasks.task_data(context))
+        data = tasks.task_data(context, local=True,
+                               keep_volume=local == 'fenced') if local \
+            else tasks.task_data(context)
         completed = any(a.get('attachment_id') == bdm.attachment_id
                         for a in volume.get('attachments') or [])
         try:
@@ -232,15 +268,19 @@ class ServerVolumes(object):
     def _detach_volume_locally(self, context, instance, bdm, volume,
                                offloaded):
         """No host can detach: the server is shelved-offloaded (no host
-        has the disk), or its host is down (Nova's local cleanup: the
-        guest on a dead host is not asked). The attachment is deleted
-        here and the mapping destroyed, as a task the conductor finishes
-        if this process dies (``compute.release``)."""
+        has the disk: Nova's local cleanup), or an administrator forced
+        its host down (fenced: its guests are stopped, and the host
+        removes the disk when it comes back, ``compute.recovery.reap``).
+        The attachment is deleted here and the mapping destroyed, as a
+        task the conductor finishes if this process dies
+        (``compute.release``)."""
         if not offloaded:
-            LOG.warning('Host %s of server %s is down: detaching volume %s '
-                        'without it', instance.host, instance.uuid,
-                        bdm.volume_id)
-        if not self._start_detach_task(context, bdm, volume, local=True):
+            LOG.warning('Host %s of server %s is forced down: detaching '
+                        'volume %s without it', instance.host,
+                        instance.uuid, bdm.volume_id)
+        if not self._start_detach_task(
+                context, bdm, volume,
+                local='offloaded' if offloaded else 'fenced'):
             return
         try:
             instance_action.InstanceAction.action_start(
@@ -340,7 +380,7 @@ class ServerVolumes(object):
             crashpoint.hit(crashpoint.API_SWAP_AFTER_RESERVE)
             self.api.compute_rpcapi.swap_volume(
                 context, instance, bdm.volume_id, new_volume_id,
-                attachment['id'])
+                attachment['id'], task_ref=bdm.task_ref())
         except Exception:
             with excutils.save_and_reraise_exception():
                 if attachment is not None:

@@ -10,10 +10,15 @@ nothing. doc/source/contributor/crash-safety.rst has the steps of each
 operation and who settles it after a crash.
 """
 
+import collections
+import contextlib
+import threading
+
 from oslo_context import context as oslo_context
 from oslo_log import log as logging
 
 from nova_lite import exception
+from nova_lite.i18n import _
 
 LOG = logging.getLogger(__name__)
 
@@ -32,6 +37,11 @@ CONNECTING = 'connecting'          # host took the attach; connecting
 CONNECTED = 'connected'            # host: connection made, info saved
 GUEST_DETACHING = 'guest_detaching'  # host took the detach
 GUEST_DETACHED = 'guest_detached'  # host: the guest no longer has it
+# The mapping is out of the server's way (no volume, no device name, no
+# attachment on the row: what they were is in the task's data), so that a
+# volume never reads ``available`` while its server still maps it; the
+# attachment's delete and the row's are next.
+RELEASING = 'releasing'
 LOCAL_DETACHING = 'local_detaching'  # API: no host; finish without one
 # A swap records ACCEPTED, RESERVED (API), CONNECTING, CONNECTED (host)
 # and then:
@@ -69,28 +79,179 @@ def request_context(context, bdm):
     return ctxt
 
 
-def settle_each(bdms, owner, settle):
+def volume_of(bdm):
+    """The volume a mapping's task acts on: the row's, or (step
+    ``releasing``, the row out of the way) the one its data recorded."""
+    return bdm.volume_id or bdm.get_task_data().get('volume_id')
+
+
+class Settled(collections.namedtuple(
+        'Settled', 'instance_uuid volume_id task owner')):
+    """A mapping's task as it was when it was settled (settling clears
+    the task): its server, volume, task and the owner it was taken
+    from."""
+
+
+def settle_each(bdms, owner, settle, take_over=None):
     """Settle each mapping's task: take it over for ``owner`` first (a
-    compare-and-swap on its last move: one that someone else moved or
-    settled meanwhile is skipped), then ``settle(bdm, previous_owner)``,
-    which returns what it did (or None). A failure is logged and the next
-    one goes on. Returns ``[(bdm, outcome)]``."""
+    compare-and-swap on its last move that raises its generation: one
+    that someone else moved or settled meanwhile is skipped, and the
+    worker it is taken from can no longer write it), then ``settle(bdm,
+    previous_owner)``, which returns what it did (or None). ``take_over``
+    (default: the take-over) may claim it otherwise (a re-drive touches
+    it). A failure is logged and the next one goes on. Returns
+    ``[(Settled, outcome)]``."""
     settled = []
     for bdm in bdms:
         previous_owner = bdm.task_owner
+        before = Settled(bdm.instance_uuid, volume_of(bdm), bdm.task,
+                         previous_owner)
         try:
-            bdm.take_over_task(owner)
+            if take_over is None:
+                bdm.take_over_task(owner)
+            else:
+                take_over(bdm)
         except exception.TaskOwnerChanged:
             continue
         try:
             outcome = settle(bdm, previous_owner)
         except Exception:
             LOG.exception('Could not settle the %s of volume %s of %s',
-                          bdm.task, bdm.volume_id, bdm.instance_uuid)
+                          before.task, before.volume_id, bdm.instance_uuid)
             continue
         if outcome:
             LOG.warning('Settled the interrupted %s of volume %s of %s '
-                        '(owner %s): %s', bdm.task, bdm.volume_id,
+                        '(owner %s): %s', before.task, before.volume_id,
                         bdm.instance_uuid, previous_owner, outcome)
-            settled.append((bdm, outcome))
+            settled.append((before, outcome))
     return settled
+
+
+class InHand(object):
+    """The mappings whose task this process is working on right now:
+    what its own periodic settling leaves alone (its tasks are settled at
+    start, and later only when provably not in hand). Bookkeeping of one
+    process; the task columns say who owns the work."""
+
+    def __init__(self):
+        self._keys = set()
+        self._lock = threading.Lock()
+
+    def add(self, key):
+        """False if ``key`` is in hand already (a second delivery)."""
+        with self._lock:
+            if key in self._keys:
+                return False
+            self._keys.add(key)
+            return True
+
+    def discard(self, key):
+        with self._lock:
+            self._keys.discard(key)
+
+    @contextlib.contextmanager
+    def holding(self, key):
+        """Yields False when ``key`` is in hand already."""
+        mine = self.add(key)
+        try:
+            yield mine
+        finally:
+            if mine:
+                self.discard(key)
+
+    def uuids(self):
+        """The mapping uuids in hand (keys are a uuid, or a (uuid,
+        operation) pair)."""
+        with self._lock:
+            return {k[0] if isinstance(k, tuple) else k for k in self._keys}
+
+
+# A long wait is kept alive this many times per ``[recovery]
+# stalled_after``: a live owner's task never looks stalled because it waits.
+KEEP_ALIVE_PER_STALL = 4
+
+
+def keep_alive_interval(conf):
+    return max(conf.recovery.stalled_after / KEEP_ALIVE_PER_STALL, 0.05)
+
+
+@contextlib.contextmanager
+def keep_alive(conf, bdm):
+    """While inside, touch ``bdm``'s task every ``stalled_after / 4``
+    seconds (``touch_task``): a long wait (the reservation call to the
+    host, a busy multiattach volume, the API's call to the conductor)
+    never makes a live owner's work look stalled. Stops by itself once
+    the task is no longer this object's (moved on, taken over, gone).
+    The touches are made in a copy of ``bdm`` (the waiting thread keeps
+    using its own)."""
+    stop = threading.Event()
+    copy = bdm.obj_clone()
+    interval = keep_alive_interval(conf)
+
+    def touch():
+        while not stop.wait(interval):
+            try:
+                copy.touch_task()
+            except (exception.TaskOwnerChanged,
+                    exception.VolumeBDMNotFound):
+                return
+            except Exception:
+                LOG.exception('Could not keep the %s of volume %s of %s '
+                              'alive', copy.task, copy.volume_id,
+                              copy.instance_uuid)
+    thread = threading.Thread(target=touch, daemon=True,
+                              name='keep-alive-%s' % bdm.uuid)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def unattended_waits(conf):
+    """``[(option, seconds, margin)]``: what a live owner may spend
+    holding a task with nothing keeping it alive, and how many times that
+    ``[recovery] stalled_after`` must be:
+
+    * ``[DEFAULT] service_down_time``, once: a process that stalls (a
+      pause, a starved thread, a database that does not answer) for less
+      is still up by the liveness rule; its work must not be called
+      stalled sooner than the process itself would be called down;
+    * ``[cinder] timeout`` (the ``cinder`` client, when set), twice: one
+      request to block storage over REST, which the API, the conductor
+      and the host make between two steps of a task.
+
+    The long waits (``long_rpc_timeout``: the conductor's reservation
+    call to the host and the API's call to the conductor; ``[compute]
+    multiattach_reserve_timeout``) are kept alive (``keep_alive``): they
+    touch the task every ``stalled_after / 4`` seconds instead."""
+    waits = [('[DEFAULT] service_down_time', conf.service_down_time, 1)]
+    if conf.volume.client == 'cinder':
+        timeout = getattr(conf.cinder, 'timeout', None)
+        if timeout:
+            waits.append(('[cinder] timeout', timeout, 2))
+    return waits
+
+
+def check_stalled_after(conf):
+    """Refuse to start (``InvalidConfiguration``) when ``[recovery]
+    stalled_after`` is not well above the unattended waits
+    (``unattended_waits``): the settling would then take the work of
+    owners that are only waiting. The message says by how much."""
+    stalled_after = conf.recovery.stalled_after
+    for name, wait, margin in unattended_waits(conf):
+        needed = margin * wait
+        if stalled_after >= needed:
+            continue
+        raise exception.InvalidConfiguration(reason=_(
+            '[recovery] stalled_after (%(stalled)gs) must be at least '
+            '%(times)s%(name)s (%(wait)gs), that is %(needed)gs: raise it '
+            'by %(missing)gs or lower %(name)s. A live owner may spend '
+            '%(name)s holding a task with nothing to keep it alive, and '
+            'the work of a task that did not move for stalled_after '
+            'seconds is taken from its owner.') % {
+                'stalled': stalled_after,
+                'times': '%d times ' % margin if margin > 1 else '',
+                'name': name, 'wait': wait, 'needed': needed,
+                'missing': needed - stalled_after})

@@ -8,11 +8,13 @@ lock. Every step undoes what it did when a later one fails.
 * ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
   driver attach -> ``attachment_complete`` (``in-use``); on failure the
   guest device, the attachment and the mapping are removed;
-* ``detach``: driver detach -> ``attachment_delete`` -> host disconnect,
-  only if block storage says no other attachment of the volume on this
-  host still uses the connection (multiattach: two servers of one host
-  share it) -> mapping destroyed; on a driver failure the volume goes back
-  to ``in-use``;
+* ``detach``: driver detach -> the mapping out of the server's way
+  (``releasing``: no volume on the row, so the volume never reads
+  ``available`` while its server still maps it) -> ``attachment_delete``
+  -> host disconnect, only if block storage says no other attachment of
+  the volume on this host still uses the connection (multiattach: two
+  servers of one host share it) -> mapping destroyed; on a driver failure
+  the volume goes back to ``in-use``;
 * ``swap``: connect the new volume, swap in the guest, complete the new
   attachment and delete the old one;
 * ``connect_for_spawn``/``complete_for_spawn``/``cleanup_for_delete``: the
@@ -29,6 +31,7 @@ from oslo_serialization import jsonutils
 from oslo_utils import excutils
 
 from nova_lite.compute import notifications
+from nova_lite.compute import release
 from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -195,8 +198,9 @@ def release_connection_logged(context, driver, volume_client, volume_id,
 
 
 def _tracked(bdm):
-    """Whether ``bdm`` carries its operation's task (a conductor or API
-    older than task ownership sends mappings without)."""
+    """Whether the mapping a message carried (an attach's) carries its
+    operation's task (a conductor older than task ownership sends
+    mappings without)."""
     return bdm.obj_attr_is_set('task') and bdm.task is not None
 
 
@@ -274,45 +278,70 @@ def attach(context, driver, volume_client, notifier, instance, bdm):
 
 
 def detach(context, driver, volume_client, notifier, instance, bdm,
-           event=None):
+           event=None, tracked=None):
     """Detach ``bdm`` from the guest, delete its attachment and mapping.
     A driver failure puts the volume back to ``in-use`` (mapping kept).
     With ``event`` (the step's ``EventReporter``), the mapping's delete
-    and the event's end share a transaction."""
+    and the event's end share a transaction.
+
+    ``tracked``: the message acts for the detach task on the mapping
+    (decided by the caller from the message; None: from ``bdm``, which
+    the caller read and compared). The host takes the task over from the
+    step the mapping is at; a detach no longer pending is dropped."""
     owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, driver.host)
-    if _tracked(bdm) and (bdm.task != tasks.DETACHING or
-                          not take_over(bdm, owner, tasks.GUEST_DETACHING)):
+    if tracked is None:
+        tracked = _tracked(bdm)
+    if tracked and (bdm.task != tasks.DETACHING or
+                    not take_over(bdm, owner, tasks.GUEST_DETACHING)):
         LOG.info('The detach of volume %s from %s is not pending on this '
                  'host; nothing to do', bdm.volume_id, instance.uuid)
         return
     crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_TAKE)
+    shown = bdm.obj_clone()
+    volume_id = bdm.volume_id
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
-                           notifications.START, bdm.volume_id, bdm=bdm)
+                           notifications.START, volume_id, bdm=shown)
     svc = _svc(context)
     try:
         if bdm.device_name:
             driver.detach_volume(context, bdm.get_connection_info(),
                                  instance, bdm.device_name)
-        if _tracked(bdm):
+        if tracked:
             bdm.move_task(tasks.GUEST_DETACHED)
-        crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH)
-        release_connection(context, driver, volume_client, bdm.volume_id,
-                           bdm.attachment_id, bdm.get_connection_info())
     except Exception:
         with excutils.save_and_reraise_exception():
             try:
-                volume_client.roll_detaching(svc, bdm.volume_id)
+                volume_client.roll_detaching(svc, volume_id)
             except Exception:
                 LOG.exception('Could not roll back detaching of %s',
-                              bdm.volume_id)
-            if _tracked(bdm):
+                              volume_id)
+            if tracked:
                 bdm.end_task()
+    crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH)
+    if tracked:
+        # From here on the detach is finished, never rolled back: a
+        # failure below leaves the task for this host's settling.
+        volume_id, attachment_id, info, _device = release.step_aside(bdm)
+        crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_STEP_ASIDE)
+        release_connection(context, driver, volume_client, volume_id,
+                           attachment_id, info)
+    else:
+        try:
+            release_connection(context, driver, volume_client, volume_id,
+                               bdm.attachment_id, bdm.get_connection_info())
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                try:
+                    volume_client.roll_detaching(svc, volume_id)
+                except Exception:
+                    LOG.exception('Could not roll back detaching of %s',
+                                  volume_id)
     with instance_action.transaction(context):
         bdm.destroy()
         if event is not None:
             event.finish()
     notifier.notify_volume(context, instance, notifications.VOLUME_DETACH,
-                           notifications.END, bdm.volume_id, bdm=bdm)
+                           notifications.END, volume_id, bdm=shown)
 
 
 def release_swap(context, volume_client, old_volume_id, new_attachment_id):
@@ -326,7 +355,7 @@ def release_swap(context, volume_client, old_volume_id, new_attachment_id):
 
 
 def swap(context, driver, volume_client, instance, bdm, new_volume_id,
-         new_attachment_id):
+         new_attachment_id, tracked=None):
     """Move ``bdm`` (the old volume) to ``new_volume_id``; on failure the
     new attachment is deleted, the guest keeps the old volume and the old
     volume is ``in-use`` again. A delivery of a swap this host no longer
@@ -339,9 +368,13 @@ def swap(context, driver, volume_client, instance, bdm, new_volume_id,
     (``connected``, its connection_info in the task data); the guest is
     moved to it (``guest_swapped``); the new attachment is completed and
     the mapping becomes the new volume's (``swapped``, one statement); the
-    old volume's attachment is deleted and the task ended."""
+    old volume's attachment is deleted and the task ended.
+
+    ``tracked``: as for ``detach``, decided by the caller from the
+    message (None: from ``bdm``)."""
     owner = service_obj.owner_name(service_obj.COMPUTE_BINARY, driver.host)
-    tracked = _tracked(bdm)
+    if tracked is None:
+        tracked = _tracked(bdm)
     if tracked and (bdm.task != tasks.SWAPPING or
                     not take_over(bdm, owner, tasks.CONNECTING)):
         LOG.info('The swap of volume %s of %s is not pending on this host; '

@@ -28,7 +28,14 @@ and does nothing), records the attachment id as soon as block storage
 made it, and hands it over to the compute host in the transaction before
 the cast. After a crash, whatever the conductor owned is rolled back by
 ``conductor.recovery``; what the host owns, the host settles
-(``compute.recovery``).
+(``compute.recovery``). While it runs, the mapping is in this conductor's
+hand (its own periodic settling leaves it alone), and the long waits (the
+reservation call to the host, a busy multiattach volume) keep the task
+alive (``tasks.keep_alive``). A task taken over meanwhile (its host
+forced down, or the task stalled: the take-over raised its generation)
+is no longer this workflow's: its next write fails, and it only deletes
+the attachment it made itself, leaving the rest to the service that took
+it.
 
 Steps 1 to 3 are the instance action's event ``conductor_attach_volume``.
 The mapping's attachment id and the event's end are written in one
@@ -43,10 +50,13 @@ instance fault and an ``instance.volume_attach.error`` notification. Then
 it is re-raised (a caller that waits gets it; a cast drops it).
 """
 
+import contextlib
+
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_utils import excutils
 
+from nova_lite.compute import fencing
 from nova_lite.compute import notifications
 from nova_lite.compute import states
 from nova_lite.compute import tasks
@@ -78,12 +88,24 @@ def _remove_orphan_bdm(context, instance, volume_id):
         bdm.destroy()
 
 
+def _keep_task(bdm, returned):
+    """The mapping a host returned, with the task as this conductor holds
+    it (a host older than objects 1.2 returns it without the task's
+    generation)."""
+    for name in ('task', 'task_owner', 'task_step', 'task_data',
+                 'task_generation'):
+        if bdm.obj_attr_is_set(name) and not returned.obj_attr_is_set(name):
+            setattr(returned, name, getattr(bdm, name))
+    returned.obj_reset_changes()
+    return returned
+
+
 def _reserve_device_name(context, compute_rpcapi, instance, bdm, device,
                          multiattach):
     if compute_rpcapi.can_reserve_existing_bdm():
-        return compute_rpcapi.reserve_block_device_name(
+        return _keep_task(bdm, compute_rpcapi.reserve_block_device_name(
             context, instance, device, bdm.volume_id, multiattach=multiattach,
-            bdm=bdm)
+            bdm=bdm))
     # Hosts older than compute RPC 1.2 create the mapping themselves: it
     # carries the task from then on.
     bdm.destroy()
@@ -135,6 +157,57 @@ def _new_bdm(context, instance, volume_id, tag, delete_on_termination,
     return bdm
 
 
+def _taken_over(context, bdm):
+    """Whether ``bdm``'s task was taken over by another service since this
+    workflow last wrote it (its generation moved)."""
+    if not bdm.obj_attr_is_set('task_generation'):
+        return False
+    try:
+        current = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+            context, bdm.volume_id, bdm.instance_uuid)
+    except exception.VolumeBDMNotFound:
+        return False
+    return current.id == bdm.id and \
+        current.task_generation != bdm.task_generation
+
+
+def _fenced(context, instance):
+    """Whether the server's host was forced down: its work in flight is
+    the conductor's settling's (conductor.recovery), which rolls it back
+    naming why."""
+    try:
+        return bool(instance.host) and fencing.is_fenced(
+            context, instance.host)
+    except Exception:
+        LOG.exception('Could not read the state of host %s', instance.host)
+        return False
+
+
+def _leave(context, volume_client, bdm, attachment_id, exc):
+    """The task was taken from this workflow: only the attachment it made
+    is deleted (the service that took the task may not know it yet)."""
+    LOG.warning('The attach of volume %s to %s was taken over by another '
+                'service (%s); leaving it to that service', bdm.volume_id,
+                bdm.instance_uuid, exc)
+    if attachment_id:
+        try:
+            volume_client.attachment_delete(
+                block_storage.service_context(context), attachment_id)
+        except exception.VolumeAttachmentNotFound:
+            pass
+        except Exception:
+            LOG.exception('Could not delete attachment %s', attachment_id)
+
+
+@contextlib.contextmanager
+def _alive(conf, bdm):
+    if conf is None:
+        yield
+        return
+    with tasks.keep_alive(conf, bdm):
+        yield
+
+
 def _take(context, bdm, owner):
     """Take the attach over from the API that accepted it; False when it
     is no longer the API's (a message delivered twice, or an attach the
@@ -158,10 +231,12 @@ def _take(context, bdm, owner):
 def attach_volume(context, compute_rpcapi, volume_client, instance, volume_id,
                   device=None, tag=None, delete_on_termination=False,
                   multiattach=False, bdm=None, host=None, notifier=None,
-                  reserve_timeout=0.0):
+                  reserve_timeout=0.0, conf=None, in_hand=None):
     """Reserve and cast (see the module docstring); returns the device
     name (None for a shelved-offloaded server, or when the attach was no
-    longer this conductor's to run)."""
+    longer this conductor's to run). ``in_hand`` (a ``tasks.InHand``)
+    holds the mapping while the workflow runs; with ``conf``, the long
+    waits keep the task alive."""
     owner = service_obj.owner_name(service_obj.CONDUCTOR_BINARY, host)
     if bdm is None:
         bdm = _new_bdm(context, instance, volume_id, tag,
@@ -170,6 +245,18 @@ def attach_volume(context, compute_rpcapi, volume_client, instance, volume_id,
         LOG.info('The attach of volume %s to %s is no longer pending; '
                  'nothing to do', volume_id, instance.uuid)
         return None
+    if in_hand is None:
+        return _attach(context, compute_rpcapi, volume_client, instance,
+                       volume_id, bdm, device, multiattach, host, notifier,
+                       reserve_timeout, conf)
+    with in_hand.holding(bdm.uuid):
+        return _attach(context, compute_rpcapi, volume_client, instance,
+                       volume_id, bdm, device, multiattach, host, notifier,
+                       reserve_timeout, conf)
+
+
+def _attach(context, compute_rpcapi, volume_client, instance, volume_id, bdm,
+            device, multiattach, host, notifier, reserve_timeout, conf):
     crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_TAKE)
     attachment_id = None
     try:
@@ -177,14 +264,17 @@ def attach_volume(context, compute_rpcapi, volume_client, instance, volume_id,
                                            instance.uuid) as event:
             offloaded = instance.vm_state == states.SHELVED_OFFLOADED
             if not offloaded:
-                bdm = _reserve_device_name(context, compute_rpcapi, instance,
-                                           bdm, device, multiattach)
+                with _alive(conf, bdm):
+                    bdm = _reserve_device_name(context, compute_rpcapi,
+                                               instance, bdm, device,
+                                               multiattach)
                 crashpoint.hit(
                     crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE)
-            attachment = reservations.reserve(
-                context, volume_client, volume_id, instance.uuid,
-                mode=bdm.attach_mode,
-                timeout=reserve_timeout if multiattach else 0.0)
+            with _alive(conf, bdm):
+                attachment = reservations.reserve(
+                    context, volume_client, volume_id, instance.uuid,
+                    mode=bdm.attach_mode,
+                    timeout=reserve_timeout if multiattach else 0.0)
             attachment_id = attachment['id']
             crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE)
             # Before anything else: what the roll back must delete (one
@@ -210,6 +300,10 @@ def attach_volume(context, compute_rpcapi, volume_client, instance, volume_id,
                 compute_rpcapi.attach_volume(context, instance, bdm)
     except Exception as exc:
         with excutils.save_and_reraise_exception():
-            _roll_back(context, volume_client, notifier, instance, bdm,
-                       attachment_id, exc)
+            if (isinstance(exc, exception.TaskOwnerChanged) and
+                    _taken_over(context, bdm)) or _fenced(context, instance):
+                _leave(context, volume_client, bdm, attachment_id, exc)
+            else:
+                _roll_back(context, volume_client, notifier, instance, bdm,
+                           attachment_id, exc)
     return bdm.device_name

@@ -5,6 +5,7 @@ import oslo_messaging as messaging
 
 from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi as compute_rpcapi
+from nova_lite.compute import tasks
 from nova_lite.conductor import attach
 from nova_lite.conductor import build
 from nova_lite.conductor import recovery
@@ -27,15 +28,27 @@ class ConductorManager(manager.Manager):
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
         self.notifier = notifications.Notifier(
             conf, host, binary='nova-lite-conductor')
+        self.conductor_rpcapi = rpcapi.ConductorAPI(conf)
         self._volume_client = None
+        # The mappings whose attach a thread of this process is running:
+        # the periodic settling leaves them alone (conductor.recovery).
+        self.in_hand = tasks.InHand()
 
     def init_host(self, context):
+        # A conductor that would settle live work refuses to start.
+        tasks.check_stalled_after(self.conf)
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
         # What this conductor was running when it stopped: rolled back.
-        recovery.settle(context, self.conf, self.volume_client, self.notifier,
-                        self.host, at_start=True)
+        self._settle(context, at_start=True)
+
+    def _settle(self, context, at_start=False):
+        return recovery.settle(
+            context, self.conf, self.volume_client, self.notifier, self.host,
+            at_start=at_start, in_hand=self.in_hand.uuids(),
+            compute_api=self.compute_rpcapi,
+            conductor_api=self.conductor_rpcapi)
 
     @property
     def periodic_interval(self):
@@ -44,8 +57,7 @@ class ConductorManager(manager.Manager):
         return self.conf.recovery.settle_interval or None
 
     def periodic_tasks(self, context):
-        return recovery.settle(context, self.conf, self.volume_client,
-                               self.notifier, self.host)
+        return self._settle(context)
 
     @property
     def volume_client(self):
@@ -70,4 +82,5 @@ class ConductorManager(manager.Manager):
             delete_on_termination=delete_on_termination,
             multiattach=multiattach, bdm=bdm, host=self.host,
             notifier=self.notifier,
-            reserve_timeout=self.conf.compute.multiattach_reserve_timeout)
+            reserve_timeout=self.conf.compute.multiattach_reserve_timeout,
+            conf=self.conf, in_hand=self.in_hand)

@@ -1,31 +1,44 @@
-"""Settling, in the conductor, volume operations whose owner died before
-they reached a compute host (doc/source/contributor/crash-safety.rst).
+"""Settling, in the conductor, volume operations whose owner died, stopped
+moving or was fenced (doc/source/contributor/crash-safety.rst).
 
-What the conductor settles, always rolling back (nothing was connected
-yet, so giving the volume back is safe and the user may simply retry):
+What the conductor settles, and when:
 
 * work it owned itself when it stopped (``settle(..., at_start=True)``
   from ``init_host``): an attach it had taken from the API, up to the
-  hand-over to the host;
-* work another conductor owned, when that conductor is down (no
-  heartbeat for ``service_down_time``) or its work stopped moving for
-  ``[recovery] stalled_after`` seconds;
+  hand-over to the host, rolled back; later, its own work only when it
+  is provably not in hand (``in_hand``: no thread of this process works
+  on it) and stalled;
+* work another conductor owned that stopped moving for ``[recovery]
+  stalled_after`` seconds (a live conductor keeps its long waits alive,
+  ``tasks.keep_alive``), or whose conductor was forced down: rolled back.
+  A conductor that only misses heartbeats is silent, not dead: its work
+  is left to it;
 * work an API process owned that stopped moving for ``stalled_after``
-  seconds: an attach no conductor took (its message was lost, or the API
-  process died before sending it), a detach or a swap no host took (the
-  swap's new attachment is deleted, the old volume ``in-use`` again).
+  seconds: the user was told it was accepted, so it is *re-driven*, not
+  rolled back: an attach no conductor took is cast to the conductors
+  again, a detach or a swap no host took is cast to its host again
+  (which must be up: a silent host's work waits for it), a local detach
+  is finished. The handlers are idempotent (the first delivery takes the
+  task with a compare-and-swap, the others find it taken), so a message
+  that was only slow and the re-driven one cannot both run. A swap the
+  API had not handed over (``accepted``) and a shelved-offloaded
+  server's swap before ``swapped`` are rolled back;
+* every task on a mapping of a server whose compute host an
+  administrator forced down (fenced, ``compute.fencing``), whoever owns
+  it and at once: attaches rolled back, detaches finished (queued ones
+  taken over), swaps rolled back before the guest had the new volume and
+  finished from there; and the servers such a host was to delete are
+  deleted without it. The host removes what it no longer owns when it
+  comes back (``compute.recovery.reap``).
 
-What it finishes instead (``compute.release``): a local detach (no host
-could detach: offloaded server or host down) that its API process had
-decided (``local_detaching``), by deleting the attachment and the mapping;
-a shelved-offloaded server's swap whose mapping already names the new
-volume (``swapped``), by deleting the old attachment; and a server
-deleted without a host (``deleting``, owned by an API process or a
-conductor) whose task stalled, by releasing its volumes and marking it
-deleted.
+What it finishes instead of rolling back (``compute.release``): a local
+detach, a shelved-offloaded server's swap whose mapping already names the
+new volume (``swapped``), and a server deleted without a host
+(``deleting``, owned by an API process or a conductor) whose task
+stalled, by releasing its volumes and marking it deleted.
 
 Work a compute host owns is its host's to settle (``compute.recovery``):
-only the host knows whether the guest has the disk.
+only the host knows whether the guest has the disk; unless it is fenced.
 
 Block storage's own operations that a dead process left behind (a volume
 ``extending`` that stopped moving for ``stalled_after`` seconds) are
@@ -34,19 +47,26 @@ so are the exports a restarted target daemon lost (``iscsi``): the
 conductor is the one service that always runs a periodic task. It settles
 the volumes of the backends its configuration enables.
 
-Each item is taken over first (compare-and-swap on its last move), so
-two conductors running this at once never settle one item twice, and an
-item its owner moved on meanwhile is left alone.
+Each item is taken over first (compare-and-swap on its last move that
+raises its generation, the fencing token), so two conductors running this
+at once never settle one item twice, an item its owner moved on meanwhile
+is left alone, and a worker still holding an item that was taken from it
+finds the generation moved at its next write and stops there. A re-drive
+claims its item with a compare-and-swap on its last move instead (the
+task stays the API's, at its step, for the re-driven message to take).
 """
 
 import datetime
 
 from oslo_log import log as logging
 
+from nova_lite.compute import fencing
 from nova_lite.compute import notifications
 from nova_lite.compute import release
+from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import states
 from nova_lite.compute import tasks
+from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import exception
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
@@ -61,44 +81,201 @@ LOG = logging.getLogger(__name__)
 
 ROLLED_BACK = 'rolled back'
 FINISHED = 'finished'
+REDRIVEN = 're-driven'
 
 ATTACH_EVENT = 'conductor_attach_volume'
 DETACH_EVENT = 'compute_detach_volume'
 SWAP_EVENT = 'compute_swap_volume'
 
+# Why an item is settled now (what ``_due`` answers).
+_STALLED = 'stalled'
+_AT_START = 'at start'
+_FENCED_OWNER = 'owner fenced'
+_FENCED_HOST = 'host fenced'
+_RELEASED = 'released'
+_FENCED = (_FENCED_HOST, _RELEASED)
 
-def _due(bdm, me, down, stalled_before, at_start):
-    """Whether this conductor (``me``) settles ``bdm``'s task now."""
+
+class _Hosts(object):
+    """The compute hosts' states, read once per run."""
+
+    def __init__(self, context, conf):
+        self._services = {s.host: s for s in service_obj.Service.list(
+            context, service_obj.COMPUTE_BINARY)}
+        self._down_time = conf.service_down_time
+
+    def state(self, host):
+        svc = self._services.get(host)
+        if svc is None:
+            return fencing.DOWN
+        if svc.forced_down:
+            return fencing.FENCED
+        return fencing.UP if svc.is_up(self._down_time) else fencing.DOWN
+
+    def fenced(self):
+        return [h for h, s in self._services.items() if s.forced_down]
+
+
+class _Settler(object):
+    """One run of the settling (``settle``)."""
+
+    def __init__(self, context, conf, volume_client, notifier, me,
+                 compute_api=None, conductor_api=None):
+        self.context = context
+        self.conf = conf
+        self.volume_client = volume_client
+        self.notifier = notifier
+        self.me = me
+        self._compute_api = compute_api
+        self._conductor_api = conductor_api
+        self.hosts = _Hosts(context, conf)
+        self._instances = {}
+
+    @property
+    def compute_api(self):
+        if self._compute_api is None:
+            self._compute_api = compute_rpcapi.ComputeAPI(self.conf)
+        return self._compute_api
+
+    @property
+    def conductor_api(self):
+        if self._conductor_api is None:
+            self._conductor_api = conductor_rpcapi.ConductorAPI(self.conf)
+        return self._conductor_api
+
+    def instance(self, uuid):
+        """The server (deleted ones too), or None."""
+        if uuid not in self._instances:
+            try:
+                self._instances[uuid] = instance_obj.Instance.get_by_uuid(
+                    self.context, uuid, read_deleted=True)
+            except exception.InstanceNotFound:
+                self._instances[uuid] = None
+        return self._instances[uuid]
+
+    def host_state(self, bdm):
+        """The state of the host of ``bdm``'s server (None: no host)."""
+        instance = self.instance(bdm.instance_uuid)
+        if instance is None or not instance.host:
+            return None
+        return self.hosts.state(instance.host)
+
+
+def _due(settler, bdm, fenced_owners, stalled_before, at_start, in_hand):
+    """Why this run settles ``bdm``'s task now (None: it does not)."""
+    if settler.host_state(bdm) == fencing.FENCED:
+        return _FENCED_HOST
     owner = bdm.task_owner or ''
+    if owner in fenced_owners:
+        return _FENCED_OWNER
+    if bdm.uuid in in_hand:
+        return None
     binary = tasks.binary_of(owner)
     moved = bdm.task_updated_at
     if moved is not None:
         moved = moved.replace(tzinfo=None)
     stalled = moved is None or moved < stalled_before
-    if owner == me:
-        return at_start or stalled
-    if binary == service_obj.CONDUCTOR_BINARY:
-        return owner in down or stalled
-    if binary in (tasks.API_BINARY, tasks.MANAGE_BINARY):
-        return stalled
+    if owner == settler.me and at_start:
+        return _AT_START
+    if binary in (service_obj.CONDUCTOR_BINARY, tasks.API_BINARY,
+                  tasks.MANAGE_BINARY) and stalled:
+        return _STALLED
+    return None
+
+
+def settle(context, conf, volume_client, notifier, host, at_start=False,
+           in_hand=(), owner=None, compute_api=None, conductor_api=None):
+    """Settle what this conductor (on ``host``; ``owner``, its owner name
+    by default) is due to (see the module docstring), leaving alone the
+    mappings ``in_hand``. Returns ``[(item, outcome)]``: a
+    ``tasks.Settled`` per mapping, an ``Instance`` per server deleted, a
+    ``VolumeOperation`` per block-storage operation."""
+    me = owner or service_obj.owner_name(service_obj.CONDUCTOR_BINARY,
+                                         host)
+    settler = _Settler(context, conf, volume_client, notifier, me,
+                       compute_api=compute_api, conductor_api=conductor_api)
+    stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
+        datetime.timedelta(seconds=conf.recovery.stalled_after)
+    fenced_owners = fencing.fenced_owners(context)
+    in_hand = set(in_hand)
+    due = []
+    for bdm in bdm_obj.BlockDeviceMapping.get_with_tasks(context):
+        why = _due(settler, bdm, fenced_owners, stalled_before, at_start,
+                   in_hand)
+        if why is not None:
+            due.append((bdm, why))
+    settled = []
+    for bdm, why in due:
+        settled += _settle_one(settler, bdm, why, host)
+    return (settled +
+            _finish_local_deletes(context, volume_client, me, stalled_before) +
+            _delete_on_fenced_hosts(settler) +
+            _settle_volumes(context, conf, stalled_before))
+
+
+def settle_fenced_mapping(context, conf, volume_client, bdm, owner, host):
+    """Settle the operation in flight on ``bdm`` now, as the task of a
+    fenced host's server is (``nova-lite-manage volume_attachment
+    release``, once the host is forced down or the server has none): an
+    attach rolled back, a detach finished, a swap rolled back before the
+    guest had the new volume and finished from there. Returns ``(
+    tasks.Settled, outcome)``, or None if another service moved the task
+    meanwhile."""
+    settler = _Settler(context, conf, volume_client, None, owner)
+    settled = tasks.settle_each(
+        [bdm], owner,
+        lambda b, previous: _settle(settler, b, previous, _RELEASED, host))
+    return settled[0] if settled else None
+
+
+def _redrives(settler, bdm):
+    """Whether ``bdm``'s stalled task is accepted work an API process
+    (or a re-drive) handed on: re-driven rather than rolled back."""
+    if tasks.binary_of(bdm.task_owner) != tasks.API_BINARY:
+        return False
+    if bdm.task == tasks.ATTACHING:
+        return bdm.task_step == tasks.ACCEPTED
+    if bdm.task == tasks.DETACHING:
+        return bdm.task_step == tasks.ACCEPTED
+    if bdm.task == tasks.SWAPPING:
+        instance = settler.instance(bdm.instance_uuid)
+        return (bdm.task_step == tasks.RESERVED and instance is not None and
+                instance.vm_state != states.SHELVED_OFFLOADED)
     return False
 
 
-def settle(context, conf, volume_client, notifier, host, at_start=False):
-    """Settle what this conductor (on ``host``) is due to (see the module
-    docstring). Returns ``[(mapping, outcome)]``."""
-    me = service_obj.owner_name(service_obj.CONDUCTOR_BINARY, host)
-    stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
-        datetime.timedelta(seconds=conf.recovery.stalled_after)
-    down = service_obj.down_owners(context, conf)
-    bdms = [b for b in bdm_obj.BlockDeviceMapping.get_with_tasks(context)
-            if _due(b, me, down, stalled_before, at_start)]
-    settled = tasks.settle_each(
-        bdms, me, lambda bdm, previous_owner: _settle(
-            context, volume_client, notifier, host, bdm, previous_owner))
-    return (settled +
-            _finish_local_deletes(context, volume_client, me, stalled_before) +
-            _settle_volumes(context, conf, stalled_before))
+def _settle_one(settler, bdm, why, host):
+    """Take ``bdm``'s task (or claim it, to re-drive) and settle it."""
+    if why == _STALLED and _redrives(settler, bdm):
+        return tasks.settle_each(
+            [bdm], settler.me,
+            lambda b, previous: _redrive(settler, b, host),
+            take_over=lambda b: b.touch_task(
+                expected_updated_at=b.task_updated_at))
+    return tasks.settle_each(
+        [bdm], settler.me,
+        lambda b, previous: _settle(settler, b, previous, why, host))
+
+
+def _reason(settler, bdm, previous_owner, why):
+    """Who really stopped, for the user (the error of the events, the
+    fault)."""
+    if why == _FENCED_HOST:
+        instance = settler.instance(bdm.instance_uuid)
+        return 'the compute host %s was forced down' % (
+            instance.host if instance is not None else None)
+    if why == _FENCED_OWNER:
+        return '%s was forced down' % previous_owner
+    if why == _RELEASED:
+        return ('an administrator released the volume (nova-lite-manage '
+                'volume_attachment release) while %s held it' %
+                previous_owner)
+    if why == _AT_START:
+        return '%s restarted before the compute host took it over' % (
+            previous_owner)
+    return ('%s stopped moving it for %s seconds, before the compute host '
+            'took it over' % (previous_owner,
+                              settler.conf.recovery.stalled_after))
 
 
 class VolumeOperation(dict):
@@ -190,23 +367,145 @@ def _settle_refresh(context, volume_client, bdm):
     return ROLLED_BACK
 
 
-def _settle(context, volume_client, notifier, host, bdm, previous_owner):
+def _settle(settler, bdm, previous_owner, why, host):
+    context = settler.context
+    volume_client = settler.volume_client
     if bdm.task == tasks.REFRESHING:
         return _settle_refresh(context.elevated(), volume_client, bdm)
-    if bdm.task == tasks.DETACHING and \
-            bdm.task_step == tasks.LOCAL_DETACHING:
-        release.finish_local_detach(tasks.request_context(context, bdm),
-                                    volume_client, bdm)
+    if bdm.task == tasks.DETACHING and (
+            why in _FENCED or bdm.task_step == tasks.LOCAL_DETACHING or
+            bdm.get_task_data().get('local')):
+        # Finished: a local detach (decided, or accepted), or any detach
+        # of a fenced host (queued for it, or taken by it): the host
+        # removes the disk from its guest when it comes back.
+        ctxt = tasks.request_context(context, bdm)
+        if why in _FENCED and not bdm.get_task_data().get('local'):
+            _finish_fenced_detach(ctxt, volume_client, bdm)
+        else:
+            release.finish_local_detach(ctxt, volume_client, bdm)
+        instance_action.settle_events(ctxt, bdm.instance_uuid, DETACH_EVENT,
+                                      host=host)
         return FINISHED
     if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.SWAPPED:
-        # Only a shelved-offloaded server's swap, which the API runs
-        # without a host, reaches here at this step (a host's is the
-        # host's to settle).
-        release.finish_offloaded_swap(tasks.request_context(context, bdm),
-                                      volume_client, bdm)
+        # A shelved-offloaded server's swap, which the API runs without a
+        # host, or a fenced host's swap that got this far.
+        ctxt = tasks.request_context(context, bdm)
+        release.finish_offloaded_swap(ctxt, volume_client, bdm)
+        instance_action.settle_events(ctxt, bdm.instance_uuid, SWAP_EVENT,
+                                      host=host)
         return FINISHED
-    return _roll_back(context, volume_client, notifier, host, bdm,
-                      previous_owner)
+    if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.GUEST_SWAPPED:
+        # Only a fenced host's swap reaches here at this step: its guest
+        # had the new volume: finished.
+        ctxt = tasks.request_context(context, bdm)
+        _finish_fenced_swap(ctxt, volume_client, bdm)
+        instance_action.settle_events(ctxt, bdm.instance_uuid, SWAP_EVENT,
+                                      host=host)
+        return FINISHED
+    return _roll_back(settler, host, bdm,
+                      _reason(settler, bdm, previous_owner, why))
+
+
+def _finish_fenced_detach(ctxt, volume_client, bdm):
+    """A detach of a fenced host, finished without it: the mapping out of
+    the way, the attachment deleted (never the volume: a detach), the
+    mapping destroyed."""
+    if bdm.task_step != tasks.RELEASING:
+        release.step_aside(bdm)
+    _volume_id, attachment_id, _info, _device = release.released(bdm)
+    if attachment_id:
+        release.delete_attachment(ctxt, volume_client, attachment_id)
+    bdm.destroy()
+
+
+def _finish_fenced_swap(ctxt, volume_client, bdm):
+    """A fenced host's swap whose guest had the new volume: the new
+    attachment completed (without a connector: no host is connected),
+    the mapping made the new volume's (``swapped``), the old attachment
+    deleted, the task ended."""
+    data = bdm.get_task_data()
+    svc = block_storage.service_context(ctxt)
+    volume_client.attachment_complete(svc, data['new_attachment_id'])
+    bdm.move_task(tasks.SWAPPED, data=dict(
+        data, old_volume_id=bdm.volume_id,
+        old_attachment_id=bdm.attachment_id),
+        volume_id=data['new_volume_id'],
+        attachment_id=data['new_attachment_id'], connection_info=None)
+    release.finish_offloaded_swap(ctxt, volume_client, bdm)
+
+
+def _redrive(settler, bdm, host):
+    """Cast again the message of accepted work whose message was lost
+    (its task claimed, still the API's at its step): an attach to the
+    conductors, a detach or a swap to the server's host when it is up (a
+    silent host's message may still be queued for it: it waits), a local
+    detach finished here. A server gone since is rolled back."""
+    ctxt = tasks.request_context(settler.context, bdm)
+    instance = settler.instance(bdm.instance_uuid)
+    if instance is None or instance.vm_state == states.DELETED:
+        return _roll_back(settler, host, bdm, 'server %s is deleted' %
+                          bdm.instance_uuid)
+    if bdm.task == tasks.DETACHING and bdm.get_task_data().get('local'):
+        release.finish_local_detach(ctxt, settler.volume_client, bdm)
+        instance_action.settle_events(ctxt, bdm.instance_uuid, DETACH_EVENT,
+                                      host=host)
+        return FINISHED
+    if bdm.task == tasks.ATTACHING:
+        try:
+            volume = settler.volume_client.get(
+                block_storage.service_context(ctxt), bdm.volume_id)
+        except exception.VolumeNotFound:
+            return _roll_back(settler, host, bdm,
+                              'volume %s is gone' % bdm.volume_id)
+        settler.conductor_api.attach_volume(
+            ctxt, instance, bdm.volume_id, None, bdm.tag,
+            bdm.delete_on_termination, bool(volume.get('multiattach')),
+            bdm=bdm, do_cast=True)
+        return REDRIVEN
+    if settler.hosts.state(instance.host) != fencing.UP:
+        LOG.info('The %s of volume %s of %s waits for its host %s, which '
+                 'is down', bdm.task, bdm.volume_id, instance.uuid,
+                 instance.host)
+        return None
+    if bdm.task == tasks.DETACHING:
+        settler.compute_api.detach_volume(
+            ctxt, instance, bdm.volume_id, bdm.attachment_id,
+            task_ref=bdm.task_ref())
+        return REDRIVEN
+    data = bdm.get_task_data()
+    settler.compute_api.swap_volume(
+        ctxt, instance, bdm.volume_id, data['new_volume_id'],
+        data['new_attachment_id'], task_ref=bdm.task_ref())
+    return REDRIVEN
+
+
+def _delete_on_fenced_hosts(settler):
+    """The servers a fenced host was to delete (``deleting``, the
+    terminate cast to it, or taken by it): deleted without it, at once
+    (their volumes released, the server marked deleted)."""
+    deleted = []
+    for host in settler.hosts.fenced():
+        for instance in instance_obj.get_all(settler.context, host=host):
+            if instance.task_state != states.DELETING:
+                continue
+            previous_owner = instance.task_owner
+            try:
+                instance.take_over_task(settler.me)
+            except exception.InstanceTaskOwnerChanged:
+                continue
+            try:
+                done = release.delete_locally(settler.context.elevated(),
+                                              settler.volume_client, instance)
+            except Exception:
+                LOG.exception('Could not delete server %s of fenced host %s',
+                              instance.uuid, host)
+                continue
+            if done:
+                LOG.warning('Deleted server %s without its host %s, which is '
+                            'forced down (owner %s)', instance.uuid, host,
+                            previous_owner)
+                deleted.append((instance, FINISHED))
+    return deleted
 
 
 def _unrecorded_attachments(svc, volume_client, bdm, volume_id=None):
@@ -237,13 +536,18 @@ def _roll_detaching(svc, volume_client, volume_id):
         pass
 
 
-def _roll_back(context, volume_client, notifier, host, bdm, previous_owner):
-    ctxt = tasks.request_context(context, bdm)
+def _roll_back(settler, host, bdm, reason):
+    """Give back what the task took (the attachment it made, the volume's
+    ``detaching``) and record why (``reason``: who really stopped) where
+    the user sees it: the request's events end with the error, an
+    instance fault, an attach's ``.error`` notification."""
+    volume_client = settler.volume_client
+    notifier = settler.notifier
+    ctxt = tasks.request_context(settler.context, bdm)
     svc = block_storage.service_context(ctxt)
     exc = exception.OperationInterrupted(
         task=_OPERATION.get(bdm.task, bdm.task), volume_id=bdm.volume_id,
-        reason='%s stopped before the compute host took it over' %
-        previous_owner)
+        reason=reason)
     if bdm.task == tasks.ATTACHING:
         attachment_id = bdm.attachment_id or \
             bdm.get_task_data().get('attachment_id')

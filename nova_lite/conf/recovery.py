@@ -9,8 +9,10 @@ recovery_group = cfg.OptGroup(
 How nova-lite-conductor and nova-lite-compute settle volume operations
 whose owning process died or stopped moving (an attach, detach or swap in
 flight, the volumes of a build, unshelve or delete). Each service takes its
-own unfinished work back when it starts; a periodic task settles work whose
-owner is down or that has not moved for ``stalled_after`` seconds.
+own unfinished work back when it starts; a periodic task settles work that
+has not moved for ``stalled_after`` seconds, and at once the work of a
+service an administrator forced down. A service that only misses its
+heartbeats keeps its work.
 """)
 
 ALL_OPTS = [
@@ -34,11 +36,16 @@ Related options:
         default=60,
         min=1,
         help="""
-Seconds after its last recorded step that an operation whose owner is
-still up counts as stalled (its message was lost, for instance in a broker
-failover) and is settled by the periodic task. Work whose owner is down
-(no heartbeat for ``[DEFAULT] service_down_time``) is settled at once.
-Keep it well above the longest step a virt driver or backend takes.
+Seconds after its last recorded step that an operation counts as
+stalled and is settled by the periodic task: work an API process accepted
+whose message was lost is sent again, a conductor's that stopped moving is
+rolled back (a take-over: the conductor, should it move again, finds its
+work taken at its next write). Long waits (``long_rpc_timeout``,
+``[compute] multiattach_reserve_timeout``) keep their operation moving
+and need not be covered. Keep it well above the longest step a virt
+driver or backend takes; nova-lite-conductor and nova-lite-compute refuse
+to start when it is below ``[DEFAULT] service_down_time``, or below twice
+``[cinder] timeout`` with ``[volume] client = cinder``.
 
 Related options:
 

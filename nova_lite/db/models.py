@@ -228,6 +228,10 @@ class BlockDeviceMapping(TimestampMixin, BASE):
     task_step: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(64))
     task_data: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
     task_updated_at: orm.Mapped[Optional[datetime.datetime]]
+    # The task's fencing token: raised by every start and take-over of
+    # the task, compared by every move, end and delete of the row.
+    task_generation: orm.Mapped[int] = orm.mapped_column(
+        default=0, server_default='0')
 
     instance: orm.Mapped['Instance'] = orm.relationship(lazy='raise')
 

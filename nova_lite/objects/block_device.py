@@ -36,11 +36,13 @@ _MODEL_FIELDS = (
     'delete_on_termination', 'snapshot_id', 'volume_id', 'image_id',
     'volume_size', 'no_device', 'connection_info', 'tag', 'attachment_id',
     'volume_type', 'attach_mode', 'task', 'task_owner', 'task_step',
-    'task_data', 'task_updated_at')
+    'task_data', 'task_updated_at', 'task_generation')
 
 # Fields peers of an older object version do not know.
 _FIELDS_SINCE_1_1 = ('task', 'task_owner', 'task_step', 'task_data',
                      'task_updated_at')
+_FIELDS_SINCE_1_2 = ('task_generation',)
+_TASK_FIELDS = _FIELDS_SINCE_1_1 + _FIELDS_SINCE_1_2
 
 # "Whatever the column holds": a task move that does not compare it.
 _ANY = object()
@@ -59,6 +61,11 @@ _INSERT = sa.insert(_BDMS)
 # The SET clause is made of the parameters given that are columns.
 _UPDATE = sa.update(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
 _DELETE = sa.delete(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
+# The delete of a row whose task this object's generation still holds (a
+# service that took the task over raised it: the delete is then not ours).
+_DELETE_FENCED = sa.delete(_BDMS).where(
+    _BDMS.c.id == sa.bindparam('bdm_id'),
+    _BDMS.c.task_generation == sa.bindparam('generation'))
 _DELETE_IF_PENDING = sa.delete(_BDMS).where(
     _BDMS.c.id == sa.bindparam('bdm_id'),
     _BDMS.c.attachment_id.is_(None), _BDMS.c.connection_info.is_(None))
@@ -80,14 +87,15 @@ _BY_INSTANCES = sa.select(_BDMS).where(
 
 
 def _task_clause(expected_task, expected_owner, expected_step,
-                 expected_updated_at):
+                 expected_updated_at, expected_generation=_ANY):
     """The compare of a task move: the mapping still carries the task,
-    owner, step and (when given) last move the caller read."""
+    owner, step, generation and (when given) last move the caller read."""
     clauses = [_BDMS.c.id == sa.bindparam('bdm_id')]
     for column, value in ((_BDMS.c.task, expected_task),
                           (_BDMS.c.task_owner, expected_owner),
                           (_BDMS.c.task_step, expected_step),
-                          (_BDMS.c.task_updated_at, expected_updated_at)):
+                          (_BDMS.c.task_updated_at, expected_updated_at),
+                          (_BDMS.c.task_generation, expected_generation)):
         if value is _ANY:
             continue
         if getattr(value, 'tzinfo', None) is not None:
@@ -98,12 +106,12 @@ def _task_clause(expected_task, expected_owner, expected_step,
 
 @db_api.context_manager.writer.connection
 def _move_task(context, bdm_id, values, expected_task, expected_owner,
-               expected_step, expected_updated_at):
+               expected_step, expected_updated_at, expected_generation):
     """Compare-and-swap of the task columns; the number of rows moved."""
     return context.connection.execute(
         sa.update(_BDMS).where(_task_clause(
             expected_task, expected_owner, expected_step,
-            expected_updated_at)),
+            expected_updated_at, expected_generation)),
         dict(values, bdm_id=bdm_id)).rowcount
 
 
@@ -138,8 +146,12 @@ def _update(context, bdm_id, values):
 
 
 @db_api.context_manager.writer.connection
-def _destroy(context, bdm_id):
-    return context.connection.execute(_DELETE, {'bdm_id': bdm_id}).rowcount
+def _destroy(context, bdm_id, generation):
+    if generation is _ANY:
+        return context.connection.execute(
+            _DELETE, {'bdm_id': bdm_id}).rowcount
+    return context.connection.execute(
+        _DELETE_FENCED, {'bdm_id': bdm_id, 'generation': generation}).rowcount
 
 
 @db_api.context_manager.writer.connection
@@ -187,8 +199,9 @@ def _translate_duplicate(exc, values):
 class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     # 1.0: initial
     # 1.1: task, task_owner, task_step, task_data, task_updated_at
-    VERSION = '1.1'
-    FIELDS_SINCE = {'1.1': _FIELDS_SINCE_1_1}
+    # 1.2: task_generation
+    VERSION = '1.2'
+    FIELDS_SINCE = {'1.1': _FIELDS_SINCE_1_1, '1.2': _FIELDS_SINCE_1_2}
 
     fields = dict(base.NovaLiteTimestampObject.fields, **{
         'id': fields.IntegerField(read_only=True),
@@ -218,6 +231,8 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         'task_step': fields.StringField(nullable=True),
         'task_data': fields.SensitiveStringField(nullable=True),
         'task_updated_at': fields.DateTimeField(nullable=True),
+        # The task's fencing token (see ``take_over_task``).
+        'task_generation': fields.IntegerField(default=0),
     })
 
     @property
@@ -271,7 +286,8 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                    connection_info=None, snapshot_id=None, image_id=None,
                    guest_format=None, device_type=None, disk_bus=None,
                    volume_type=None, task=None, task_owner=None,
-                   task_step=None, task_data=None, task_updated_at=None)
+                   task_step=None, task_data=None, task_updated_at=None,
+                   task_generation=0)
 
     def create(self):
         values = {k: v for k, v in self.obj_get_changes().items()
@@ -302,9 +318,21 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self.updated_at = values['updated_at']
         self.obj_reset_changes()
 
-    def destroy(self):
-        """Delete the mapping; True if it was still there."""
-        return bool(_destroy(self._context, self.id))
+    def _generation(self):
+        """The fencing token this object holds (``_ANY`` for an object
+        from a peer older than 1.2, which carries none)."""
+        if self.obj_attr_is_set('task_generation'):
+            return self.task_generation
+        return _ANY
+
+    def destroy(self, context=None):
+        """Delete the mapping, if its task generation is still the one
+        this object read (a conditional delete: a service that took the
+        task over meanwhile raised it, and the row is then no longer this
+        object's to delete); True if it was deleted. ``context``: the
+        transaction to delete in (default: the object's)."""
+        return bool(_destroy(context or self._context, self.id,
+                             self._generation()))
 
     def destroy_if_pending(self):
         """Delete the mapping if its attach is still pending (no
@@ -325,14 +353,20 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         return jsonutils.loads(self.task_data)
 
     def _cas_task(self, values, expected_task, expected_owner,
-                  expected_step=_ANY, expected_updated_at=_ANY):
+                  expected_step=_ANY, expected_updated_at=_ANY,
+                  expected_generation=None):
+        """The compare-and-swap of every task move: on the task and owner
+        given, the step and last move when given, and the generation this
+        object holds (``expected_generation``, when given, instead)."""
         values = dict(values, task_updated_at=timeutils.utcnow())
         if 'task_data' in values and values['task_data'] is not None and \
                 not isinstance(values['task_data'], str):
             values['task_data'] = jsonutils.dumps(values['task_data'])
+        if expected_generation is None:
+            expected_generation = self._generation()
         moved = _move_task(self._context, self.id, values, expected_task,
                            expected_owner, expected_step,
-                           expected_updated_at)
+                           expected_updated_at, expected_generation)
         if not moved:
             raise exception.TaskOwnerChanged(
                 task=expected_task or values.get('task'),
@@ -350,27 +384,42 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self.task_data = None if data is None else jsonutils.dumps(data)
         self.task_updated_at = timeutils.utcnow()
 
+    def _next_generation(self):
+        generation = self._generation()
+        return 1 if generation is _ANY else generation + 1
+
     def start_task(self, task, owner, step=None, data=None):
         """Record that ``owner`` ('<binary>:<host>') starts ``task`` on
-        this mapping; ``VolumeTaskInProgress`` (409) if another operation
-        is in flight on it, ``VolumeBDMNotFound`` (404) if the mapping is
-        gone (a detach finished since it was read)."""
-        try:
-            self._cas_task({'task': task, 'task_owner': owner,
-                            'task_step': step, 'task_data': data},
-                           None, _ANY)
-        except exception.TaskOwnerChanged:
-            current = _get_by_volume_and_instance(
-                self._context, self.volume_id, self.instance_uuid)
-            if current is None:
-                raise exception.VolumeBDMNotFound(
-                    instance_uuid=self.instance_uuid,
-                    volume_id=self.volume_id)
-            if current.task is not None:
-                raise exception.VolumeTaskInProgress(
-                    volume_id=self.volume_id,
-                    instance_uuid=self.instance_uuid, task=current.task)
-            raise
+        this mapping, with the next generation (the messages of an
+        earlier task of the mapping no longer match it);
+        ``VolumeTaskInProgress`` (409) if another operation is in flight
+        on it, ``VolumeBDMNotFound`` (404) if the mapping is gone (a
+        detach finished since it was read)."""
+        for _attempt in range(2):
+            try:
+                self._cas_task({'task': task, 'task_owner': owner,
+                                'task_step': step, 'task_data': data,
+                                'task_generation': self._next_generation()},
+                               None, _ANY)
+                return
+            except exception.TaskOwnerChanged:
+                current = _get_by_volume_and_instance(
+                    self._context, self.volume_id, self.instance_uuid)
+                if current is None:
+                    raise exception.VolumeBDMNotFound(
+                        instance_uuid=self.instance_uuid,
+                        volume_id=self.volume_id)
+                if current.task is not None:
+                    raise exception.VolumeTaskInProgress(
+                        volume_id=self.volume_id,
+                        instance_uuid=self.instance_uuid, task=current.task)
+                # An earlier task started and ended since this object was
+                # read: try again from the generation it left.
+                self.task_generation = current.task_generation
+                self.obj_reset_changes(['task_generation'])
+        raise exception.TaskOwnerChanged(
+            task=task, volume_id=self.volume_id,
+            instance_uuid=self.instance_uuid)
 
     def move_task(self, step, owner=_ANY, data=_ANY, **changes):
         """Record the next durable ``step`` of this mapping's task (and
@@ -380,7 +429,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         read, under the same owner; ``TaskOwnerChanged`` otherwise (so of
         two deliveries of one message, only one moves it on)."""
         unknown = set(changes) - set(_MODEL_FIELDS) | (
-            set(changes) & set(_FIELDS_SINCE_1_1))
+            set(changes) & set(_TASK_FIELDS))
         if unknown:
             raise ValueError('not a field to change with a step: %s' %
                              ', '.join(sorted(unknown)))
@@ -392,22 +441,56 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self._cas_task(values, self.task, self.task_owner, self.task_step)
 
     def take_over_task(self, owner):
-        """Take the task over from its (dead or stalled) owner: moves only
-        if nobody moved it since this object read it from the database
-        (its last move compared to the microsecond: not for an object that
-        crossed RPC, whose times lost theirs), so of two services settling
-        the same work one wins and the other gets ``TaskOwnerChanged``."""
-        self._cas_task({'task_owner': owner}, self.task, self.task_owner,
-                       self.task_step, self.task_updated_at)
+        """Take the task over from its (dead, stalled or fenced) owner,
+        raising its generation (the fencing token): moves only if nobody
+        moved it since this object read it from the database (its last
+        move compared to the microsecond: not for an object that crossed
+        RPC, whose times lost theirs), so of two services settling the
+        same work one wins and the other gets ``TaskOwnerChanged``; and
+        the worker it was taken from, even one of the same owner name,
+        finds the generation moved at its next write and stops there."""
+        self._cas_task({'task_owner': owner,
+                        'task_generation': self._next_generation()},
+                       self.task, self.task_owner, self.task_step,
+                       self.task_updated_at)
+
+    def touch_task(self, expected_updated_at=_ANY):
+        """Record that the task's owner is still at it (a long wait: its
+        last move is now), if the task is still at the task, owner, step
+        and generation this object read (and, given, the last move):
+        ``TaskOwnerChanged`` otherwise. With ``expected_updated_at``, a
+        claim: of two services touching the same stalled task to act on
+        it, one wins."""
+        if expected_updated_at is not _ANY and \
+                expected_updated_at is not None:
+            expected_updated_at = expected_updated_at.replace(tzinfo=None)
+        self._cas_task({}, self.task, self.task_owner, self.task_step,
+                       expected_updated_at)
+
+    def task_ref(self):
+        """What a message acting for this task carries, for the receiver
+        to compare with the row (see ``matches``)."""
+        return {'task': self.task, 'owner': self.task_owner,
+                'step': self.task_step, 'generation': self.task_generation}
+
+    def matches(self, ref):
+        """Whether this mapping is still at the task ``ref`` (a
+        ``task_ref()`` a message carried)."""
+        return (self.task, self.task_owner, self.task_step,
+                self.task_generation) == (ref.get('task'), ref.get('owner'),
+                                          ref.get('step'),
+                                          ref.get('generation'))
 
     def hand_over_task(self, task, owner, step=None, data=None):
-        """Replace the task this object read with ``task`` of ``owner``,
-        if it is still at the step and owner read (a compare-and-swap);
-        ``TaskOwnerChanged`` otherwise. For a task that is over in all but
-        its clearing (see ``compute.server_volumes``)."""
+        """Replace the task this object read with ``task`` of ``owner``
+        (with the next generation), if it is still at the step and owner
+        read (a compare-and-swap); ``TaskOwnerChanged`` otherwise. For a
+        task that is over in all but its clearing (see
+        ``compute.server_volumes``)."""
         self._cas_task({'task': task, 'task_owner': owner, 'task_step': step,
-                        'task_data': data}, self.task, self.task_owner,
-                       self.task_step)
+                        'task_data': data,
+                        'task_generation': self._next_generation()},
+                       self.task, self.task_owner, self.task_step)
 
     def end_task(self):
         """The task is over (finished or rolled back): clear it, if it is

@@ -140,6 +140,9 @@ _FINISH_EVENT = sa.update(_EVENTS).where(
     _EVENTS.c.id == sa.bindparam('event_id')).values(
     finish_time=sa.bindparam('finish_time'), result=sa.bindparam('result'),
     details=sa.bindparam('details'), traceback=sa.bindparam('traceback'))
+# The same, if nobody finished the event yet (a service that settled the
+# step meanwhile: its verdict stands).
+_FINISH_OPEN_EVENT = _FINISH_EVENT.where(_EVENTS.c.finish_time.is_(None))
 
 
 @db_api.context_manager.writer.connection
@@ -179,10 +182,11 @@ def _event_start(context, instance_uuid, request_id, values):
 
 @db_api.context_manager.writer.connection
 def _event_finish(context, instance_uuid, request_id, event_name, values,
-                  ids=None):
+                  ids=None, open_only=False):
     """Finish the request's latest ``event_name`` event, or, with ``ids``
     (what ``_event_start`` returned in this process), that very event:
-    two statements fewer."""
+    two statements fewer. ``open_only``: unless another process finished
+    it already (then nothing changes)."""
     if ids is not None:
         action_id, event_id = ids
     else:
@@ -196,10 +200,13 @@ def _event_finish(context, instance_uuid, request_id, event_name, values,
              else _TOUCH_ACTION)
     context.connection.execute(touch, {'action_id': action_id,
                                        'at': values['finish_time']})
-    result = context.connection.execute(_FINISH_EVENT, {
-        'event_id': event_id, 'finish_time': values['finish_time'],
-        'result': values['result'], 'details': values.get('details'),
-        'traceback': values.get('traceback')})
+    result = context.connection.execute(
+        _FINISH_OPEN_EVENT if open_only else _FINISH_EVENT, {
+            'event_id': event_id, 'finish_time': values['finish_time'],
+            'result': values['result'], 'details': values.get('details'),
+            'traceback': values.get('traceback')})
+    if open_only and result.rowcount == 0:
+        return
     if result.rowcount != 1:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
@@ -231,7 +238,7 @@ class InstanceActionEvent(base.NovaLiteObject,
 
     @staticmethod
     def event_finish(context, instance_uuid, event_name, exc=None,
-                     exc_tb=None, ids=None):
+                     exc_tb=None, ids=None, open_only=False):
         values = {'finish_time': base.utcnow(), 'result': RESULT_SUCCESS}
         if exc is not None:
             message, _code = instance_fault.message_and_code(exc)
@@ -240,7 +247,7 @@ class InstanceActionEvent(base.NovaLiteObject,
                 traceback=''.join(tb_module.format_exception(
                     type(exc), exc, exc_tb or exc.__traceback__)))
         _event_finish(context, instance_uuid, context.request_id,
-                      event_name, values, ids=ids)
+                      event_name, values, ids=ids, open_only=open_only)
 
 
 @base.NovaLiteObjectRegistry.register
@@ -327,7 +334,9 @@ class EventReporter(object):
     that the step's last write and its event's end can share a
     transaction, and so that nothing the step hands on (a cast) waits on
     it. Should the block still raise after that, the event is finished
-    again, with ``Error``: what the user sees is what happened.
+    again, with ``Error``: what the user sees is what happened. An event
+    another service finished meanwhile (it settled the step: its task was
+    taken from this one) keeps that service's result.
     """
 
     def __init__(self, context, event_name, host, *instance_uuids):
@@ -360,7 +369,7 @@ class EventReporter(object):
             try:
                 InstanceActionEvent.event_finish(
                     self.context, uuid, self.event_name, exc=exc,
-                    exc_tb=exc_tb, ids=ids)
+                    exc_tb=exc_tb, ids=ids, open_only=not self._finished)
             except Exception:
                 LOG.exception('Could not finish event %s of %s',
                               self.event_name, uuid)

@@ -54,6 +54,9 @@ _ALL = sa.select(_SERVICES).where(
     _SERVICES.c.id)
 _ALL_OF_BINARY = sa.select(_SERVICES).where(
     _SERVICES.c.binary == sa.bindparam('binary')).order_by(_SERVICES.c.id)
+_BY_UUID = sa.select(_SERVICES).where(
+    _SERVICES.c.uuid == sa.bindparam('uuid'),
+    _SERVICES.c.binary.not_in(BLOCK_STORAGE_BINARIES))
 
 
 @db_api.context_manager.reader.connection
@@ -61,6 +64,12 @@ def _get_by_host_and_binary(context, host, binary):
     """The service's row (values in the order of ``_COLUMNS``) or None."""
     return context.connection.execute(
         _BY_HOST_AND_BINARY, {'host': host, 'binary': binary}).one_or_none()
+
+
+@db_api.context_manager.reader.connection
+def _get_by_uuid(context, uuid):
+    return context.connection.execute(
+        _BY_UUID, {'uuid': uuid}).one_or_none()
 
 
 @db_api.context_manager.reader.connection
@@ -169,6 +178,31 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
         db_obj = _update(context, db_obj.id, values)
         return cls._from_db_object(context, None, db_obj)
 
+    @classmethod
+    def get_by_uuid(cls, context, uuid):
+        """A nova_lite service by its uuid (2.53's id);
+        ``ServiceNotFound`` (404) otherwise."""
+        db_obj = _get_by_uuid(context, uuid)
+        if db_obj is None:
+            raise exception.ServiceNotFound(service_id=uuid)
+        return cls._from_db_row(context, None, db_obj, _COLUMNS)
+
+    # What an administrator may change on a nova_lite service
+    # (PUT /v2.1/os-services/{id}).
+    ADMIN_FIELDS = ('disabled', 'disabled_reason', 'forced_down')
+
+    def update_admin_state(self, **values):
+        """Write the administrator's ``ADMIN_FIELDS`` given (the status,
+        why it is disabled, forced down: fenced)."""
+        unknown = set(values) - set(self.ADMIN_FIELDS)
+        if unknown:
+            raise ValueError('not an administrator field: %s' %
+                             ', '.join(sorted(unknown)))
+        _update(self._context, self.id, values)
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.obj_reset_changes(list(values))
+
     def heartbeat(self):
         now = base.utcnow()
         _update(self._context, self.id, {'last_seen_up': now})
@@ -195,14 +229,6 @@ def owner_name(binary, host):
     """How a service is named as the owner of work in flight
     (``task_owner`` of mappings and servers): '<binary>:<host>'."""
     return '%s:%s' % (binary, host)
-
-
-def down_owners(context, conf):
-    """Owner names of the registered services that are down (no heartbeat
-    for ``service_down_time``, or forced down): their work in flight is
-    settled by others."""
-    return {owner_name(s.binary, s.host) for s in Service.list(context)
-            if not s.is_up(conf.service_down_time)}
 
 
 def up_hosts(context, conf, binary=COMPUTE_BINARY):

@@ -619,9 +619,13 @@ class API(object):
         first detaches every attachment of the volume as ``os-force_detach``
         does (backend connections closed), so no attachment or connection
         outlives the reset; 'attached' is refused for a volume with no
-        attachment. The compute side's mapping of a detached attachment
-        goes at its host's next settling (or with ``nova-lite-manage
-        volume_attachment reconcile``)."""
+        attachment.
+
+        A reset that would make the volume read free (``available``, or
+        ``detached``) while a server still maps it is refused (409),
+        naming the command that frees it with its mapping (``nova-lite-
+        manage volume_attachment release``): the mapping would be left
+        behind, and an attach elsewhere refused as "already attached"."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RESET_STATUS,
                  target=_target(volume.project_id))
@@ -629,6 +633,17 @@ class API(object):
             raise exception.InvalidInput(reason=_(
                 'Volume %s has no attachment: its attach_status cannot be '
                 'attached.') % volume_id)
+        if status == st.AVAILABLE or attach_status == st.DETACHED:
+            servers = instances.servers_mapping(ctxt, volume_id)
+            if servers:
+                raise exception.Conflict(reason=_(
+                    'volume %(vol)s is attached to server %(srv)s through '
+                    'the Compute API, and a reset would leave that mapping '
+                    'behind. Detach it through the Compute API, or free it '
+                    'with "nova-lite-manage volume_attachment release '
+                    '%(srv)s %(vol)s" (with --force-down if its host is '
+                    'down for good).') % {'vol': volume_id,
+                                          'srv': servers[0]})
         if attach_status == st.DETACHED:
             for row in attachment_db.attachments_of_volume(ctxt, volume_id):
                 try:

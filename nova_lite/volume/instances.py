@@ -15,10 +15,12 @@ steps, and so does ``volume/api.py``:
 nova_lite's compute and block storage share one database, so step 2 is
 this module: the in-database equivalent of asking Nova. It reads
 ``block_device_mappings`` (the compute side's table) with a plain query
-for a row of that instance holding that attachment id, and nothing else of
-the compute side: no compute module is imported, and the query names only
-the two columns it needs. Keep it that way; if compute and block storage
-ever get separate databases, this becomes a REST call to ``/v2.1``.
+for a row of that instance holding that attachment id (and, for
+``os-reset_status``, the servers mapping a volume), and nothing else of
+the compute side: no compute module is imported, and the queries name
+only the three columns they need. Keep it that way; if compute and block
+storage ever get separate databases, this becomes a REST call to
+``/v2.1``.
 """
 
 import sqlalchemy as sa
@@ -28,7 +30,8 @@ from nova_lite.db import api as db_api
 # The compute table, seen as narrowly as possible.
 _BDM = sa.table('block_device_mappings',
                 sa.column('instance_uuid'),
-                sa.column('attachment_id'))
+                sa.column('attachment_id'),
+                sa.column('volume_id'))
 
 
 @db_api.context_manager.reader
@@ -40,3 +43,13 @@ def server_holds_attachment(ctxt, instance_uuid, attachment_id):
             _BDM.c.instance_uuid == instance_uuid,
             _BDM.c.attachment_id == attachment_id).limit(1)).first()
     return row is not None
+
+
+@db_api.context_manager.reader
+def servers_mapping(ctxt, volume_id):
+    """The servers (uuids, sorted) that have a block device mapping of
+    ``volume_id``: what Cinder would learn by asking Nova for the
+    volume's attachments of each server."""
+    return sorted({row[0] for row in ctxt.session.execute(
+        sa.select(_BDM.c.instance_uuid).where(
+            _BDM.c.volume_id == volume_id)).all()})

@@ -175,10 +175,12 @@ class _AttachTests(object):
                 server_id, volume_id, api=api).status)
             self.wait_for_volume_status(volume_id, 'available')
 
-    def test_detach_on_a_down_host_is_local(self):
-        # Nova's behaviour: with the host down, the API detaches locally
-        # (block storage's attachment deleted, the mapping removed); the
-        # host, when it comes back, no longer has the volume.
+    def test_detach_on_a_down_host_waits_for_it_unless_forced_down(self):
+        # Nova's rule: a host that is only down answers 409 (silent is not
+        # dead); once an administrator forces it down, the API detaches
+        # without it (block storage's attachment deleted, the mapping
+        # removed), and the host, when it comes back, no longer has the
+        # volume.
         d = self.deployment
         server_id = self.create_server_on_each_host()['compute2']
         volume_id = self.create_volume()
@@ -189,12 +191,26 @@ class _AttachTests(object):
         self.assertTrue(d.stop('compute2'))
         self.wait_for_service_state('nova-lite-compute', 'compute2', 'down')
         resp = self.detach_volume(server_id, volume_id)
+        self.assertEqual(409, resp.status, resp)
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+
+        admin = self.admin_api.as_(compute_version='2.53')
+        [service_id] = [s['id'] for s in admin.get(
+            '/v2.1/os-services').body['services']
+            if s['host'] == 'compute2' and s['binary'] == 'nova-lite-compute']
+        url = '/v2.1/os-services/%s' % service_id
+        self.assertEqual(200, admin.put(url, body={
+            'forced_down': True}).status)
+        self.addCleanup(admin.put, url, body={'forced_down': False})
+        resp = self.detach_volume(server_id, volume_id)
         self.assertEqual(202, resp.status, resp)
         self.wait_for_volume_status(volume_id, 'available')
         self.assertEqual([], self.list_attachments(server_id))
         self.assertEqual([], self.show_volume(volume_id)['attachments'])
 
         d.start('compute2')
+        self.assertEqual(200, admin.put(url, body={
+            'forced_down': False}).status)
         self.wait_for_service_state('nova-lite-compute', 'compute2', 'up')
         self.assertEqual([], self.list_attachments(server_id))
         # The same volume attaches to the server again.

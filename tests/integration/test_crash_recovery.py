@@ -10,9 +10,13 @@ SIGKILL, starts the process again without the point, and polls (deadline
 doc/source/contributor/crash-safety.rst says: ``in-use`` with its
 attachment on the server, or ``available`` with none; the request's
 instance action has no event left open (an ``Error`` one when it was
-rolled back); and the volume can be attached and detached again. An
-interrupted extend ends ``available`` with the size the backend holds and
-can be extended again; an interrupted delete is finished.
+rolled back); and the volume can be attached and detached again. Work
+the API had accepted before it died is re-driven, not rolled back: it
+ends as if the API had lived. An interrupted extend ends ``available``
+with the size the backend holds and can be extended again; an
+interrupted delete is finished. The cases without a host force the
+server's host down first (fenced): a host that is only down is not
+detached or deleted without.
 
 The deployment settles stalled work quickly (``[recovery]
 settle_interval`` 1 s, ``stalled_after`` 5 s) so the cases that wait for a
@@ -43,8 +47,10 @@ ROLLED_BACK = 'rolled back'
 # crash point -> (the outcome it must settle to, the workflow that reaches
 # it). Every declared point must be here (test_every_point_is_covered).
 CASES = {
-    crashpoint.API_ATTACH_AFTER_ACCEPT: (ROLLED_BACK, 'attach'),
-    crashpoint.API_DETACH_AFTER_BEGIN: (ROLLED_BACK, 'detach'),
+    # Accepted by the API (the mapping and its task written): re-driven
+    # by the conductor once stalled, as if the message had been sent.
+    crashpoint.API_ATTACH_AFTER_ACCEPT: (FINISHED, 'attach'),
+    crashpoint.API_DETACH_AFTER_BEGIN: (FINISHED, 'detach'),
     crashpoint.CONDUCTOR_ATTACH_AFTER_TAKE: (ROLLED_BACK, 'attach'),
     crashpoint.CONDUCTOR_ATTACH_AFTER_RESERVE_DEVICE: (ROLLED_BACK,
                                                        'attach'),
@@ -57,11 +63,13 @@ CASES = {
     crashpoint.COMPUTE_ATTACH_AFTER_GUEST_ATTACH: (FINISHED, 'attach'),
     crashpoint.COMPUTE_DETACH_AFTER_TAKE: (FINISHED, 'detach'),
     crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH: (FINISHED, 'detach'),
-    # The server's host is down: the API detaches or deletes without it.
+    crashpoint.COMPUTE_DETACH_AFTER_STEP_ASIDE: (FINISHED, 'detach'),
+    # The server's host is forced down: the API detaches or deletes
+    # without it.
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
     # Swap (PUT os-volume_attachments/{old} with the new volume).
-    crashpoint.API_SWAP_AFTER_RESERVE: (ROLLED_BACK, 'swap'),
+    crashpoint.API_SWAP_AFTER_RESERVE: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_CONNECT: (ROLLED_BACK, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_MOVE: (FINISHED, 'swap'),
@@ -268,9 +276,20 @@ class _CrashRecoveryTests(object):
         self.wait_for_volume_status(volume_id, 'available')
         self.wait_for_attachment(server_id, volume_id, present=False)
 
+    def force_down(self, host, forced=True):
+        """PUT /os-services/{id} with ``forced_down`` (2.53)."""
+        admin = self.admin_api.as_(compute_version='2.53')
+        [svc] = [s for s in admin.get('/v2.1/os-services').body[
+            'services'] if s['host'] == host and
+            s['binary'] == 'nova-lite-compute']
+        resp = admin.put('/v2.1/os-services/%s' % svc['id'],
+                         body={'forced_down': forced})
+        self.assertEqual(200, resp.status, resp)
+
     def _crash_without_host(self, point):
-        """The server's host is down; the API, detaching the volume (or
-        deleting the server) without it, dies after deciding to."""
+        """The server's host is down and forced down (fenced); the API,
+        detaching the volume (or deleting the server) without it, dies
+        after deciding to."""
         workflow = CASES[point][1]
         server_id, host = self._server()
         volume_id = self.create_volume()
@@ -285,6 +304,8 @@ class _CrashRecoveryTests(object):
         self.deployment.stop(host)
         self.addCleanup(self.deployment.ensure_running)
         self.wait_for_service_state('nova-lite-compute', host, 'down')
+        self.force_down(host)
+        self.addCleanup(self.force_down, host, False)
         if workflow == 'local_detach':
             self.assertRaises(requests.ConnectionError, self.detach_volume,
                               server_id, volume_id)
@@ -293,6 +314,7 @@ class _CrashRecoveryTests(object):
                               self.api.delete, '/v2.1/servers/%s' % server_id)
         self.deployment.wait_crashed(api, mark)
         self.deployment.start(host)
+        self.force_down(host, False)
         self.deployment.restart_disarmed(api)
         self._wait_settled(point, server_id, volume_id)
         # The volume is usable again, on a server of another host.

@@ -1,8 +1,14 @@
-"""/v2.1/os-services: the services and whether each is up."""
+"""/v2.1/os-services: the services and whether each is up; (2.53) an
+administrator's update of a compute service."""
+
+from oslo_utils import strutils
+from oslo_utils import uuidutils
 
 from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import services as schema
 from nova_lite.api import validation
+from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite.objects import service as service_obj
 from nova_lite.policies import services as policies
 from nova_lite import utils
@@ -46,3 +52,48 @@ def list_services(req):
     return {'services': [
         _serialize_service(s, want, conf.service_down_time)
         for s in services]}
+
+
+@validation.versions(mv.SERVICE_UUID)
+@validation.request_body(schema.UPDATE_V253, mv.SERVICE_UUID)
+@validation.response(200, schema.UPDATE_RESPONSE_V253, mv.SERVICE_UUID)
+def update_service(req, service_id, body):
+    """Nova's 2.53 update: ``status`` (enabled, disabled with an optional
+    ``disabled_reason``) and ``forced_down`` of a compute service. A host
+    forced down is fenced (``nova_lite.compute.fencing``): its servers'
+    volumes are detached and their deletes done without it, and the
+    conductor settles its volume work in flight at once."""
+    if not uuidutils.is_uuid_like(service_id):
+        raise exception.InvalidInput(
+            reason=_('Invalid uuid %s') % service_id)
+    ctxt = req.environ['nova_lite.context']
+    ctxt.can(policies.UPDATE, target={})
+    svc = service_obj.Service.get_by_uuid(ctxt, service_id)
+    if svc.binary != service_obj.COMPUTE_BINARY:
+        raise exception.InvalidInput(reason=_(
+            'Updating a %(binary)s service is not supported. Only '
+            '%(compute)s services can be updated.') % {
+                'binary': svc.binary,
+                'compute': service_obj.COMPUTE_BINARY})
+    values = {}
+    if 'status' in body:
+        if body['status'] == 'enabled':
+            if body.get('disabled_reason'):
+                raise exception.InvalidInput(reason=_(
+                    "Specifying 'disabled_reason' with status 'enabled' is "
+                    "invalid."))
+            values.update(disabled=False, disabled_reason=None)
+        else:
+            values.update(disabled=True,
+                          disabled_reason=body.get('disabled_reason'))
+    if 'forced_down' in body:
+        values['forced_down'] = strutils.bool_from_string(
+            body['forced_down'], strict=True)
+    if not values:
+        raise exception.InvalidInput(reason=_(
+            "No updates were requested. Fields 'status' or 'forced_down' "
+            "should be specified."))
+    svc.update_admin_state(**values)
+    conf = req.environ['nova_lite.conf']
+    return {'service': _serialize_service(svc, mv.want(req),
+                                          conf.service_down_time)}

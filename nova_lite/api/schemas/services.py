@@ -1,8 +1,10 @@
-"""Schemas of /v2.1/os-services (list only)."""
+"""Schemas of /v2.1/os-services: the list, and (2.53) the update of a
+compute service by its uuid."""
 
 import copy
 
 from nova_lite.api.schemas import common
+from nova_lite.api.schemas import volume_attachments as va_schema
 
 _QUERY_PROPERTIES = {
     'binary': common.STRING_PARAM,
@@ -45,3 +47,22 @@ _SERVICE_V253 = copy.deepcopy(_SERVICE_V211)
 _SERVICE_V253['properties']['id'] = common.UUID
 LIST_RESPONSE_V253 = common.extend(LIST_RESPONSE, [], services={
     'type': 'array', 'items': _SERVICE_V253})
+
+
+# PUT /os-services/{service_id} (2.53): Nova's update_v253.
+UPDATE_V253 = {
+    'type': 'object',
+    'properties': {
+        'status': {'type': 'string', 'enum': ['enabled', 'disabled']},
+        'disabled_reason': {'type': 'string', 'minLength': 1,
+                            'maxLength': 255},
+        'forced_down': va_schema.BOOLEAN,
+    },
+    'additionalProperties': False,
+}
+UPDATE_RESPONSE_V253 = {
+    'type': 'object',
+    'properties': {'service': _SERVICE_V253},
+    'required': ['service'],
+    'additionalProperties': False,
+}

@@ -163,6 +163,20 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
     def _services(self):
         self._call(self.admin_api, '2.1', 'GET', '/v2.1/os-services',
                    'os-services', 'services-list-get')
+        services = self._call(self.admin_api, '2.53', 'GET',
+                              '/v2.1/os-services', 'os-services',
+                              'services-list-get')['services']
+        [compute] = [s['id'] for s in services
+                     if s['binary'] == 'nova-lite-compute']
+        url = '/v2.1/os-services/%s' % compute
+        self._call(self.admin_api, '2.53', 'PUT', url, 'os-services',
+                   'service-force-down-put', body={'forced_down': True})
+        self._call(self.admin_api, '2.53', 'PUT', url, 'os-services',
+                   'service-disable-put', body={
+                       'status': 'disabled', 'disabled_reason': 'repair',
+                       'forced_down': False})
+        self.admin_api.as_(compute_version='2.53').put(
+            url, body={'status': 'enabled'})
 
     def _instance_actions(self, server_id):
         folder = 'os-instance-actions'

@@ -270,9 +270,11 @@ class FindableTest(AsyncTestCase):
             # Below 2.89: listed, without a device yet.
             old = self.show(volume_id, '2.1').body['volumeAttachment']
             self.assertEqual({'id', 'volumeId', 'serverId'}, set(old))
-            # A second request for the same pair loses to the mapping.
-            resp = self.attach_async(volume_id, expect=400)
-            self.assertIn('already attached', resp.text)
+            # A second request for the same pair finds its attach
+            # pending: 409 naming it.
+            resp = self.attach_async(volume_id, expect=409)
+            self.assertIn('busy with another operation (attaching)',
+                          resp.text)
         item = self.wait_attached(volume_id)
         self.assertEqual('/dev/vdb', item['device'])
         self.assertEqual(
@@ -398,9 +400,12 @@ class CancelTest(AsyncTestCase):
             self.attach_async(volume_id)
         item = self.show(volume_id).body['volumeAttachment']
         self.assertIsNone(item['attachment_id'])
-        # It blocks another attach of the volume until it is cancelled.
+        # It blocks another attach of the volume until it is cancelled
+        # (409 naming it: the volume itself reads available).
         other = self.create_server(name='other')
-        self.attach_async(volume_id, server_id=other, expect=400)
+        resp = self.attach_async(volume_id, server_id=other, expect=409)
+        self.assertIn('busy with another operation (attaching)', resp.text)
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
         self.detach(self.server_id, volume_id, api=self.at(ASYNC))
         self.assertEqual(404, self.show(volume_id).status)
         self.assertEqual('available', self.show_volume(volume_id)['status'])
@@ -439,7 +444,7 @@ class ConcurrencyTest(AsyncTestCase):
         responses = self._all_at_once(
             [self._post(s, volume_id) for s in servers])
         statuses = collections.Counter(r.status for r in responses)
-        self.assertLessEqual(set(statuses), {202, 400}, statuses)
+        self.assertLessEqual(set(statuses), {202, 400, 409}, statuses)
         accepted = [s for s, r in zip(servers, responses) if r.status == 202]
         self.assertTrue(accepted)
         volume = self.wait_for_volume_status(volume_id, 'in-use')
@@ -477,6 +482,10 @@ class ConcurrencyTest(AsyncTestCase):
         responses = self._all_at_once(
             [self._post(self.server_id, volume_id)] * self.N)
         statuses = collections.Counter(r.status for r in responses)
-        self.assertEqual({202: 1, 400: self.N - 1}, dict(statuses))
+        # The losers find the winner's attach pending: 409 naming it (a
+        # loser of the unique constraint itself: 400 "already attached").
+        self.assertEqual(self.N, statuses[202] + statuses[409] +
+                         statuses[400], statuses)
+        self.assertEqual(1, statuses[202], statuses)
         self.wait_attached(volume_id)
         self.assertEqual(1, len(self.attach_actions()))

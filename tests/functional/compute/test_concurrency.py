@@ -54,7 +54,10 @@ class ConcurrentAttachTest(base.TestCase):
         responses = self._all_at_once(
             [self._post(s, volume_id) for s in servers])
         statuses = collections.Counter(r.status for r in responses)
-        self.assertEqual({200: 1, 400: N - 1}, dict(statuses))
+        # The losers find the winner's attach pending (409 naming it) or
+        # lose the unique (server, volume) race (400 "already attached").
+        self.assertEqual(1, statuses[200], statuses)
+        self.assertLessEqual(set(statuses), {200, 400, 409}, statuses)
         winner = [s for s, r in zip(servers, responses)
                   if r.status == 200][0]
         volume = self.wait_for_volume_status(volume_id, 'in-use')

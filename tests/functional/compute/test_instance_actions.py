@@ -2,6 +2,7 @@
 
 import fixtures
 
+from nova_lite import context as nl_context
 from nova_lite import objects
 from tests.fixtures import system
 from tests.functional.compute import base
@@ -118,15 +119,23 @@ class InstanceActionsTest(base.TestCase):
 
     def test_detach_event_is_an_error_when_the_mapping_stays(self):
         # The mapping's delete and the event's end share a transaction: a
-        # delete that fails ends the event as an error, the mapping kept.
+        # delete that fails ends the event as an error, the mapping's row
+        # kept (stepped aside, its detach at ``releasing``: the host's
+        # settling finishes it), while the volume, detached, is free.
         self.useFixture(fixtures.MockPatchObject(
             objects.BlockDeviceMapping, 'destroy',
             side_effect=RuntimeError('database gone')))
         event = self._detach_event()
         self.assertEqual('Error', event['result'])
         self.assertIn('database gone', event['traceback'])
-        self.assertEqual([self.volume_id], [
-            a['volumeId'] for a in self.attachments(self.server_id)])
+        self.assertEqual([], self.attachments(self.server_id))
+        [row] = objects.BlockDeviceMapping.get_all_by_instance(
+            nl_context.get_admin_context(), self.server_id)[1:]
+        self.assertEqual(('detaching', 'releasing', None),
+                         (row.task, row.task_step, row.volume_id))
+        self.assertEqual(self.volume_id, row.get_task_data()['volume_id'])
+        self.assertEqual('available',
+                         self.show_volume(self.volume_id)['status'])
 
     def test_not_found(self):
         resp = self.api.get(self.url + '/req-nope')

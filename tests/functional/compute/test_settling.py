@@ -1,7 +1,7 @@
 """Work an API process left behind, settled by the conductor's periodic
 task on the embedded system (real block storage, file backend): a local
-detach it had decided is finished, one it had not is rolled back, and a
-server it was deleting without a host is deleted. The process deaths
+detach it had accepted or decided is finished, and a server it was
+deleting without a host is deleted. The process deaths
 themselves are in tests/integration/test_crash_recovery.py; here the rows
 are put in the state a death leaves."""
 
@@ -72,18 +72,18 @@ class SettlingTest(base.AttachmentTestCase):
         self.attach(other, volume_id)
         self.wait_for_volume_status(volume_id, 'in-use')
 
-    def test_undecided_local_detach_is_rolled_back(self):
+    def test_accepted_local_detach_is_finished(self):
+        # The API process died after it accepted the local detach (the
+        # user was told 202): re-driven, that is finished here.
         volume_id = self.attached_volume()
         self.left_by_api(volume_id, tasks.ACCEPTED)
         self.settle()
-        bdm = self.mapping(volume_id)
-        self.assertEqual((None, None), (bdm.task, bdm.task_owner))
-        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
-        self.assertEqual([volume_id], [a['volumeId'] for a in
-                                       self.attachments(self.server_id)])
-        # The detach can be asked again.
-        self.detach(self.server_id, volume_id)
-        self.wait_for_volume_status(volume_id, 'available')
+        self.assertRaises(exception.VolumeBDMNotFound, self.mapping,
+                          volume_id)
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('available', []),
+                         (volume['status'], volume['attachments']))
+        self.assertEqual([], self.attachments(self.server_id))
 
     def test_attachment_a_dead_conductor_did_not_record_is_deleted(self):
         # The conductor died between block storage's attachment_create

@@ -427,11 +427,28 @@ class DetachGuardsTest(AttachmentTestCase):
         resp = self.detach(self.server_id, volume_id, expect=400)
         self.assertIn("Volume status must be 'in-use'", self.message(resp))
 
-    def test_compute_host_down_detaches_locally(self):
-        # Nova's local cleanup: no host to ask, the API deletes the
-        # attachment and the mapping itself.
+    def test_compute_host_down_answers_409(self):
+        # As Nova's check_instance_host(check_is_up=True): a host that is
+        # only down is silent, not dead (its guest may still use the
+        # disk): 409, nothing changes, the host is not named.
         volume_id = self.attached_volume()
         self._compute_host_down()
+        resp = self.detach(self.server_id, volume_id, expect=409)
+        self.assertEqual('Service is unavailable at this time.',
+                         self.message(resp))
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('in-use', [self.server_id]),
+                         (volume['status'], [a['server_id'] for a in
+                                             volume['attachments']]))
+        self.assertEqual([volume_id], [a['volumeId'] for a in
+                                       self.attachments(self.server_id)])
+
+    def test_compute_host_forced_down_detaches_locally(self):
+        # Fenced by an administrator: the API deletes the attachment and
+        # the mapping itself (the host removes the disk from its guest
+        # when it comes back).
+        volume_id = self.attached_volume()
+        self._compute_host_down(forced=True)
         self.detach(self.server_id, volume_id)
         volume = self.show_volume(volume_id)
         self.assertEqual(('available', []),
@@ -439,7 +456,7 @@ class DetachGuardsTest(AttachmentTestCase):
         self.assertEqual([], self.attachments(self.server_id))
         self.detach(self.server_id, volume_id, expect=404)
 
-    def _compute_host_down(self):
+    def _compute_host_down(self, forced=False):
         old = datetime.datetime.utcnow() - datetime.timedelta(
             seconds=self.conf.service_down_time + 60)
         for svc in self.sys.system.services:
@@ -448,7 +465,7 @@ class DetachGuardsTest(AttachmentTestCase):
             svc.wait()
         self.sys.system.services = []
         set_rows(models.Service, models.Service.host == 'compute1',
-                 last_seen_up=old)
+                 last_seen_up=old, forced_down=forced)
 
     def test_local_detach_again_while_detaching_is_accepted(self):
         # As through the host: a local detach in flight (here one whose
@@ -456,7 +473,7 @@ class DetachGuardsTest(AttachmentTestCase):
         # DELETE 202 and changes nothing; another operation is 409.
         volume_id = self.attached_volume()
         busy = self.attached_volume()
-        self._compute_host_down()
+        self._compute_host_down(forced=True)
         in_flight = dict(task='detaching', task_step='local_detaching',
                          task_owner='nova-lite-api:gone',
                          task_data='{"local": true}')
@@ -650,6 +667,29 @@ class ComputeRestartTest(AttachmentTestCase):
         manager = self.restart_compute()
         system.wait_for(lambda: self.server_id in manager.driver.guests)
         self.assertNotIn(building, manager.driver.guests)
+
+    def test_delete_finished_at_restart_ends_its_event(self):
+        # The host died in the middle of a delete: its restart finishes
+        # the delete, and the event the dead process left open ends.
+        from nova_lite.objects import instance_action
+        doomed = self.create_server(name='d')
+        volume_id = self.attached_volume(server_id=doomed)
+        ctxt = nl_context.get_admin_context()
+        instance_action.InstanceAction.action_start(
+            ctxt, doomed, instance_action.DELETE)
+        instance_action.InstanceActionEvent.event_start(
+            ctxt, doomed, 'compute_terminate_instance', 'compute1')
+        test_servers.set_instance(doomed, task_state='deleting')
+        self.restart_compute()
+        self.wait_for_server_gone(doomed)
+        self.wait_for_volume_status(volume_id, 'available')
+        action = instance_action.InstanceAction.get_by_request_id(
+            ctxt, doomed, ctxt.request_id)
+        [event] = action.events
+        self.assertEqual(('compute_terminate_instance',
+                          instance_action.RESULT_SUCCESS),
+                         (event.event, event.result))
+        self.assertIsNotNone(event.finish_time)
 
     def test_build_whose_message_never_came_is_settled_once_stalled(self):
         # Placed on compute1 (scheduling) and never taken: a restart leaves

@@ -134,8 +134,33 @@ class FakeComputeRPC(object):
     def attach_volume(self, ctxt, instance, bdm):
         self._cast('attach_volume', ctxt, instance=instance, bdm=bdm)
 
+    def detach_volume(self, ctxt, instance, volume_id, attachment_id,
+                      task_ref=None):
+        self._cast('detach_volume', ctxt, instance=instance,
+                   volume_id=volume_id, attachment_id=attachment_id,
+                   task_ref=task_ref)
+
+    def swap_volume(self, ctxt, instance, old_volume_id, new_volume_id,
+                    new_attachment_id, task_ref=None):
+        self._cast('swap_volume', ctxt, instance=instance,
+                   old_volume_id=old_volume_id, new_volume_id=new_volume_id,
+                   new_attachment_id=new_attachment_id, task_ref=task_ref)
+
     def unshelve_instance(self, ctxt, instance):
         self._cast('unshelve_instance', ctxt, instance=instance)
+
+
+class FakeConductorRPC(FakeComputeRPC):
+    """The conductors at the other end of ``ConductorAPI``, for the casts
+    the settling re-drives (recorded in ``casts``, as they arrive)."""
+
+    def attach_volume(self, ctxt, instance, volume_id, device, tag,
+                      delete_on_termination, multiattach, bdm=None,
+                      do_cast=False):
+        self._cast('attach_volume', ctxt, instance=instance,
+                   volume_id=volume_id, device=device, tag=tag,
+                   delete_on_termination=delete_on_termination,
+                   multiattach=multiattach, bdm=bdm)
 
 
 def set_rows(model, where, **values):

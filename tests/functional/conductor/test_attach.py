@@ -5,6 +5,7 @@ host; every failure leaves nothing reserved and no mapping, and is
 recorded (the event's error, a fault, a notification)."""
 
 import inspect
+import time
 
 import oslo_messaging as messaging
 import sqlalchemy as sa
@@ -13,6 +14,7 @@ from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import states
 from nova_lite.compute import tasks
 from nova_lite.conductor import attach
+from nova_lite.conductor import recovery
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
@@ -35,7 +37,9 @@ class FakeComputeRPCTest(base.TestCase):
                 inspect.signature(getattr(fake, name)), name)
 
 
-class AttachWorkflowTest(base.TestCase):
+class _AttachTestCase(base.TestCase):
+    """A server, and the attach workflow run on it (no tests here)."""
+
     def setUp(self):
         super().setUp()
         self.instance = self.create_instance()
@@ -90,6 +94,8 @@ class AttachWorkflowTest(base.TestCase):
         self.assertIsInstance(kwargs['exc'], exc_class)
         self.assertIsNone(self.mapping(volume_id, self.instance))
 
+
+class AttachWorkflowTest(_AttachTestCase):
     def test_success(self):
         vol = self.volumes.create_volume()
         self.observe_mapping_and_event()
@@ -355,3 +361,99 @@ class AttachWorkflowTest(base.TestCase):
         self.assertEqual([kept.id], [b.id for b in
                                      self.mappings(self.instance)])
         self.assert_failure_recorded(messaging.MessagingTimeout, vol)
+
+
+class SettleRaceTest(_AttachTestCase):
+    """A settler and a live worker never both win (issue 27): the
+    settling of the conductor's own stalled work, run while a worker of
+    the same conductor still holds the attach (its reservation call to
+    the host took longer than ``[recovery] stalled_after``), under the
+    same owner name.
+
+    Replayed with the project's objects on the database: while the host
+    names the device, the periodic thread of the same conductor reads the
+    attach (stalled) and takes it over; the worker then goes on, and the
+    settler rolls back. Before the fencing token, the take-over rewrote
+    the same owner, so the worker's next moves still matched: it handed
+    the attach to the host and cast, and the settler's unconditional
+    delete then removed the mapping the host was attaching."""
+
+    def test_the_worker_stops_at_its_next_write(self):
+        vol = self.volumes.create_volume()
+        settler = {}
+
+        def observe(method, ctxt, **kwargs):
+            if method != 'reserve_block_device_name':
+                return None
+            # The periodic thread's read of the stalled mapping, and its
+            # take-over under the conductor's own name.
+            bdm = self.mapping(vol, self.instance)
+            bdm.take_over_task(CONDUCTOR_OWNER)
+            settler['bdm'] = bdm
+            return None
+        self.compute.observe = observe
+        self.assertRaises(exception.TaskOwnerChanged, self.run_attach, vol)
+        # The worker did not hand the attach to the host: no cast.
+        self.assertEqual([], [m for m, _kw in self.compute.casts])
+        # It deleted the attachment it made itself (the settler, which
+        # read the mapping before it was made, could not know it), and
+        # left the mapping, the event and the fault to the settler.
+        self.assertEqual([], self.volumes.live_attachments(vol))
+        self.assertIsNotNone(self.mapping(vol, self.instance))
+        self.assertIsNone(self.fault(self.instance))
+        self.assertFalse(self.notifier.notify_volume.called)
+        # The settler's roll back wins: its delete holds the generation.
+        self.assertTrue(settler['bdm'].destroy())
+        self.assertIsNone(self.mapping(vol, self.instance))
+        self.assertEqual('available', self.volumes.volumes[vol]['status'])
+
+    def test_the_settler_loses_to_a_worker_that_moved(self):
+        # The other order: the worker moves on first; the settler's
+        # take-over (a compare-and-swap on the last move it read) fails,
+        # and a delete by an object that read the task before is refused.
+        vol = self.volumes.create_volume()
+        self.run_attach(vol)
+        stale = self.mapping(vol, self.instance)
+        worker = self.mapping(vol, self.instance)
+        worker.move_task(tasks.CONNECTING, owner=COMPUTE_OWNER)
+        self.assertRaises(exception.TaskOwnerChanged, stale.take_over_task,
+                          CONDUCTOR_OWNER)
+        taker = self.mapping(vol, self.instance)
+        taker.take_over_task(CONDUCTOR_OWNER)
+        self.assertFalse(worker.destroy())
+        self.assertRaises(exception.TaskOwnerChanged, worker.move_task,
+                          tasks.CONNECTED)
+        self.assertIsNotNone(self.mapping(vol, self.instance))
+
+
+class KeepAliveTest(_AttachTestCase):
+    def test_a_long_reservation_keeps_the_attach_alive(self):
+        # The host takes longer than [recovery] stalled_after to name the
+        # device (its instance lock is busy): the conductor touches the
+        # task meanwhile, so another conductor's settling finds it moving
+        # and leaves it alone; the attach then completes.
+        self.conf.set_override('stalled_after', 4, group='recovery')
+        vol = self.volumes.create_volume()
+        seen = {}
+
+        def observe(method, ctxt, **kwargs):
+            if method != 'reserve_block_device_name':
+                return None
+            start = self.mapping(vol, self.instance).task_updated_at
+            deadline = time.monotonic() + 30
+            # Held until the task has been idle, but for the touches,
+            # longer than stalled_after.
+            while True:
+                moved = self.mapping(vol, self.instance).task_updated_at
+                if (moved - start).total_seconds() > 4.5:
+                    break
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.05)
+            seen['settled'] = recovery.settle(
+                self.ctxt, self.conf, self.volumes, self.notifier, 'c9')
+            return None
+        self.compute.observe = observe
+        self.assertEqual('/dev/vdb', self.run_attach(vol, conf=self.conf))
+        self.assertEqual([], seen['settled'])
+        [(method, _cast)] = self.compute.casts
+        self.assertEqual('attach_volume', method)

@@ -304,6 +304,69 @@ class _ObjectTests(object):
             objects.BlockDeviceMapping.get_by_volume_and_instance(
                 self.ctxt, bdm.volume_id, instance.uuid).task)
 
+    def test_the_generation_fences_a_worker_of_the_same_owner(self):
+        # The fencing token: a take-over raises the generation even when
+        # the owner name stays (a conductor settling its own stalled
+        # task), and every move, end and delete compares it.
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+        self.assertEqual(0, bdm.task_generation)
+        bdm.start_task('attaching', 'nova-lite-conductor:k1',
+                       step='reserving')
+        self.assertEqual(1, bdm.task_generation)
+        settler = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        settler.take_over_task('nova-lite-conductor:k1')
+        self.assertEqual((2, 'nova-lite-conductor:k1'),
+                         (settler.task_generation, settler.task_owner))
+        self.assertRaises(exception.TaskOwnerChanged, bdm.move_task, 'cast',
+                          owner='nova-lite-compute:c1')
+        self.assertRaises(exception.TaskOwnerChanged, bdm.touch_task)
+        self.assertRaises(exception.TaskOwnerChanged, bdm.end_task)
+        self.assertFalse(bdm.destroy())
+        # What a message of the worker's carried no longer matches.
+        self.assertFalse(settler.matches(bdm.task_ref()))
+        self.assertTrue(settler.matches(settler.task_ref()))
+        settler.touch_task()
+        self.assertTrue(settler.destroy())
+
+    def test_a_claim_touches_a_stalled_task_once(self):
+        # A re-drive claims a stalled task with a compare-and-swap on its
+        # last move: owner, step and generation stay.
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.set_task('attaching', 'nova-lite-api:a', 'accepted')
+        bdm.create()
+        first, second = [objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid) for _ in range(2)]
+        first.touch_task(expected_updated_at=first.task_updated_at)
+        self.assertRaises(exception.TaskOwnerChanged, second.touch_task,
+                          expected_updated_at=second.task_updated_at)
+        read = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        self.assertEqual(bdm.task_ref(), read.task_ref())
+        self.assertGreater(read.task_updated_at, bdm.task_updated_at)
+
+    def test_a_new_task_after_one_ended_has_a_new_generation(self):
+        # A message of a task that ended (rolled back) never matches the
+        # next task of the mapping; an object read before the first task
+        # starts the next one all the same.
+        instance = self._instance()
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid())
+        bdm.create()
+        stale = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, bdm.volume_id, instance.uuid)
+        bdm.start_task('detaching', 'nova-lite-api:a', step='accepted')
+        ref = bdm.task_ref()
+        bdm.end_task()
+        stale.start_task('detaching', 'nova-lite-api:a', step='accepted')
+        self.assertEqual(2, stale.task_generation)
+        self.assertFalse(stale.matches(ref))
+
     def test_stalled_tasks_by_last_move(self):
         instance = self._instance()
         bdm = objects.BlockDeviceMapping.new_volume(

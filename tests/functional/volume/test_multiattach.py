@@ -772,8 +772,6 @@ class ResetStatusTest(_FakeBackend):
         volume = self.ma_volume()
         a1 = self.attach(volume['id'], 'h1')
         a2 = self.attach(volume['id'], 'h2')
-        # Even one a server holds: the administrator's override.
-        base.server_holding(a1)
         self.reset(volume['id'], status='available', attach_status='detached')
         self.assertEqual('available', self.status(volume['id']))
         self.assertEqual([], self.hosts(volume['id']))
@@ -785,6 +783,25 @@ class ResetStatusTest(_FakeBackend):
         # Attachable again.
         self.attach(volume['id'], 'h3')
         self.assertEqual('in-use', self.status(volume['id']))
+
+    def test_freeing_a_volume_a_server_maps_is_refused(self):
+        # The reset would leave the server's mapping behind (the volume
+        # available, an attach elsewhere "already attached"): refused,
+        # naming the command that frees the volume with its mapping.
+        volume = self.ma_volume()
+        attachment = self.attach(volume['id'], 'h1')
+        base.server_holding(attachment)
+        for body in ({'status': 'available'},
+                     {'attach_status': 'detached'}):
+            resp = self.reset(volume['id'], expect=409, **body)
+            self.assertIn('nova-lite-manage volume_attachment release %s %s'
+                          % (attachment['instance'], volume['id']),
+                          resp.text)
+        self.assertEqual('in-use', self.status(volume['id']))
+        self.assertEqual([], self.terminated)
+        # Any other status is still the administrator's to write.
+        self.reset(volume['id'], status='error')
+        self.assertEqual('error', self.status(volume['id']))
 
     def test_bad_requests_change_nothing(self):
         volume = self.ma_volume()

@@ -93,6 +93,46 @@ class ComputeRPCTest(_RPCTestBase):
                    {'instance': self.instance, 'old_volume_id': 'old',
                     'new_volume_id': 'new', 'new_attachment_id': 'att'})
 
+    def test_volume_casts_carry_their_task(self):
+        # 1.4: detach and swap name the task they act for.
+        ref = {'task': 'detaching', 'owner': 'nova-lite-api:a',
+               'step': 'accepted', 'generation': 3}
+        self._test(self.api, 'detach_volume', 'cast',
+                   {'server': 'h1', 'version': '1.4'},
+                   [self.instance, 'vol', 'att', ref],
+                   {'instance': self.instance, 'volume_id': 'vol',
+                    'attachment_id': 'att', 'task_ref': ref})
+        self._test(self.api, 'swap_volume', 'cast',
+                   {'server': 'h1', 'version': '1.4'},
+                   [self.instance, 'old', 'new', 'att', ref],
+                   {'instance': self.instance, 'old_volume_id': 'old',
+                    'new_volume_id': 'new', 'new_attachment_id': 'att',
+                    'task_ref': ref})
+
+    def test_volume_casts_to_hosts_older_than_1_4(self):
+        # Capped (a rolling upgrade): the 1.1 cast, without the task; the
+        # old host decides from the mapping, as it always did.
+        self.conf.set_override('compute', '1.3', group='upgrade_levels')
+        api = compute_rpcapi.ComputeAPI(self.conf)
+        self.assertFalse(api.client.can_send_version('1.4'))
+        self.assertTrue(api.client.can_send_version('1.3'))
+        ref = {'task': 'detaching', 'owner': 'nova-lite-api:a',
+               'step': 'accepted', 'generation': 3}
+        for method, args, kwargs in (
+                ('detach_volume', ['vol', 'att'],
+                 {'volume_id': 'vol', 'attachment_id': 'att'}),
+                ('swap_volume', ['old', 'new', 'att'],
+                 {'old_volume_id': 'old', 'new_volume_id': 'new',
+                  'new_attachment_id': 'att'})):
+            with mock.patch.object(api.client, 'prepare') as prepare, \
+                    mock.patch.object(api.client, 'can_send_version',
+                                      side_effect=lambda v: v != '1.4'):
+                getattr(api, method)('ctxt', self.instance, *args,
+                                     task_ref=ref)
+            prepare.assert_called_once_with(server='h1', version='1.1')
+            prepare.return_value.cast.assert_called_once_with(
+                'ctxt', method, instance=self.instance, **kwargs)
+
     def test_version_cap(self):
         self.conf.set_override('compute', '1.0', group='upgrade_levels')
         api = compute_rpcapi.ComputeAPI(self.conf)

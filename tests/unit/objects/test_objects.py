@@ -10,7 +10,7 @@ from nova_lite import objects
 from nova_lite.objects import base
 
 EXPECTED = {
-    'BlockDeviceMapping': '1.1-223408e28717fe1d1723083605238235',
+    'BlockDeviceMapping': '1.2-77f1143e2fa2d15f728a400d286fcd6c',
     'Instance': '1.3-984ea28d3fb9887caab3f6813c8bba41',
     'InstanceAction': '1.0-580aab061ff20b6b191d83d924679baf',
     'InstanceActionEvent': '1.0-1d0e31618139423a6ff02065dd96be82',
