@@ -1,8 +1,8 @@
 """Fencing token of a mapping's task
 
 Revision ID: 6c1f0e8b2d47
-Revises: b4e9d2c7a1f8
-Create Date: 2026-12-02 10:00:00
+Revises: c6e2a9d4f1b3
+Create Date: 2026-11-26 16:00:00
 
 ``block_device_mappings.task_generation``: a counter every start and
 every take-over of the mapping's task raises, and every move, end and
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
 revision = '6c1f0e8b2d47'
-down_revision = 'b4e9d2c7a1f8'
+down_revision = 'c6e2a9d4f1b3'
 branch_labels = None
 depends_on = None
 
