@@ -128,6 +128,7 @@ for what the API answers then.
 import os
 import re
 import select
+import sys
 import threading
 import time
 import urllib.parse
@@ -407,7 +408,16 @@ def is_unavailable(exc):
         return True
     if getattr(orig, 'args', None) and orig.args[0] in _MYSQL_UNAVAILABLE:
         return True
-    return getattr(orig, 'pgcode', None) in _PG_UNAVAILABLE
+    if _is_psycopg2_error(orig):
+        # libpq's own errors (refused, lost, timed out: no server answered
+        # them) have no SQLSTATE; the server's have one.
+        return orig.pgcode is None or orig.pgcode in _PG_UNAVAILABLE
+    return False
+
+
+def _is_psycopg2_error(exc):
+    psycopg2 = sys.modules.get('psycopg2')
+    return psycopg2 is not None and isinstance(exc, psycopg2.OperationalError)
 
 
 # MySQL: lock wait timeout, and the client errors of a connection that

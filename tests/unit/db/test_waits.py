@@ -167,6 +167,9 @@ class IsUnavailableTest(testtools.TestCase):
                     2013, 'Lost connection to MySQL server during query')),
                 db_exc.DBError(self._operational(
                     pymysql.err.OperationalError(2003, "Can't connect"))),
+                # libpq's own: no SQLSTATE.
+                self._operational(psycopg2.OperationalError(
+                    'Connection refused')),
         ):
             self.assertTrue(db_api.is_unavailable(exc), repr(exc))
 
