@@ -6,6 +6,7 @@ only the exception class, never a traceback. The body has the shape Nova and
 Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
 """
 
+import kombu.exceptions
 from oslo_log import log as logging
 import oslo_messaging as messaging
 from oslo_serialization import jsonutils
@@ -44,6 +45,12 @@ BROKER_UNAVAILABLE = _(
 # Seconds a client should wait before trying again after a 503 for an
 # unreachable database or broker (the Retry-After header).
 RETRY_AFTER = 5
+# A send that the broker did not take: unreachable after
+# [DEFAULT] rpc_send_retries (oslo.messaging raises kombu's own error when
+# it could not even open a connection), or no queue would take it.
+_BROKER_ERRORS = (messaging.MessageDeliveryFailure,
+                  messaging.MessageUndeliverable,
+                  kombu.exceptions.OperationalError)
 
 _DEFAULT_MESSAGES = {
     404: _('The resource could not be found.'),
@@ -88,12 +95,9 @@ def exception_to_response(exc):
         LOG.error('The database is unavailable: %s', exc)
         return fault_response(503, DATABASE_UNAVAILABLE,
                               {'Retry-After': str(RETRY_AFTER)})
-    if isinstance(exc, (messaging.MessageDeliveryFailure,
-                        messaging.MessageUndeliverable)):
-        # The broker did not take a message (unreachable after
-        # [DEFAULT] rpc_send_retries, or no queue would take it). A volume
-        # attach, detach or swap undid what it wrote before sending
-        # (compute.server_volumes).
+    if isinstance(exc, _BROKER_ERRORS):
+        # A volume attach, detach or swap undid what it wrote before
+        # sending (compute.server_volumes).
         LOG.error('The message broker did not take a message: %s',
                   getattr(exc, 'exception', None) or exc)
         return fault_response(503, BROKER_UNAVAILABLE,

@@ -1,5 +1,6 @@
 """The one exception-to-HTTP mapping."""
 
+import kombu.exceptions
 from oslo_db import exception as db_exc
 import oslo_messaging as messaging
 from oslo_serialization import jsonutils
@@ -80,6 +81,8 @@ class FaultTest(testtools.TestCase):
 
     def test_broker_unavailable_is_503_with_retry_after(self):
         for exc in (messaging.MessageDeliveryFailure('no broker'),
+                    kombu.exceptions.OperationalError(
+                        '[Errno 111] Connection refused'),
                     messaging.MessageUndeliverable(
                         Exception('NO_ROUTE'), 'nova_lite',
                         'compute.compute1', {})):
