@@ -6,6 +6,26 @@ broker. ``get_client``/``get_server`` wrap oslo.messaging with nova_lite's
 serializer (request context + versioned objects) and the exception modules
 allowed to cross RPC, so a domain error raised in a worker reaches the caller
 as itself.
+
+What a sent message is worth (RabbitMQ; doc/source/admin/config.rst for the
+production settings):
+
+* every publish waits for the broker's confirm (oslo.messaging's rabbit
+  driver always turns publisher confirms on): a cast returns once the
+  broker has taken the message, and raises if it nacked it;
+* every client publishes with the *mandatory* flag (oslo.messaging's
+  ``TransportOptions(at_least_once=True)``): a message that no queue would
+  take (its consumer never declared one, or the queue went with a broker
+  restart) is returned by the broker and raises ``MessageUndeliverable``
+  instead of being dropped in silence;
+* messages are persistent, and with ``[oslo_messaging_rabbit]
+  rabbit_quorum_queue`` or ``amqp_durable_queues`` the queues of the
+  conductor and compute topics are durable: a confirmed cast survives a
+  restart of the broker;
+* ``retry``: how many times a send reconnects to an unreachable broker
+  before it raises ``MessageDeliveryFailure`` (None: until it is back).
+  The API's clients use ``[DEFAULT] rpc_send_retries``, so that a request
+  answers 503 in seconds; the services' wait for the broker.
 """
 
 import threading
@@ -90,10 +110,19 @@ class JsonPayloadSerializer(messaging.NoOpSerializer):
         return jsonutils.to_primitive(entity, convert_instances=True)
 
 
-def get_client(conf, target, version_cap=None):
+# Publish with the mandatory flag (the module docstring).
+_MANDATORY = messaging.TransportOptions(at_least_once=True)
+
+
+def get_client(conf, target, version_cap=None, retry=None):
+    """An RPC client; ``retry``: reconnections to an unreachable broker
+    before a send fails (None or -1: no limit)."""
+    if retry is not None and retry < 0:
+        retry = None
     return messaging.get_rpc_client(
         init(conf).transport, target, version_cap=version_cap,
-        serializer=RequestContextSerializer())
+        serializer=RequestContextSerializer(), retry=retry,
+        transport_options=_MANDATORY)
 
 
 def get_server(conf, target, endpoints, executor='threading'):

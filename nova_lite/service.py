@@ -1,5 +1,5 @@
 """A running nova_lite service: one RPC server for one manager, its row in
-``services`` and a heartbeat.
+``services`` and a heartbeat; and the clock tick of the API processes.
 
 Services run on threads (oslo.messaging's ``threading`` executor), so several
 of them can share one process in the embedded ``nova-lite-all``, and each runs
@@ -7,6 +7,7 @@ alone in ``nova-lite-conductor`` / ``nova-lite-compute``.
 """
 
 import threading
+import time
 
 from oslo_log import log as logging
 import oslo_messaging as messaging
@@ -46,6 +47,7 @@ class Service(object):
         self._rpc_server.start()
         self.service_ref = service_obj.Service.register(
             ctxt, self.host, self.binary, self.topic)
+        self.service_ref.heartbeat(self.conf.report_interval)
         self._spawn(self._heartbeat_loop, self.conf.report_interval,
                     'heartbeat')
         if self.manager.periodic_interval:
@@ -62,14 +64,9 @@ class Service(object):
         self._threads.append(thread)
 
     def _heartbeat_loop(self, interval):
-        while not self._stop.wait(interval):
-            try:
-                self.service_ref.heartbeat()
-            except Exception:
-                # A database outage must not kill the service: the next beat
-                # tries again, and meanwhile the API sees this host as down.
-                LOG.exception('Heartbeat of %s on %s failed', self.binary,
-                              self.host)
+        _beat_loop(self._stop, interval,
+                   lambda: self.service_ref.heartbeat(interval),
+                   'Heartbeat of %s on %s' % (self.binary, self.host))
 
     def _periodic_loop(self, interval):
         ctxt = nl_context.get_admin_context()
@@ -95,3 +92,62 @@ class Service(object):
         self._threads = []
         self.manager.cleanup_host()
         LOG.info('%s on host %s stopped', self.binary, self.host)
+
+
+# Seconds between two attempts of a heartbeat (or tick) after one failed:
+# once the database answers again, the first one lands soon after.
+RETRY_INTERVAL = 1
+
+
+def _beat_loop(stop, interval, beat, what):
+    """Call ``beat`` every ``interval`` seconds until ``stop`` is set; after
+    a failure, every ``RETRY_INTERVAL`` seconds until it works again. A
+    database outage must not end the loop: it is logged when it starts and
+    when it ends (the database's silence does not make the services down:
+    ``nova_lite.objects.service``)."""
+    wait = interval
+    failing_since = None
+    while not stop.wait(wait):
+        try:
+            beat()
+        except Exception:
+            if failing_since is None:
+                failing_since = time.monotonic()
+                LOG.exception('%s failed; trying again every %s s', what,
+                              min(interval, RETRY_INTERVAL))
+            wait = min(interval, RETRY_INTERVAL)
+            continue
+        if failing_since is not None:
+            LOG.info('%s works again after %.1f s', what,
+                     time.monotonic() - failing_since)
+            failing_since = None
+        wait = interval
+
+
+class ClockTicker(object):
+    """The API process's part in the liveness clock: a tick every
+    ``report_interval`` seconds (``service_obj.tick``), so that the time
+    in which the database takes writes is counted even when no service
+    runs. A daemon thread; ``stop()`` ends it."""
+
+    def __init__(self, conf):
+        self.conf = conf
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        ctxt = nl_context.get_admin_context()
+        interval = self.conf.report_interval
+        self._thread = threading.Thread(
+            target=_beat_loop, daemon=True,
+            args=(self._stop, interval,
+                  lambda: service_obj.tick(ctxt, interval),
+                  'The clock tick of this API process'),
+            name='nova-lite-api-%s-heartbeat' % self.conf.host)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

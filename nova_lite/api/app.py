@@ -6,18 +6,25 @@ from nova_lite.api import deploy
 from nova_lite import config
 from nova_lite.db import api as db_api
 from nova_lite import objects
+from nova_lite import service
 from nova_lite.volume import drivers as volume_drivers
 
 
-def init_application(conf=None, argv=None):
+def init_application(conf=None, argv=None, clock_tick=False):
     """Parse configuration (unless ``conf`` is ready), configure the
-    database and return the WSGI application."""
+    database and return the WSGI application. ``clock_tick``: this is an
+    API process of its own (uWSGI worker, ``nova-lite-api``), which ticks
+    the services' liveness clock (``nova_lite.service.ClockTicker``)."""
     if conf is None:
         conf = cfg.ConfigOpts()
         config.parse_args(conf, argv or [])
     objects.register_all()
-    db_api.configure(conf)
+    # A request never waits for the database to come up: it answers 503.
+    db_api.configure(conf, wait_for_database=False)
     # The /v3 API drives the block-storage backends in this process: a
     # wrong backend configuration fails here, at start, not on first use.
     volume_drivers.get_backends(conf)
-    return deploy.loadapp(conf)
+    app = deploy.loadapp(conf)
+    if clock_tick:
+        service.ClockTicker(conf).start()
+    return app

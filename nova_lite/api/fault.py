@@ -6,11 +6,13 @@ only the exception class, never a traceback. The body has the shape Nova and
 Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
 """
 
-from oslo_db import exception as db_exc
+import kombu.exceptions
 from oslo_log import log as logging
+import oslo_messaging as messaging
 from oslo_serialization import jsonutils
 import webob.exc
 
+from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
 
@@ -38,6 +40,17 @@ UNEXPECTED_MESSAGE = _(
 
 DATABASE_UNAVAILABLE = _(
     'The service cannot reach its database; try again later.')
+BROKER_UNAVAILABLE = _(
+    'The service cannot reach its message broker; try again later.')
+# Seconds a client should wait before trying again after a 503 for an
+# unreachable database or broker (the Retry-After header).
+RETRY_AFTER = 5
+# A send that the broker did not take: unreachable after
+# [DEFAULT] rpc_send_retries (oslo.messaging raises kombu's own error when
+# it could not even open a connection), or no queue would take it.
+_BROKER_ERRORS = (messaging.MessageDeliveryFailure,
+                  messaging.MessageUndeliverable,
+                  kombu.exceptions.OperationalError)
 
 _DEFAULT_MESSAGES = {
     404: _('The resource could not be found.'),
@@ -76,12 +89,19 @@ def exception_to_response(exc):
         if code == 405 and 'Allow' in exc.headers:
             headers['Allow'] = exc.headers['Allow']
         return fault_response(code, message, headers)
-    if isinstance(exc, db_exc.DBConnectionError):
-        # The database is unreachable (oslo.db gave up reconnecting): the
-        # request may be retried once it is back.
-        LOG.error('The database is unreachable: %s', exc)
+    if db_api.is_unavailable(exc):
+        # Unreachable, silent past [database] read_timeout, or a lock not
+        # granted in time: the request may be tried again.
+        LOG.error('The database is unavailable: %s', exc)
         return fault_response(503, DATABASE_UNAVAILABLE,
-                              {'Retry-After': '5'})
+                              {'Retry-After': str(RETRY_AFTER)})
+    if isinstance(exc, _BROKER_ERRORS):
+        # A volume attach, detach or swap undid what it wrote before
+        # sending (compute.server_volumes).
+        LOG.error('The message broker did not take a message: %s',
+                  getattr(exc, 'exception', None) or exc)
+        return fault_response(503, BROKER_UNAVAILABLE,
+                              {'Retry-After': str(RETRY_AFTER)})
     LOG.exception('Unexpected exception in API method')
     return fault_response(
         500, UNEXPECTED_MESSAGE % str(type(exc)))

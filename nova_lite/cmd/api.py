@@ -21,7 +21,7 @@ LOG = logging.getLogger(__name__)
 def main(argv=None):
     conf = cfg.ConfigOpts()
     config.parse_args(conf, sys.argv[1:] if argv is None else argv)
-    app = api_app.init_application(conf=conf)
+    app = api_app.init_application(conf=conf, clock_tick=True)
     server = embedded_server.Server(
         app, conf.wsgi.bind_host, conf.wsgi.bind_port, conf.wsgi.threads,
         connection_limit=conf.wsgi.connection_limit,

@@ -60,8 +60,12 @@ def _reservation_id():
 class API(object):
     def __init__(self, conf):
         self.conf = conf
-        self.conductor_rpcapi = conductor_rpcapi.ConductorAPI(conf)
-        self.compute_rpcapi = compute_rpcapi.ComputeAPI(conf)
+        # A request gives up on an unreachable broker after
+        # [DEFAULT] rpc_send_retries and answers 503.
+        self.conductor_rpcapi = conductor_rpcapi.ConductorAPI(
+            conf, retry=conf.rpc_send_retries)
+        self.compute_rpcapi = compute_rpcapi.ComputeAPI(
+            conf, retry=conf.rpc_send_retries)
         self._volume_client = None
         self.volumes = server_volumes.ServerVolumes(self)
         self.shelving = shelve_api.Shelving(self)

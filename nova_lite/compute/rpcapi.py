@@ -35,12 +35,14 @@ RPC_API_VERSION = '1.4'
 
 
 class ComputeAPI(object):
-    def __init__(self, conf):
+    def __init__(self, conf, retry=None):
+        """``retry``: reconnections to an unreachable broker before a send
+        fails (None: wait for it; ``nova_lite.rpc.get_client``)."""
         self.conf = conf
         target = messaging.Target(topic=TOPIC, namespace=NAMESPACE,
                                   version=RPC_API_VERSION)
         self.client = rpc.get_client(
-            conf, target, version_cap=conf.upgrade_levels.compute)
+            conf, target, version_cap=conf.upgrade_levels.compute, retry=retry)
 
     def _prepare(self, host, version, **kwargs):
         if not self.client.can_send_version(version):

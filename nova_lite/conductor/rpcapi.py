@@ -24,12 +24,15 @@ RPC_API_VERSION = '1.3'
 
 
 class ConductorAPI(object):
-    def __init__(self, conf):
+    def __init__(self, conf, retry=None):
+        """``retry``: reconnections to an unreachable broker before a send
+        fails (None: wait for it; ``nova_lite.rpc.get_client``)."""
         self.conf = conf
         target = messaging.Target(topic=TOPIC, namespace=NAMESPACE,
                                   version=RPC_API_VERSION)
         self.client = rpc.get_client(
-            conf, target, version_cap=conf.upgrade_levels.conductor)
+            conf, target, version_cap=conf.upgrade_levels.conductor,
+            retry=retry)
 
     def check_version(self, version):
         if not self.client.can_send_version(version):

@@ -48,7 +48,9 @@ Related options:
         default=60,
         min=1,
         help="""
-Maximum seconds since the last heartbeat for a service to be considered up.
+Maximum seconds since the last heartbeat for a service to be considered up,
+not counting the times in which the database took no write from any nova_lite
+process (a stalled database does not make services down).
 
 The API refuses operations that need a compute host (409) and the conductor
 schedules no new server onto a host that has not reported within this time.

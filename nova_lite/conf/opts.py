@@ -16,7 +16,8 @@ def list_opts():
 def set_defaults():
     """Hook of ``oslo.config.opts.defaults``, called by the config generator
     only: show nova_lite's defaults for options that other libraries own
-    (``[database] connection``, ``control_exchange``) in the sample file.
+    (``[database] connection`` and ``pool_timeout``, ``control_exchange``)
+    in the sample file.
     Services set these per ConfigOpts in ``nova_lite.conf``. (nova_lite's
     ``transport_url`` default, ``inproc://``, has no public setter in
     oslo.messaging: the sample shows oslo.messaging's.)"""
@@ -27,5 +28,6 @@ def set_defaults():
     from nova_lite.conf import database
     from nova_lite.conf import rpc
     cfg.set_defaults(db_options.database_opts,
-                     connection=database.DEFAULT_CONNECTION)
+                     connection=database.DEFAULT_CONNECTION,
+                     pool_timeout=database.DEFAULT_POOL_TIMEOUT)
     oslo_messaging.set_transport_defaults(rpc.CONTROL_EXCHANGE)

@@ -35,6 +35,22 @@ Related options:
 
 * ``rpc_response_timeout``: the timeout of every other RPC call.
 """),
+    cfg.IntOpt(
+        'rpc_send_retries',
+        default=2,
+        min=-1,
+        help="""
+How many times an API request reconnects to an unreachable message broker
+to send its message (an attach, a detach...) before it gives up: the request
+then undoes what it wrote and answers 503 with ``Retry-After``. With
+oslo.messaging's default reconnection timing (``[oslo_messaging_rabbit]
+rabbit_retry_interval``, ``rabbit_retry_backoff``, ``kombu_reconnect_delay``)
+2 retries give up after about 6 seconds. -1: wait for the broker as long as
+it takes (the request waits too).
+
+The conductor and the compute hosts always wait for the broker: the work
+they send on was accepted already.
+"""),
 ]
 
 upgrade_group = cfg.OptGroup(

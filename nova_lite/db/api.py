@@ -84,20 +84,69 @@ function may call ``@reader`` functions (they join its transaction); the
 reverse is refused by enginefacade.
 
 MariaDB (``mysql+pymysql://``) and PostgreSQL (``postgresql+psycopg2://``)
-are used exactly as oslo.db configures them.
+are used as oslo.db configures them, with every wait bounded (below).
+
+Bounded waits
+-------------
+
+A database server that stops answering (SIGSTOP, a paused VM, a stuck
+disk) still accepts TCP connections in its kernel and acknowledges what is
+sent to it; without bounds every request would wait for as long as it is
+silent. ``[database] connect_timeout`` and ``read_timeout`` bound each
+wait (doc/source/admin/config.rst):
+
+* MariaDB/MySQL: PyMySQL's ``connect_timeout`` (the TCP connection) and
+  ``read_timeout``/``write_timeout`` (every round trip, the server's
+  greeting included), added to the URL's query unless the URL or
+  ``[database] connection_parameters`` already name them;
+* PostgreSQL: libpq's ``connect_timeout`` likewise, but libpq has no bound
+  on a read. So nova_lite installs psycopg2's wait callback (its public
+  API for cooperative waiting, ``psycopg2.extensions.set_wait_callback``):
+  psycopg2 then runs every operation asynchronously and calls it to wait
+  for the socket; it waits at most ``connect_timeout`` while connecting and
+  ``read_timeout`` for each answer of a connection of nova_lite's engines,
+  then raises ``OperationalError``, on which psycopg2 closes the
+  connection. Connections that other code of the process opens with
+  psycopg2 are waited for without a bound once connected (a test fixture's
+  ``CREATE DATABASE`` may be slow);
+* the pool: a checkout waits at most ``[database] pool_timeout`` (oslo.db's
+  option; nova_lite's default is seconds, not SQLAlchemy's 30);
+* at start: oslo.db tries to connect up to ``max_retries`` times before a
+  process's first transaction. The API does not
+  (``configure(conf, wait_for_database=False)``): its first request during
+  an outage answers 503 like the others instead of waiting for minutes;
+* SQLite: a lock is waited for ``[database] sqlite_busy_timeout``.
+
+``is_unavailable(exc)`` says whether an exception means "the database could
+not be reached, did not answer in time, or stayed locked": the API answers
+those 503 with ``Retry-After`` (``nova_lite.api.fault``). A COMMIT whose
+answer did not come in time raises the same way, but the server may apply
+it when it resumes (measured with MariaDB: it does); see the admin guide
+for what the API answers then.
 """
 
 import os
 import re
+import select
+import sys
 import threading
+import time
+import urllib.parse
+import weakref
 
+from oslo_db import exception as db_exc
 from oslo_db import options as oslo_db_options
 from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
+from sqlalchemy.ext import compiler as sa_compiler
 
 # Seconds a SQLite connection waits for a lock (mostly: the write lock at
-# BEGIN IMMEDIATE) before giving up with "database is locked".
+# BEGIN IMMEDIATE) before giving up with "database is locked", unless
+# [database] sqlite_busy_timeout says otherwise.
 SQLITE_BUSY_TIMEOUT = 30
+# nova_lite's own [database] options (nova_lite.conf.database), which are
+# not enginefacade's.
+_WAIT_OPTIONS = ('connect_timeout', 'read_timeout', 'sqlite_busy_timeout')
 # Connections a SQLite file engine keeps open between transactions (more
 # are opened when more threads need one at once, and closed after use).
 SQLITE_POOL_SIZE = 10
@@ -107,8 +156,12 @@ context_manager = enginefacade.transaction_context()
 _CONFIGURE_LOCK = threading.Lock()
 
 
-def configure(conf):
+def configure(conf, wait_for_database=True):
     """Point ``context_manager`` at ``conf.database``.
+
+    ``wait_for_database=False`` (the API): the first transaction does not
+    retry connecting (oslo.db's ``max_retries``) but fails at once, like any
+    later one, when the database cannot be reached.
 
     Safe to call more than once: once the database is in use (or a test
     fixture has patched in its own), later calls change nothing.
@@ -116,7 +169,10 @@ def configure(conf):
     with _CONFIGURE_LOCK:
         if context_manager.is_started:
             return
-        _configure_manager(context_manager, dict(conf.database.items()))
+        options = dict(conf.database.items())
+        if not wait_for_database:
+            options['max_retries'] = 0
+        _configure_manager(context_manager, options)
 
 
 def get_engine(use_reader=False):
@@ -145,6 +201,7 @@ def _configure_manager(manager, db_options):
     # starts is never read for a value.
     values = {opt.dest: opt.default for opt in oslo_db_options.database_opts}
     values.update(db_options)
+    waits = {name: values.pop(name, None) for name in _WAIT_OPTIONS}
     # Native threads, not eventlet: no sleep(0) per connection check-in
     # (see the module docstring).
     values['thread_checkin'] = False
@@ -152,9 +209,14 @@ def _configure_manager(manager, db_options):
         raise ValueError('[database] connection is not set')
     url = sa.engine.make_url(values['connection'])
     if url.get_backend_name() != 'sqlite':
+        _bound_waits(manager, url, values, waits)
         manager.configure(**values)
         return
 
+    # oslo.db hands pool_timeout to SQLAlchemy's NullPool of a SQLite
+    # engine, which refuses it; a SQLite file engine's pool (below) opens a
+    # connection instead of waiting for one.
+    values['pool_timeout'] = None
     plain_file = _sqlite_plain_file(url)
     if plain_file:
         path = os.path.abspath(url.database)
@@ -177,8 +239,10 @@ def _configure_manager(manager, db_options):
             sa.event.listen(engine, 'connect', _oslo_db_sqlite_settings(
                 synchronous=values.get('sqlite_synchronous', True),
                 foreign_keys=values.get('sqlite_fk', False)))
-        if not sa.event.contains(engine, 'connect', _sqlite_on_connect):
-            sa.event.listen(engine, 'connect', _sqlite_on_connect)
+        on_connect = _sqlite_on_connect(
+            waits['sqlite_busy_timeout'] or SQLITE_BUSY_TIMEOUT)
+        if not sa.event.contains(engine, 'connect', on_connect):
+            sa.event.listen(engine, 'connect', on_connect)
     if not sa.event.contains(writer, 'begin', _sqlite_begin_immediate):
         sa.event.listen(writer, 'begin', _sqlite_begin_immediate)
     if reader is not writer and not sa.event.contains(
@@ -188,6 +252,180 @@ def _configure_manager(manager, db_options):
         # Switch the file to WAL now, before several threads connect.
         with writer.connect():
             pass
+
+
+def _bound_waits(manager, url, values, waits):
+    """Bound every wait of a MariaDB/MySQL or PostgreSQL engine (the module
+    docstring): driver parameters through oslo.db's
+    ``connection_parameters``, psycopg2's wait callback for PostgreSQL."""
+    connect_timeout = waits['connect_timeout']
+    read_timeout = waits['read_timeout']
+    driver = url.get_driver_name()
+    if driver == 'pymysql':
+        params = {'connect_timeout': connect_timeout,
+                  'read_timeout': read_timeout,
+                  'write_timeout': read_timeout}
+    elif driver == 'psycopg2':
+        params = {'connect_timeout': connect_timeout}
+        _PG_WAITS.update(connect=connect_timeout, read=read_timeout)
+        _install_pg_wait_callback()
+        manager.append_on_engine_create(_track_pg_connections)
+    else:
+        return
+    extra = values.get('connection_parameters') or ''
+    given = set(url.query) | {k for k, v in urllib.parse.parse_qsl(extra)}
+    added = '&'.join('%s=%s' % (k, v) for k, v in sorted(params.items())
+                     if v is not None and k not in given)
+    if added:
+        values['connection_parameters'] = (
+            '%s&%s' % (extra, added) if extra else added)
+
+
+class utcnow(sa.sql.functions.FunctionElement):
+    """The database server's clock, naive UTC, as a SQL expression (the
+    same clock for every process that compares two of its values)."""
+
+    type = sa.DateTime()
+    inherit_cache = True
+    name = 'utcnow'
+
+
+@sa_compiler.compiles(utcnow)
+def _utcnow_default(element, compiler, **kw):
+    return 'CURRENT_TIMESTAMP'
+
+
+@sa_compiler.compiles(utcnow, 'sqlite')
+def _utcnow_sqlite(element, compiler, **kw):
+    return "STRFTIME('%Y-%m-%d %H:%M:%f', 'now')"
+
+
+@sa_compiler.compiles(utcnow, 'mysql')
+@sa_compiler.compiles(utcnow, 'mariadb')
+def _utcnow_mysql(element, compiler, **kw):
+    return 'UTC_TIMESTAMP(6)'
+
+
+@sa_compiler.compiles(utcnow, 'postgresql')
+def _utcnow_postgresql(element, compiler, **kw):
+    return "TIMEZONE('UTC', STATEMENT_TIMESTAMP())"
+
+
+# -- PostgreSQL: psycopg2's wait callback ------------------------------------
+
+# Seconds: the bound on connecting, and on each wait for an answer of a
+# connection of nova_lite's engines ([database] connect_timeout and
+# read_timeout of the last configure: one configuration per process).
+_PG_WAITS = {'connect': None, 'read': None}
+# The DBAPI connections of nova_lite's PostgreSQL engines.
+_PG_CONNECTIONS = weakref.WeakSet()
+
+
+def _install_pg_wait_callback():
+    import psycopg2.extensions
+    if psycopg2.extensions.get_wait_callback() is not _pg_wait:
+        psycopg2.extensions.set_wait_callback(_pg_wait)
+
+
+def _track_pg_connections(engine):
+    """on_engine_create hook: remember the engine's connections, whose
+    reads are bounded: first of the 'connect' listeners, before the
+    dialect's first queries. The connection oslo.db's start-up test made
+    before this hook ran waits in the pool: closed, so that every
+    connection the engine hands out is a tracked one."""
+    def on_connect(dbapi_connection, connection_record):
+        _PG_CONNECTIONS.add(dbapi_connection)
+    sa.event.listen(engine, 'connect', on_connect, insert=True)
+    engine.pool.dispose()
+
+
+def _pg_wait(conn):
+    """psycopg2's wait callback: poll ``conn`` until its operation is done,
+    waiting for its socket at most ``_PG_WAITS`` seconds at a time (the
+    connect bound while connecting, the read bound for nova_lite's
+    connections, none for others). On expiry it raises
+    ``OperationalError``; psycopg2 then closes the connection."""
+    import psycopg2
+    import psycopg2.extensions as ext
+    if conn.status == ext.STATUS_SETUP:
+        timeout, what = _PG_WAITS['connect'], 'could not connect to server'
+    elif conn in _PG_CONNECTIONS:
+        timeout, what = _PG_WAITS['read'], 'could not receive data from server'
+    else:
+        timeout, what = None, None
+    while True:
+        state = conn.poll()
+        if state == ext.POLL_OK:
+            return
+        if state == ext.POLL_READ:
+            ready = _wait_socket(conn.fileno(), False, timeout)
+        elif state == ext.POLL_WRITE:
+            ready = _wait_socket(conn.fileno(), True, timeout)
+        else:
+            raise psycopg2.OperationalError('bad result from poll: %r' %
+                                            state)
+        if not ready:
+            # The message matches SQLAlchemy's and oslo.db's disconnect
+            # and connection-error patterns.
+            raise psycopg2.OperationalError(
+                '%s: no answer within %s seconds' % (what, timeout))
+
+
+def _wait_socket(fd, write, timeout):
+    """True once ``fd`` is readable (writable), False after ``timeout``
+    seconds (None: no bound)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = (None if deadline is None
+                else max(0, deadline - time.monotonic()))
+        try:
+            if write:
+                ready = select.select([], [fd], [fd], left)
+            else:
+                ready = select.select([fd], [], [fd], left)
+        except InterruptedError:
+            continue
+        return any(ready)
+
+
+def is_unavailable(exc):
+    """True if ``exc`` means that the database could not be used for now:
+    not reachable, no answer within the bounds (module docstring), or a
+    lock not granted in time (SQLite's "database is locked", MySQL's lock
+    wait timeout, PostgreSQL's lock or statement timeout). The request may
+    be tried again later; nothing of an unfinished transaction was kept."""
+    if isinstance(exc, db_exc.DBConnectionError):
+        return True
+    if isinstance(exc, db_exc.DBError):
+        exc = exc.inner_exception
+    if not isinstance(exc, (sa.exc.OperationalError, sa.exc.InternalError)):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    text = str(orig)
+    if 'database is locked' in text:            # SQLite
+        return True
+    if getattr(orig, 'args', None) and orig.args[0] in _MYSQL_UNAVAILABLE:
+        return True
+    if _is_psycopg2_error(orig):
+        # libpq's own errors (refused, lost, timed out: no server answered
+        # them) have no SQLSTATE; the server's have one.
+        return orig.pgcode is None or orig.pgcode in _PG_UNAVAILABLE
+    return False
+
+
+def _is_psycopg2_error(exc):
+    psycopg2 = sys.modules.get('psycopg2')
+    return psycopg2 is not None and isinstance(exc, psycopg2.OperationalError)
+
+
+# MySQL: lock wait timeout, and the client errors of a connection that
+# failed (can't connect, gone away, lost during a query, timed out).
+_MYSQL_UNAVAILABLE = frozenset((1205, 2002, 2003, 2006, 2013))
+# PostgreSQL: lock_not_available, query_canceled (statement_timeout),
+# cannot_connect_now, admin_shutdown, connection_failure.
+_PG_UNAVAILABLE = frozenset(('55P03', '57014', '57P03', '57P01', '08006'))
 
 
 def _pool_connections(engine, values):
@@ -233,22 +471,39 @@ def _sqlite_plain_file(url):
             not url.query.get('uri'))
 
 
-def _sqlite_on_connect(dbapi_connection, connection_record):
-    cursor = dbapi_connection.cursor()
-    try:
-        # The timeout first: switching to WAL may have to wait for a lock.
-        cursor.execute('PRAGMA busy_timeout = %d' %
-                       (SQLITE_BUSY_TIMEOUT * 1000))
-        mode = cursor.execute('PRAGMA journal_mode = WAL').fetchone()[0]
-        # OFF when [database] sqlite_synchronous is False (set by oslo.db
-        # or _oslo_db_sqlite_settings), SQLite's default FULL (2)
-        # otherwise. With WAL, NORMAL is safe and spares an fsync per
-        # commit (module docstring).
-        synchronous = cursor.execute('PRAGMA synchronous').fetchone()[0]
-        if mode == 'wal' and synchronous == 2:
-            cursor.execute('PRAGMA synchronous = NORMAL')
-    finally:
-        cursor.close()
+# busy timeout (s) -> its 'connect' listener (one function per value, so
+# that configuring an engine twice does not add a second listener).
+_SQLITE_ON_CONNECT = {}
+
+
+def _sqlite_on_connect(busy_timeout):
+    """The 'connect' listener of a SQLite engine whose connections wait
+    ``busy_timeout`` seconds for a lock."""
+    listener = _SQLITE_ON_CONNECT.get(busy_timeout)
+    if listener is None:
+        listener = _SQLITE_ON_CONNECT.setdefault(
+            busy_timeout, _sqlite_settings(busy_timeout))
+    return listener
+
+
+def _sqlite_settings(busy_timeout):
+    def on_connect(dbapi_connection, connection_record):
+        cursor = dbapi_connection.cursor()
+        try:
+            # The timeout first: switching to WAL may have to wait for a
+            # lock.
+            cursor.execute('PRAGMA busy_timeout = %d' % (busy_timeout * 1000))
+            mode = cursor.execute('PRAGMA journal_mode = WAL').fetchone()[0]
+            # OFF when [database] sqlite_synchronous is False (set by
+            # oslo.db or _oslo_db_sqlite_settings), SQLite's default FULL
+            # (2) otherwise. With WAL, NORMAL is safe and spares an fsync
+            # per commit (module docstring).
+            synchronous = cursor.execute('PRAGMA synchronous').fetchone()[0]
+            if mode == 'wal' and synchronous == 2:
+                cursor.execute('PRAGMA synchronous = NORMAL')
+        finally:
+            cursor.close()
+    return on_connect
 
 
 def _sqlite_begin_immediate(conn):

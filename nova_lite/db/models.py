@@ -1,11 +1,12 @@
 """SQLAlchemy models: the tables nova_lite keeps, in two groups.
 
-Compute (``services``, ``instances``, ``block_device_mappings``,
-``instance_actions``, ``instance_actions_events``, ``instance_faults``,
-``quotas``, ``quota_locks``) and block storage (``volume_types``,
-``volume_type_extra_specs``, ``volume_type_projects``, ``encryption``,
-``volumes``, ``volume_metadata``, ``volume_attachment``, ``attachment_specs``,
-``volume_quotas``, ``volume_quota_classes``, ``volume_quota_locks``)
+Compute (``services``, ``service_clock``, ``instances``,
+``block_device_mappings``, ``instance_actions``, ``instance_actions_events``,
+``instance_faults``, ``quotas``, ``quota_locks``) and block storage
+(``volume_types``, ``volume_type_extra_specs``, ``volume_type_projects``,
+``encryption``, ``volumes``, ``volume_metadata``, ``volume_attachment``,
+``attachment_specs``, ``volume_quotas``, ``volume_quota_classes``,
+``volume_quota_locks``)
 are separate services that happen to share one database: no foreign key
 crosses from one group to the other, and compute code never queries
 block-storage tables
@@ -115,7 +116,33 @@ class Service(TimestampMixin, BASE):
     disabled: orm.Mapped[bool] = orm.mapped_column(default=False)
     disabled_reason: orm.Mapped[Optional[str]]
     forced_down: orm.Mapped[bool] = orm.mapped_column(default=False)
+    # The database's clock at the last heartbeat, and the
+    # ``service_clock.excluded_ms`` of that moment (NULL: a service that
+    # has not beaten since the clock exists).
     last_seen_up: orm.Mapped[Optional[datetime.datetime]]
+    excluded_ms: orm.Mapped[Optional[int]] = orm.mapped_column(
+        sa.BigInteger)
+
+
+class ServiceClock(TimestampMixin, BASE):
+    """One row: the database's own record of when it took writes, so that
+    a time in which it took none (stopped, stalled) is not counted against
+    the services' heartbeats (``nova_lite.objects.service``).
+
+    ``ticked_at``: the database's clock at the last write of any nova_lite
+    process (a heartbeat or an API process's tick); ``excluded_ms``: the
+    total of the gaps between two such writes beyond ``max_gap_ms`` (twice
+    the writers' ``report_interval``), the database's silences.
+    """
+
+    __tablename__ = 'service_clock'
+    __table_args__ = (_MYSQL_TABLE_ARGS,)
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=False)
+    ticked_at: orm.Mapped[datetime.datetime]
+    excluded_ms: orm.Mapped[int] = orm.mapped_column(sa.BigInteger)
+    max_gap_ms: orm.Mapped[int] = orm.mapped_column(sa.BigInteger)
 
 
 class Instance(TimestampMixin, BASE):
@@ -610,8 +637,9 @@ class VolumeQuotaLock(TimestampMixin, BASE):
 
 
 COMPUTE_TABLES = frozenset([
-    'services', 'instances', 'block_device_mappings', 'instance_actions',
-    'instance_actions_events', 'instance_faults', 'quotas', 'quota_locks',
+    'services', 'service_clock', 'instances', 'block_device_mappings',
+    'instance_actions', 'instance_actions_events', 'instance_faults',
+    'quotas', 'quota_locks',
 ])
 VOLUME_TABLES = frozenset([
     'volume_types', 'volume_type_extra_specs', 'volume_type_projects',

@@ -1,6 +1,37 @@
 """The ``services`` table: every running conductor and compute, its
 heartbeat, and whether it is up.
 
+Liveness (doc/source/contributor/liveness.rst)
+----------------------------------------------
+
+A service is up when it is not forced down and its last heartbeat is less
+than ``service_down_time`` old, Nova's rule, with two changes that make a
+stall of the database itself count against nobody:
+
+* time is the database's: a heartbeat writes the database server's clock
+  (``db_api.utcnow()``), and a reader compares it with that clock. A
+  heartbeat that waited on a stalled server is stamped when the server took
+  it, and the clocks of the hosts do not matter;
+* the database's silences are not counted. Every write of a heartbeat, and
+  of the tick that API processes write (``tick``), also moves the one
+  ``service_clock`` row: ``ticked_at`` is the last such write, and a gap
+  since the previous one longer than ``max_gap_ms`` (``MAX_GAP_INTERVALS``
+  report intervals, while every process writes once per interval) is a
+  time in which the database took no write from anyone: its excess is
+  added to ``excluded_ms``. A heartbeat records ``excluded_ms`` as it was
+  then; a reader subtracts what was excluded since from the heartbeat's
+  age, and counts a gap still open when it reads (no write for longer than
+  ``max_gap_ms``) as excluded too.
+
+So a service is judged by what it did while the database took writes from
+others: one that stops beating while others beat goes down after
+``service_down_time``; a stall of the database, however long, leaves every
+service's age where it was when the stall began (plus at most
+``max_gap_ms``) until it can beat again. A reader that cannot reach the
+database judges nothing (its request fails). A service row without a
+heartbeat since the clock exists (``excluded_ms`` NULL) is judged by
+Nova's rule alone.
+
 The table also keeps the administrator's status (enabled or disabled, and
 why) of the block-storage services that ``/v3/os-services`` shows under
 Cinder's names (``cinder-volume``, ``cinder-scheduler``; see
@@ -11,6 +42,7 @@ binary leaves them out.
 
 import datetime
 
+from oslo_db import exception as db_exc
 from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
@@ -59,25 +91,124 @@ _BY_UUID = sa.select(_SERVICES).where(
     _SERVICES.c.binary.not_in(BLOCK_STORAGE_BINARIES))
 
 
+# A gap between two writes to the clock longer than this many report
+# intervals (every process writes once per interval) is a silence of the
+# database (the module docstring).
+MAX_GAP_INTERVALS = 2
+_CLOCK = models.ServiceClock.__table__
+_CLOCK_ID = 1
+_CLOCK_NOW = sa.select(
+    _CLOCK.c.ticked_at, _CLOCK.c.excluded_ms, _CLOCK.c.max_gap_ms,
+    db_api.utcnow()).where(_CLOCK.c.id == _CLOCK_ID)
+_CLOCK_FOR_TICK = _CLOCK_NOW.with_for_update()
+_NOW = sa.select(db_api.utcnow())
+_EXCLUDED_INDEX = _COLUMNS.index('excluded_ms')
+
+
+def _excess_ms(gap, max_gap_ms):
+    """How much of ``gap`` (a timedelta between two writes) is beyond
+    ``max_gap_ms``: a time the database took no write."""
+    return max(0, int(gap.total_seconds() * 1000) - max_gap_ms)
+
+
+def _read_clock(connection):
+    """(the database's now, excluded_ms as of now) as a reader counts them
+    (a gap still open beyond its max_gap_ms counts as excluded); None for
+    excluded_ms when there is no clock yet."""
+    row = connection.execute(_CLOCK_NOW).first()
+    if row is None:
+        return connection.execute(_NOW).scalar(), None
+    ticked_at, excluded_ms, max_gap_ms, now = row
+    return now, excluded_ms + _excess_ms(now - ticked_at, max_gap_ms)
+
+
+class _NoClock(Exception):
+    pass
+
+
+def _tick_in(connection, max_gap_ms):
+    """Record a write in the clock (its row locked until the transaction
+    ends); returns (the database's now, excluded_ms after the tick)."""
+    row = connection.execute(_CLOCK_FOR_TICK).first()
+    if row is None:
+        raise _NoClock()
+    ticked_at, excluded_ms, _old_max_gap, now = row
+    excluded_ms += _excess_ms(now - ticked_at, max_gap_ms)
+    connection.execute(
+        sa.update(_CLOCK).where(_CLOCK.c.id == _CLOCK_ID).values(
+            ticked_at=max(now, ticked_at), excluded_ms=excluded_ms,
+            max_gap_ms=max_gap_ms))
+    return now, excluded_ms
+
+
+@db_api.context_manager.writer.connection
+def _create_clock(context, max_gap_ms):
+    now = context.connection.execute(_NOW).scalar()
+    context.connection.execute(sa.insert(_CLOCK).values(
+        id=_CLOCK_ID, ticked_at=now, excluded_ms=0, max_gap_ms=max_gap_ms))
+
+
+@db_api.context_manager.writer.connection
+def _tick(context, max_gap_ms):
+    return _tick_in(context.connection, max_gap_ms)
+
+
+@db_api.context_manager.writer.connection
+def _beat(context, service_id, max_gap_ms):
+    now, excluded_ms = _tick_in(context.connection, max_gap_ms)
+    context.connection.execute(
+        sa.update(_SERVICES).where(_SERVICES.c.id == service_id).values(
+            last_seen_up=now, excluded_ms=excluded_ms))
+    return now, excluded_ms
+
+
+def _with_clock(write, context, report_interval, *args):
+    """Run ``write`` (a ``_tick_in`` writer), creating the clock's row
+    first if there is none yet."""
+    max_gap_ms = int(MAX_GAP_INTERVALS * report_interval * 1000)
+    try:
+        return write(context, *args, max_gap_ms=max_gap_ms)
+    except _NoClock:
+        try:
+            _create_clock(context, max_gap_ms)
+        except db_exc.DBDuplicateEntry:
+            pass    # another process created it meanwhile
+        return write(context, *args, max_gap_ms=max_gap_ms)
+
+
+def tick(context, report_interval):
+    """Tell the clock that the database takes writes (the API processes,
+    which have no heartbeat of their own, every ``report_interval``
+    seconds: while any nova_lite process can write, time is counted)."""
+    _with_clock(_tick, context, report_interval)
+
+
 @db_api.context_manager.reader.connection
 def _get_by_host_and_binary(context, host, binary):
-    """The service's row (values in the order of ``_COLUMNS``) or None."""
-    return context.connection.execute(
+    """The service's row (values in the order of ``_COLUMNS``) or None,
+    and the clock (``_read_clock``)."""
+    row = context.connection.execute(
         _BY_HOST_AND_BINARY, {'host': host, 'binary': binary}).one_or_none()
+    return row, (_read_clock(context.connection) if row is not None
+                 else None)
 
 
 @db_api.context_manager.reader.connection
 def _get_by_uuid(context, uuid):
-    return context.connection.execute(
+    row = context.connection.execute(
         _BY_UUID, {'uuid': uuid}).one_or_none()
+    return row, (_read_clock(context.connection) if row is not None
+                 else None)
 
 
 @db_api.context_manager.reader.connection
 def _get_all(context, binary=None):
     if binary:
-        return context.connection.execute(
+        rows = context.connection.execute(
             _ALL_OF_BINARY, {'binary': binary}).all()
-    return context.connection.execute(_ALL).all()
+    else:
+        rows = context.connection.execute(_ALL).all()
+    return rows, (_read_clock(context.connection) if rows else None)
 
 
 @db_api.context_manager.writer
@@ -121,24 +252,32 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
     })
 
     @classmethod
+    def _from_row_and_clock(cls, context, row, clock):
+        obj = cls._from_db_row(context, None, row, _COLUMNS)
+        # Not fields: what is_up needs of the row and the clock.
+        obj._excluded_at_beat = row[_EXCLUDED_INDEX]
+        obj._clock = clock
+        return obj
+
+    @classmethod
     def get_by_host_and_binary(cls, context, host, binary):
-        db_obj = _get_by_host_and_binary(context, host, binary)
+        db_obj, clock = _get_by_host_and_binary(context, host, binary)
         if db_obj is None:
             raise exception.ServiceNotFound(service_id='%s/%s' % (
                 binary, host))
-        return cls._from_db_row(context, None, db_obj, _COLUMNS)
+        return cls._from_row_and_clock(context, db_obj, clock)
 
     @classmethod
     def list(cls, context, binary=None):
-        return [cls._from_db_row(context, None, s, _COLUMNS)
-                for s in _get_all(context, binary)]
+        rows, clock = _get_all(context, binary)
+        return [cls._from_row_and_clock(context, s, clock) for s in rows]
 
     @classmethod
     def register(cls, context, host, binary, topic):
         """Create or refresh the row of a starting service."""
         values = {'version': SERVICE_VERSION, 'topic': topic,
                   'last_seen_up': base.utcnow()}
-        db_obj = _get_by_host_and_binary(context, host, binary)
+        db_obj, _clock = _get_by_host_and_binary(context, host, binary)
         if db_obj is None:
             values.update(host=host, binary=binary,
                           uuid=uuidutils.generate_uuid())
@@ -147,7 +286,8 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
             except Exception:
                 # Another process registered the same (host, binary) at the
                 # same moment: the unique constraint settled it; refresh.
-                db_obj = _get_by_host_and_binary(context, host, binary)
+                db_obj, _clock = _get_by_host_and_binary(context, host,
+                                                         binary)
                 if db_obj is None:
                     raise
                 db_obj = _update(context, db_obj.id, values)
@@ -163,7 +303,7 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
             raise exception.ServiceNotFound(service_id='%s/%s' % (
                 binary, host))
         values = {'disabled': disabled, 'disabled_reason': reason}
-        db_obj = _get_by_host_and_binary(context, host, binary)
+        db_obj, _clock = _get_by_host_and_binary(context, host, binary)
         if db_obj is None:
             try:
                 db_obj = _create(context, dict(
@@ -172,7 +312,8 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
                 return cls._from_db_object(context, None, db_obj)
             except Exception:
                 # Created by a concurrent request: update that row.
-                db_obj = _get_by_host_and_binary(context, host, binary)
+                db_obj, _clock = _get_by_host_and_binary(context, host,
+                                                         binary)
                 if db_obj is None:
                     raise
         db_obj = _update(context, db_obj.id, values)
@@ -182,10 +323,10 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def get_by_uuid(cls, context, uuid):
         """A nova_lite service by its uuid (2.53's id);
         ``ServiceNotFound`` (404) otherwise."""
-        db_obj = _get_by_uuid(context, uuid)
+        db_obj, clock = _get_by_uuid(context, uuid)
         if db_obj is None:
             raise exception.ServiceNotFound(service_id=uuid)
-        return cls._from_db_row(context, None, db_obj, _COLUMNS)
+        return cls._from_row_and_clock(context, db_obj, clock)
 
     # What an administrator may change on a nova_lite service
     # (PUT /v2.1/os-services/{id}).
@@ -203,21 +344,34 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
             setattr(self, name, value)
         self.obj_reset_changes(list(values))
 
-    def heartbeat(self):
-        now = base.utcnow()
-        _update(self._context, self.id, {'last_seen_up': now})
+    def heartbeat(self, report_interval):
+        """Record that this service runs: the database's now as
+        ``last_seen_up``, and a tick of the clock (the module docstring).
+        ``report_interval``: the seconds between two heartbeats."""
+        now, excluded_ms = _with_clock(_beat, self._context,
+                                       report_interval, self.id)
         self.last_seen_up = now
         self.obj_reset_changes(['last_seen_up'])
+        self._excluded_at_beat = excluded_ms
 
     def is_up(self, down_time):
-        """True if the last heartbeat is less than ``down_time`` s old."""
+        """True unless forced down or its last heartbeat is more than
+        ``down_time`` s old, not counting the database's silences since
+        (the module docstring)."""
         if self.forced_down:
             return False
         last = self.last_seen_up or self.updated_at or self.created_at
         if last is None:
             return False
         last = last.replace(tzinfo=None)
-        elapsed = timeutils.utcnow().replace(tzinfo=None) - last
+        now, excluded_ms = getattr(self, '_clock', None) or (None, None)
+        if now is None:
+            now = timeutils.utcnow()
+        elapsed = now.replace(tzinfo=None) - last
+        at_beat = getattr(self, '_excluded_at_beat', None)
+        if (self.last_seen_up is not None and at_beat is not None and
+                excluded_ms is not None and excluded_ms > at_beat):
+            elapsed -= datetime.timedelta(milliseconds=excluded_ms - at_beat)
         return abs(elapsed) <= datetime.timedelta(seconds=down_time)
 
     @staticmethod

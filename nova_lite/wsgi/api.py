@@ -23,7 +23,7 @@ def _argv():
 
 def init_application():
     """pbr ``wsgi_scripts`` hook."""
-    return api_app.init_application(argv=_argv())
+    return api_app.init_application(argv=_argv(), clock_tick=True)
 
 
 application = init_application()

@@ -1,6 +1,10 @@
 """The one exception-to-HTTP mapping."""
 
+import kombu.exceptions
+from oslo_db import exception as db_exc
+import oslo_messaging as messaging
 from oslo_serialization import jsonutils
+import sqlalchemy as sa
 import testtools
 import webob.exc
 
@@ -59,3 +63,33 @@ class FaultTest(testtools.TestCase):
         resp = fault.exception_to_response(exception.NotAuthenticated())
         self.assertEqual(401, resp.status_int)
         self.assertIn('WWW-Authenticate', resp.headers)
+
+    def _assert_503(self, exc, message):
+        resp = fault.exception_to_response(exc)
+        self.assertEqual(503, resp.status_int)
+        self.assertEqual(str(fault.RETRY_AFTER), resp.headers['Retry-After'])
+        self.assertEqual({'serviceUnavailable': {'code': 503,
+                                                 'message': message}},
+                         self.body(resp))
+
+    def test_database_unavailable_is_503_with_retry_after(self):
+        for exc in (db_exc.DBConnectionError(Exception('refused')),
+                    sa.exc.OperationalError(
+                        'BEGIN IMMEDIATE', {},
+                        Exception('database is locked'))):
+            self._assert_503(exc, fault.DATABASE_UNAVAILABLE)
+
+    def test_broker_unavailable_is_503_with_retry_after(self):
+        for exc in (messaging.MessageDeliveryFailure('no broker'),
+                    kombu.exceptions.OperationalError(
+                        '[Errno 111] Connection refused'),
+                    messaging.MessageUndeliverable(
+                        Exception('NO_ROUTE'), 'nova_lite',
+                        'compute.compute1', {})):
+            self._assert_503(exc, fault.BROKER_UNAVAILABLE)
+
+    def test_other_database_errors_stay_500(self):
+        resp = fault.exception_to_response(sa.exc.OperationalError(
+            'SELECT x', {}, Exception('no such column: x')))
+        self.assertEqual(500, resp.status_int)
+        self.assertNotIn('Retry-After', resp.headers)
