@@ -64,7 +64,7 @@ class RolledBackDetachTest(base.AttachmentTestCase):
                                   side_effect=cast_then_fail):
             with manager.instance_lock(self.server_id):
                 resp = self.api.delete(self.url(volume_id))
-                self.assertEqual(500, resp.status, resp.text)
+                self.assertEqual(503, resp.status, resp.text)
                 bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                     nl_context.get_admin_context(), volume_id,
                     self.server_id)
@@ -165,7 +165,7 @@ class FencingTestCase(base.AttachmentTestCase):
         fresh)."""
         while self.patchers:
             self.patchers.pop().stop()
-        self.service.service_ref.heartbeat()
+        self.service.service_ref.heartbeat(self.service.conf.report_interval)
 
     def service_view(self):
         [svc] = [s for s in self.admin.get('/v2.1/os-services').body[

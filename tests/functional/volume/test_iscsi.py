@@ -328,9 +328,9 @@ class ServerAttachmentsTest(ISCSIBackend, TVA.AttachmentTestCase):
     def test_server_delete_detaches(self):
         self.run_and_check(TVA.DetachGuardsTest.test_server_delete_detaches)
 
-    def test_compute_host_down_detaches_locally(self):
-        self.run_and_check(
-            TVA.DetachGuardsTest.test_compute_host_down_detaches_locally)
+    def test_compute_host_forced_down_detaches_locally(self):
+        self.run_and_check(TVA.DetachGuardsTest.
+                           test_compute_host_forced_down_detaches_locally)
 
     def test_boot_from_volume_and_delete_on_termination(self):
         guards = TVA.DetachGuardsTest
