@@ -183,8 +183,9 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
                    'instance-action-get-non-admin')
 
     def _async_attach(self, server_id):
-        """2.101: 202 with ``Location``; the attachment shown while the
-        compute host has not reserved a device yet, then once attached."""
+        """2.101: 202 with ``Location``; the attachment hidden (404) until
+        block storage reserved the volume, shown at 2.105 while the compute
+        host has not reserved a device yet; then once attached."""
         folder = 'os-volume_attachments'
         url = '/v2.1/servers/%s/os-volume_attachments' % server_id
         volume_id = self.create_volume(name='data-async')
@@ -192,8 +193,9 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
             self._call(self.api, '2.101', 'POST', url, folder,
                        'attach-volume-to-server', status=202,
                        body={'volumeAttachment': {'volumeId': volume_id}})
-            # The same view before and while the host holds the request.
-            self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),
+            self.assertEqual(404, self.api.as_(compute_version='2.101').get(
+                '%s/%s' % (url, volume_id)).status)
+            self._call(self.api, '2.105', 'GET', '%s/%s' % (url, volume_id),
                        folder, 'volume-attachment-pending')
         self.wait_for_volume_status(volume_id, 'in-use')
         self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),
