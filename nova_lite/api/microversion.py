@@ -145,6 +145,9 @@ PINNED_AZ = '2.96'                   # server view: pinned_availability_zone
 SCHEDULER_HINTS = '2.100'            # server view: scheduler_hints
 ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
 STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
+FLAVOR_NAME_FILTER = '2.102'         # flavor lists: ?name= (a regex)
+FLAVOR_LEGACY_KEYS_REMOVED = '2.102'  # flavor view: no rxtx_factor,
+#                                       OS-FLV-DISABLED:disabled
 # 2.103 and 2.104 change nothing nova_lite serves.
 # nova_lite's own, above Nova's 2.104 (volume-multiattach-enhancements):
 # attach_mode ro/rw; multi-create sharing one multiattach volume.

@@ -62,6 +62,10 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
                        'flavors', 'flavors-detail')
             self._call(self.api, version, 'GET', '/v2.1/flavors/1',
                        'flavors', 'flavor-get')
+        self._call(self.api, '2.102', 'GET', '/v2.1/flavors/detail?name=large',
+                   'flavors', 'flavors-detail')
+        self._call(self.api, '2.102', 'GET', '/v2.1/flavors/1', 'flavors',
+                   'flavor-get')
 
     def _servers(self):
         created = self._call(
