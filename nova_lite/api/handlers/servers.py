@@ -297,6 +297,10 @@ def _access_ip(value):
     return str(ipaddress.ip_address(value))
 
 
+# The security groups Nova echoes for a request without any.
+DEFAULT_GROUPS = ({'name': 'default'},)
+
+
 @_create_bands
 @validation.response(202, schema.CREATE_RESPONSE, mv.COMPUTE_MIN)
 def create_server(req, body):
@@ -338,6 +342,12 @@ def create_server(req, body):
         'OS-DCF:diskConfig': server.get('OS-DCF:diskConfig', 'MANUAL'),
         'adminPass': server.get('adminPass') or
         uuidutils.generate_uuid()[:12],
+        # Echoed as Nova does (``default`` when none was asked); nova_lite
+        # has no networking, so no group is applied to anything.
+        'security_groups': [
+            {'name': group['name']}
+            for group in server.get('security_groups', DEFAULT_GROUPS)
+            if group.get('name')],
     }
     return router.reply(202, {'server': view},
                         {'Location': server_links[0]['href']})

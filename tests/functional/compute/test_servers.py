@@ -53,8 +53,8 @@ class ServersTest(base.TestCase):
             'networks': 'none'}})
         self.assertEqual(202, resp.status, resp.text)
         server = resp.body['server']
-        self.assertEqual({'id', 'links', 'OS-DCF:diskConfig', 'adminPass'},
-                         set(server))
+        self.assertEqual({'id', 'links', 'OS-DCF:diskConfig', 'adminPass',
+                          'security_groups'}, set(server))
         self.assertTrue(resp.headers['Location'].endswith(
             '/v2.1/servers/%s' % server['id']))
         shown = self.wait_for_server_status(server['id'], 'ACTIVE')
@@ -103,6 +103,31 @@ class ServersTest(base.TestCase):
             'name': 'x', 'flavorRef': '1', 'imageRef': base.IMAGE,
             'networks': 'none', 'availability_zone': 'elsewhere'}})
         self.assertEqual(400, resp.status)
+
+    def test_security_groups_accepted_and_echoed(self):
+        api = self.api.as_(compute_version='2.37')
+        body = {'server': {'name': 'sg', 'flavorRef': '1',
+                           'imageRef': base.IMAGE, 'networks': 'none'}}
+        resp = api.post('/v2.1/servers', body=body)
+        self.assertEqual(202, resp.status, resp.text)
+        # None asked: Nova's answer names the default group.
+        self.assertEqual([{'name': 'default'}],
+                         resp.body['server']['security_groups'])
+        body['server']['security_groups'] = [{'name': 'web'},
+                                             {'name': 'db'}]
+        for version in ('2.37', '2.105'):
+            resp = self.api.as_(compute_version=version).post(
+                '/v2.1/servers', body=body)
+            self.assertEqual(202, resp.status, resp.text)
+            self.assertEqual([{'name': 'web'}, {'name': 'db'}],
+                             resp.body['server']['security_groups'])
+            self.wait_for_server_status(resp.body['server']['id'],
+                                        'ACTIVE')
+        for bad in ([{'name': ''}], [{'name': ' web'}], [{'id': 'x'}],
+                    [{'name': 'x' * 256}], {'name': 'web'}, ['web']):
+            body['server']['security_groups'] = bad
+            resp = api.post('/v2.1/servers', body=body)
+            self.assertEqual(400, resp.status, bad)
 
     def test_multi_create(self):
         api = self.api.as_(compute_version='2.37')
