@@ -41,6 +41,10 @@ class VolumeDriver(abc.ABC):
     #: Reported in the capabilities.
     VERSION = '1.0.0'
     STORAGE_PROTOCOL = None
+    #: Reported as ``vendor_name``: what Cinder's own open-source drivers
+    #: (LVM, NFS) report, and what tempest expects of a reference backend
+    #: (its ``[volume] vendor_name`` default).
+    VENDOR_NAME = 'Open Source'
 
     def __init__(self, conf, backend_name):
         self.conf = conf
@@ -103,7 +107,7 @@ class VolumeDriver(abc.ABC):
             'volume_backend_name': self.volume_backend_name,
             'pool_name': self.pool_name,
             'driver': self.__class__.__name__,
-            'vendor_name': 'nova_lite',
+            'vendor_name': self.VENDOR_NAME,
             'driver_version': self.VERSION,
             'storage_protocol': self.STORAGE_PROTOCOL,
             'multiattach': False,

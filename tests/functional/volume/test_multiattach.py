@@ -136,7 +136,7 @@ class CreateTest(base.VolumeTestCase):
         self.assertEqual(200, shown.status, shown.text)
         self.assertEqual({
             'namespace': 'OS::Storage::Capabilities::fake',
-            'vendor_name': 'nova_lite', 'volume_backend_name': 'fake',
+            'vendor_name': 'Open Source', 'volume_backend_name': 'fake',
             'pool_name': 'fake', 'driver_version': '1.0.0',
             'storage_protocol': 'fake', 'display_name': None,
             'description': None, 'visibility': None,
@@ -164,6 +164,10 @@ class CreateTest(base.VolumeTestCase):
             '/v3/scheduler-stats/get_pools?detail=True').body['pools']
         self.assertEqual([False, True],
                          [p['capabilities']['multiattach'] for p in detail])
+        # What tempest's pool test looks for by default (its [volume]
+        # vendor_name), as Cinder's reference drivers report it.
+        self.assertEqual(['Open Source', 'Open Source'],
+                         [p['capabilities']['vendor_name'] for p in detail])
         self.create_type('ma', extra_specs=MA)
         self.assertEqual([{'name': 'compute1@file#file'}], self.admin.get(
             '/v3/scheduler-stats/get_pools?volume_type=ma').body['pools'])
