@@ -92,6 +92,11 @@ class MultiattachNotSupportedOldMicroversion(Invalid):
                 'compute API version 2.60.')
 
 
+class VolumeTypeDefaultDeletionError(Invalid):
+    msg_fmt = _('The volume type %(volume_type_id)s is a default volume '
+                'type and cannot be deleted.')
+
+
 class VolumeTypeInUse(Invalid):
     msg_fmt = _('Volume Type %(volume_type_id)s deletion is not allowed '
                 'with volumes present with the type.')
@@ -447,6 +452,12 @@ class UnshelveVolumeConnectFailed(NovaLiteException):
     msg_fmt = _('Volume %(volume_id)s could not be connected to %(host)s '
                 'while unshelving: %(reason)s. The server is '
                 'shelved_offloaded again, with all its volumes.')
+    code = 500
+
+
+class VolumeTypeDefaultMisconfiguredError(NovaLiteException):
+    msg_fmt = _('The request cannot be fulfilled as the default volume type '
+                '%(volume_type_name)s cannot be found.')
     code = 500
 
 

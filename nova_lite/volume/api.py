@@ -140,16 +140,18 @@ class API(object):
             raise exception.InvalidInput(
                 reason=_("Availability zone '%s' is invalid.") %
                 availability_zone)
-        vtype, specs = None, {}
         if volume_type:
             vtype = type_db.type_get_by_name_or_id(
                 ctxt, volume_type, visible_to=type_api.visible_to(ctxt))
-            specs = views.extra_specs_of(vtype)
+        else:
+            # Cinder's default type (``[volume] default_volume_type``).
+            vtype = self.types.default(ctxt)
+        specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
         if multiattach:
             ctxt.can(volume_policies.MULTIATTACH,
                      target=_target(ctxt.project_id))
-        if vtype is not None and self.types.is_encrypted(ctxt, vtype.id):
+        if self.types.is_encrypted(ctxt, vtype.id):
             if multiattach:
                 raise exception.InvalidVolume(reason=_(
                     'Multiattach cannot be used with encrypted volumes.'))
@@ -167,7 +169,7 @@ class API(object):
                                   'volume_backend_name')
                     if specs.get('volume_backend_name') else ''))
         quota_check = quotas.creation_check(
-            ctxt, self.conf, size, vtype.name if vtype is not None else None)
+            ctxt, self.conf, size, vtype.name)
         volume = volume_db.volume_create(ctxt, {
             'project_id': ctxt.project_id,
             'user_id': ctxt.user_id,
@@ -176,7 +178,7 @@ class API(object):
             'size': size,
             'multiattach': multiattach,
             'bootable': bool(image_ref),
-            'volume_type_id': vtype.id if vtype is not None else None,
+            'volume_type_id': vtype.id,
             'host': backend,
             'availability_zone': zone,
         }, quota_check=quota_check, metadata=metadata)

@@ -374,8 +374,10 @@ class OpenStackSDKTest(base.VolumeTestCase):
         vtype = admin.block_storage.create_type(
             name='sdk-type', extra_specs={'multiattach': '<is> True'})
         self.assertTrue(vtype.is_public)
-        self.assertEqual(['sdk-type'],
+        self.assertEqual(['__DEFAULT__', 'sdk-type'],
                          [t.name for t in self.bs.types()])
+        # The default type, as openstacksdk asks for it.
+        self.assertEqual('__DEFAULT__', self.bs.get_type('default').name)
         volume = self.bs.create_volume(size=1, volume_type='sdk-type')
         self.assertTrue(volume.is_multiattach)
 

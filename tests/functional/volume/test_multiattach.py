@@ -714,7 +714,8 @@ class EncryptionTest(base.VolumeTestCase):
             'new_type': 'enc'}})
         self.assertEqual(400, resp.status)
         self.assertIn('changing the encryption of a volume', resp.text)
-        self.assertIsNone(self.show_volume(volume['id'])['volume_type'])
+        self.assertEqual('__DEFAULT__',
+                         self.show_volume(volume['id'])['volume_type'])
 
     def test_types_in_use_keep_their_encryption(self):
         vtype = self.create_type('plain')

@@ -182,6 +182,70 @@ class VolumesTest(base.VolumeTestCase):
         self.assertEqual('in-use', self.status(volume['id']))
 
 
+class DefaultVolumeTypeTest(base.VolumeTestCase):
+    """Cinder's default type: ``__DEFAULT__``, made by the schema."""
+
+    def test_volume_without_type_gets_the_default(self):
+        default = self.vol.get('/v3/types/default')
+        self.assertEqual(200, default.status, default.text)
+        default = default.body['volume_type']
+        self.assertEqual(('__DEFAULT__', 'Default Volume Type', True),
+                         (default['name'], default['description'],
+                          default['is_public']))
+        self.assertEqual(default, self.vol.get(
+            '/v3/types/%s' % default['id']).body['volume_type'])
+        volume = self.create_volume()
+        self.assertEqual('__DEFAULT__', volume['volume_type'])
+        self.assertEqual(default['id'], self.vol.as_(
+            volume_version='3.63').get('/v3/volumes/%s' % volume[
+                'id']).body['volume']['volume_type_id'])
+        # It counts in the type's quota, as Cinder's does.
+        usage = self.admin.get(
+            '/v3/os-quota-sets/demo?usage=True').body['quota_set']
+        self.assertEqual(1, usage['volumes___DEFAULT__']['in_use'])
+
+    def test_default_type_cannot_be_deleted(self):
+        default = self.vol.get('/v3/types/default').body['volume_type']
+        resp = self.admin.delete('/v3/types/%s' % default['id'])
+        self.assertEqual(400, resp.status)
+        self.assertEqual(
+            'The volume type %s is a default volume type and cannot be '
+            'deleted.' % default['id'], resp.body['badRequest']['message'])
+        self.assertEqual(200, self.vol.get(
+            '/v3/types/%s' % default['id']).status)
+
+    def test_configured_default(self):
+        gold = self.create_type('gold')
+        self.conf.set_override('default_volume_type', 'gold',
+                               group='volume')
+        self.assertEqual(gold['id'], self.vol.get(
+            '/v3/types/default').body['volume_type']['id'])
+        self.assertEqual('gold', self.create_volume()['volume_type'])
+        self.assertEqual(400, self.admin.delete(
+            '/v3/types/%s' % gold['id']).status)
+        # __DEFAULT__ is an ordinary type then.
+        plain = self.admin.get('/v3/types?is_public=none').body[
+            'volume_types']
+        old = [t['id'] for t in plain if t['name'] == '__DEFAULT__'][0]
+        self.assertEqual(202, self.admin.delete('/v3/types/%s' % old).status)
+
+    def test_misconfigured_default(self):
+        self.conf.set_override('default_volume_type', 'missing',
+                               group='volume')
+        message = ('The request cannot be fulfilled as the default volume '
+                   'type missing cannot be found.')
+        resp = self.vol.get('/v3/types/default')
+        self.assertEqual((500, message), (
+            resp.status, resp.body['computeFault']['message']))
+        resp = self.create_volume(expect=500)
+        self.assertEqual(message, resp.body['computeFault']['message'])
+        # A type asked for by name still works.
+        self.create_type('gold')
+        self.assertEqual('gold',
+                         self.create_volume(volume_type='gold')[
+                             'volume_type'])
+
+
 class VolumeTypesTest(base.VolumeTestCase):
 
     def test_admin_creates_everyone_lists(self):
@@ -203,10 +267,10 @@ class VolumeTypesTest(base.VolumeTestCase):
         self.assertEqual({'id', 'name', 'description', 'is_public',
                           'extra_specs'}, set(updated['volume_type']))
         listed = self.vol.get('/v3/types').body['volume_types']
-        self.assertEqual(['ma'], [t['name'] for t in listed])
+        self.assertEqual(['__DEFAULT__', 'ma'], [t['name'] for t in listed])
         # Users see only the user-visible extra specs.
         self.assertEqual({'multiattach': '<is> True'},
-                         listed[0]['extra_specs'])
+                         listed[1]['extra_specs'])
         self.assertEqual(200, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
 
@@ -256,15 +320,16 @@ class VolumeTypesTest(base.VolumeTestCase):
     def test_private_types_are_hidden_from_users(self):
         vtype = self.create_type(
             'secret', **{'os-volume-type-access:is_public': False})
-        self.assertEqual([], self.vol.get('/v3/types').body['volume_types'])
+        names = lambda api, query='': [t['name'] for t in api.get(
+            '/v3/types' + query).body['volume_types']]
+        self.assertEqual(['__DEFAULT__'], names(self.vol))
         self.assertEqual(404, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
         # As Cinder: an administrator's list too is of the public types
         # (and those of the own project) unless is_public says otherwise.
-        self.assertEqual([], self.admin.get(
-            '/v3/types').body['volume_types'])
-        self.assertEqual(1, len(self.admin.get(
-            '/v3/types?is_public=none').body['volume_types']))
+        self.assertEqual(['__DEFAULT__'], names(self.admin))
+        self.assertEqual(['__DEFAULT__', 'secret'],
+                         names(self.admin, '?is_public=none'))
 
     def test_multiattach_type_makes_multiattach_volumes(self):
         self.create_type('ma', extra_specs={'multiattach': '<is> True'})

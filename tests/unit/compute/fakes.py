@@ -47,7 +47,8 @@ class FakeVolumeClient(client.VolumeClient):
             'snapshot_id': None, 'metadata': dict(metadata or {}),
             'multiattach': multiattach, 'bootable': False,
             'availability_zone': 'nova', 'migration_status': migration_status,
-            'volume_type': volume_type, 'encrypted': False}
+            # Block storage's default type when none is asked.
+            'volume_type': volume_type or '__DEFAULT__', 'encrypted': False}
         return volume_id
 
     def _record(self, name, *args):
