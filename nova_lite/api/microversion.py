@@ -175,6 +175,7 @@ VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
 NEW_ATTACH = '3.27'                  # /attachments
 VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
+SUPPORT_COUNT_INFO = '3.45'          # volume lists: with_count -> count
 VOLUME_CREATE_FROM_BACKUP = '3.47'   # create: backup_id
 BACKEND_STATE_REPORT = '3.49'        # os-services: backend_state
 SUPPORT_VOLUME_SCHEMA_CHANGES = '3.53'  # create: no unknown keys

@@ -82,17 +82,44 @@ def _list(req, detail):
     links = util.next_links(req, found, page['limit'], 'limit' in req.GET)
     if links:
         result['volumes_links'] = links
+    if _with_count(req):
+        result['count'] = _api(req).count(ctxt, filters=filters,
+                                          all_tenants=all_tenants)
     return result
 
 
+def _with_count(req):
+    """Cinder's ``with_count`` (3.45): the list also says how many volumes
+    match, all pages together. Ignored below 3.45, as Cinder ignores it;
+    a value that is not a boolean is 400, as Cinder's
+    ``get_bool_param``."""
+    if ('with_count' not in req.GET or
+            not mv.want(req).matches(mv.SUPPORT_COUNT_INFO)):
+        return False
+    value = req.GET.getall('with_count')[-1]
+    if not strutils.is_valid_boolstr(value):
+        raise exception.InvalidInput(reason=_(
+            "Value '%(param)s' for 'with_count' is not a boolean.") % {
+                'param': value})
+    return strutils.bool_from_string(value, strict=True)
+
+
 @validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
-@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN)
+@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN,
+                     mv.before(mv.SUPPORT_COUNT_INFO))
+@validation.response(200, schema.LIST_RESPONSE_V345, mv.SUPPORT_COUNT_INFO)
 def list_volumes(req):
     return _list(req, detail=False)
 
 
+def _list_detail_responses(fn):
+    for low, high, body in schema.LIST_DETAIL_BANDS:
+        fn = validation.response(200, body, low, high)(fn)
+    return fn
+
+
 @validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
-@detail_responses(200, schema.many)
+@_list_detail_responses
 def list_volumes_detail(req):
     return _list(req, detail=True)
 

@@ -154,17 +154,8 @@ def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     return record
 
 
-@db_api.context_manager.reader
-def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
-                   limit=None, offset=None, sort_key='created_at',
-                   sort_dir='desc', with_metadata=False):
-    """A page of live volumes (ORM rows with their type and attachments
-    loaded, and their ``volume_metadata`` ``with_metadata``). ``filters``:
-    ``name``, ``status``, ``bootable``, and ``metadata``, ``{key: value}``
-    pairs a volume must all have."""
-    query = _volume_query(project_id)
-    if with_metadata:
-        query = query.options(orm.selectinload(Volume.volume_metadata))
+def _filtered(query, filters):
+    """``query`` (of volumes) with ``volume_get_all``'s ``filters``."""
     filters = filters or {}
     if 'name' in filters:
         query = query.where(Volume.display_name == filters['name'])
@@ -175,6 +166,32 @@ def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
     for key, value in sorted((filters.get('metadata') or {}).items()):
         query = query.where(Volume.volume_metadata.any(
             sa.and_(Metadata.key == key, Metadata.value == value)))
+    return query
+
+
+@db_api.context_manager.reader
+def volume_count(ctxt, project_id=None, filters=None):
+    """How many live volumes (of ``project_id``, or of every project)
+    ``volume_get_all`` would list with ``filters``, every page together
+    (Cinder's ``with_count``)."""
+    query = _filtered(sa.select(sa.func.count()).select_from(Volume).where(
+        Volume.deleted.is_(False)), filters)
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    return ctxt.session.execute(query).scalar()
+
+
+@db_api.context_manager.reader
+def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
+                   limit=None, offset=None, sort_key='created_at',
+                   sort_dir='desc', with_metadata=False):
+    """A page of live volumes (ORM rows with their type and attachments
+    loaded, and their ``volume_metadata`` ``with_metadata``). ``filters``:
+    ``name``, ``status``, ``bootable``, and ``metadata``, ``{key: value}``
+    pairs a volume must all have."""
+    query = _filtered(_volume_query(project_id), filters)
+    if with_metadata:
+        query = query.options(orm.selectinload(Volume.volume_metadata))
     column = SORT_KEYS.get(sort_key, Volume.created_at)
     desc = sort_dir == 'desc'
     if marker is not None:

@@ -339,3 +339,60 @@ class VolumeTypesTest(base.VolumeTestCase):
         self.create_type('loose', extra_specs={'multiattach': 'True'})
         self.assertFalse(self.create_volume(
             volume_type='loose')['multiattach'])
+
+
+class WithCountTest(base.VolumeTestCase):
+    """Cinder's ``with_count`` (3.45): how many volumes match, all pages
+    together."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ('a', 'b', 'b'):
+            self.create_volume(name=name)
+        other = self.api.as_(token='other:other', volume_version=base.LATEST)
+        self.create_volume(api=other, name='b')
+
+    def test_count_of_every_page(self):
+        for path in ('/v3/volumes', '/v3/volumes/detail'):
+            resp = self.vol.get(path + '?with_count=true&limit=1')
+            self.assertEqual(200, resp.status, resp.text)
+            self.assertEqual((1, 3), (len(resp.body['volumes']),
+                                      resp.body['count']))
+            self.assertEqual(2, self.vol.get(
+                path + '?with_count=True&name=b').body['count'])
+            self.assertEqual(0, self.vol.get(
+                path + '?with_count=1&status=error').body['count'])
+            # An administrator's all_tenants counts every project.
+            self.assertEqual(3, self.admin.get(
+                path + '?with_count=true&all_tenants=1&name=b').body[
+                    'count'])
+            # Not asked, asked false, or below 3.45: no count.
+            for query, version in (('', base.LATEST),
+                                   ('?with_count=false', base.LATEST),
+                                   ('?with_count=true', '3.44')):
+                resp = self.api.as_(volume_version=version).get(
+                    path + query)
+                self.assertEqual(200, resp.status, resp.text)
+                self.assertNotIn('count', resp.body)
+            resp = self.vol.get(path + '?with_count=maybe')
+            self.assertEqual(400, resp.status)
+            self.assertIn("Value 'maybe' for 'with_count' is not a "
+                          "boolean.", resp.text)
+
+    def test_cinderclient_with_count(self):
+        # What `cinder list --with-count` calls: a (volumes, count) pair.
+        from cinderclient import client as cinder_client
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1 import token_endpoint
+
+        from tests.fixtures import system
+        server = self.useFixture(system.HTTPServer(self.sys.app))
+        endpoint = server.base_url + '/v3'
+        cs = cinder_client.Client('3.45', session=ks_session.Session(
+            auth=token_endpoint.Token(endpoint, 'demo:demo')),
+            endpoint_override=endpoint)
+        for detailed in (True, False):
+            volumes, count = cs.volumes.list(
+                detailed=detailed, search_opts={'with_count': True},
+                limit=2)
+            self.assertEqual((2, 3), (len(volumes), count))
