@@ -179,7 +179,10 @@ SUPPORT_COUNT_INFO = '3.45'          # volume lists: with_count -> count
 VOLUME_CREATE_FROM_BACKUP = '3.47'   # create: backup_id
 BACKEND_STATE_REPORT = '3.49'        # os-services: backend_state
 SUPPORT_VOLUME_SCHEMA_CHANGES = '3.53'  # create: no unknown keys
-VOLUME_MAX = '3.71'                  # the newest nova_lite serves
+# nova_lite's own, above Cinder's 3.71: attachment show and delete name
+# the attachments sharing the host connection.
+SHARED_CONNECTIONS = api_version.SHARED_CONNECTIONS              # 3.72
+VOLUME_MAX = '3.72'                  # the newest: SHARED_CONNECTIONS
 # Block storage reads these too (its views, its clients): they are defined,
 # with what each changed, in nova_lite/api_version.py.
 GROUP_VOLUME = api_version.GROUP_VOLUME                          # 3.13

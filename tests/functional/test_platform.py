@@ -58,7 +58,7 @@ class DiscoveryTest(base.TestCase):
         self.assertEqual(200, resp.status)
         jsonschema.validate(resp.body, root_schema.VERSIONS_RESPONSE)
         version = resp.body['versions'][0]
-        self.assertEqual(('v3.0', '3.0', '3.71'), (
+        self.assertEqual(('v3.0', '3.0', '3.72'), (
             version['id'], version['min_version'], version['version']))
 
     def test_volume_mount_has_cinders_root(self):
@@ -180,7 +180,7 @@ class MicroversionTest(base.TestCase):
         self.assertEqual(['OpenStack-API-Version'],
                          resp.headers.getall('Vary'))
         resp = self.api.get('/v3/demo/nothing', headers={
-            'OpenStack-API-Version': 'volume 3.72'})
+            'OpenStack-API-Version': 'volume 3.73'})
         self.assertEqual(406, resp.status)
         resp = self.api.get('/v3/demo/nothing', headers={
             'OpenStack-API-Version': 'compute 2.60'})

@@ -284,6 +284,22 @@ class SharedConnectionsTest(base.VolumeTestCase):
         resp = self.vol.delete('/v3/attachments/%s' % ids[0])
         self.assertEqual([], resp.body['shared_connections_by_attachment'])
 
+    def test_only_from_3_72(self):
+        # nova_lite's own microversion: Cinder's answers below it.
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'], host='h1')
+        cinder = self.api.as_(volume_version='3.71')
+        shown = cinder.get('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, shown.status, shown.text)
+        self.assertNotIn('shared_connections_by_attachment',
+                         shown.body['attachment'])
+        self.assertIn('shared_connections_by_attachment', self.vol.get(
+            '/v3/attachments/%s' % attachment['id']).body['attachment'])
+        resp = cinder.delete('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual({'attachments': []}, resp.body)
+
 
 class ConcurrencyTest(base.VolumeTestCase):
 

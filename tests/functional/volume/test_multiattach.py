@@ -554,7 +554,7 @@ class SharedConnectionTest(_FakeBackend):
                 '%s/v3/attachments/%s' % (server.base_url, attachment_id),
                 timeout=60, headers={
                     'X-Auth-Token': 'demo:demo',
-                    'OpenStack-API-Version': 'volume 3.44'})
+                    'OpenStack-API-Version': 'volume 3.72'})
         with concurrent.futures.ThreadPoolExecutor(len(ids)) as pool:
             responses = list(pool.map(delete, ids))
         self.assertEqual([200] * len(ids), [r.status_code for r in responses])
