@@ -404,6 +404,12 @@ class ConflictNovaUsingAttachment(Conflict):
                 'Compute API')
 
 
+class ConflictNovaOwnsAttachment(Conflict):
+    msg_fmt = _('Attachment %(attachment_id)s belongs to instance '
+                '%(instance_id)s: only the compute service may change its '
+                'connection')
+
+
 # -- 412 ------------------------------------------------------------------
 
 class MetadataChanged(NovaLiteException):

@@ -669,10 +669,25 @@ class API(object):
                 volume.bootable):
             ctxt.can(attachment_policies.MULTIATTACH_BOOTABLE_VOLUME,
                      target=_target(volume.project_id))
+        # A second attachment of an in-use volume for the instance it is
+        # attached to exists for a move of that instance (Cinder's live
+        # migration), which is the compute service's: a user's would stay
+        # reserved, and the Compute API's detach refuse the volume, until
+        # the user deleted it.
+        service = nl_context.is_service_request(ctxt)
         attachment = attachment_db.attachment_reserve(
-            ctxt, volume_id, instance_uuid, mode or 'null')
+            ctxt, volume_id, instance_uuid, mode or 'null',
+            same_instance_allowed=service)
         if attachment is None:
             current = volume_db.volume_get(ctxt, volume_id)
+            if not service and not current.multiattach and any(
+                    a.instance_uuid == instance_uuid and instance_uuid
+                    for a in current.attachments):
+                raise exception.InvalidVolume(reason=_(
+                    'Volume %(id)s is already attached to instance '
+                    '%(instance)s and is not multiattach: only the '
+                    'compute service may attach it to that instance '
+                    'again.') % {'id': volume_id, 'instance': instance_uuid})
             raise exception.InvalidVolume(reason=_(
                 'Volume %(id)s status must be %(statuses)s to reserve, but '
                 'the current status is %(current)s.') % {
@@ -698,6 +713,7 @@ class API(object):
             ctxt.can(attachment_policies.UPDATE,
                      target=_target(attachment.volume.project_id))
             volume = volume_db.volume_get(ctxt, attachment.volume_id)
+        self._check_update_allowed(ctxt, attachment)
         if 'error' in volume.status or volume.status in (st.DELETING,):
             raise exception.ResourceConflict(reason=_(
                 'Volume attachments can not be updated if the volume is in '
@@ -723,11 +739,19 @@ class API(object):
 
     def _connect(self, ctxt, attachment, volume, connector):
         """Initialize the connection and record it (the connect move);
-        returns the connected attachment, read in the move's transaction."""
+        returns the connected attachment, read in the move's transaction.
+
+        An attachment already connected (connected again with a new
+        connector) gives its former host's connection up once the new one
+        is recorded on another host, or whatever the host when connecting
+        fails (the attachment is then ``error_attaching`` and no longer
+        counts), unless another attachment on that host still uses it: no
+        connection outlives the attachments using it."""
         mode = attachment.attach_mode
         if mode in (None, 'null'):
             mode = connector.get('mode') or 'rw'
         connector = dict(connector, mode=mode)
+        previous = self._previous_connection(attachment)
         try:
             driver = drivers.get_driver(self.conf, volume.host)
             info = driver.initialize_connection(_volume_dict(volume),
@@ -737,6 +761,7 @@ class API(object):
                         attachment.id, volume.id, e)
             attachment_db.attachment_connect_failed(ctxt, attachment.id,
                                                     volume.id)
+            self._give_up_connection(ctxt, volume, attachment.id, previous)
             raise exception.VolumeBackendAPIException(data=_(
                 'Unable to update the attachment %(att)s: the backend '
                 'could not connect volume %(vol)s: %(err)s') % {
@@ -764,7 +789,34 @@ class API(object):
                 if not self._connection_shared(ctxt, volume, attachment.id,
                                                connector.get('host')):
                     self._terminate(volume, connector, quiet=True)
+        if previous is not None and previous['host'] != connector.get(
+                'host'):
+            self._give_up_connection(ctxt, volume, attachment.id, previous)
         return connected
+
+    @staticmethod
+    def _previous_connection(attachment):
+        """The connector of the host ``attachment`` is connected to (None
+        when it holds no connection)."""
+        if not attachment.connection_info or not attachment.attached_host:
+            return None
+        previous = attachment_db.connector_of(attachment)
+        previous['host'] = attachment.attached_host
+        return previous
+
+    def _give_up_connection(self, ctxt, volume, attachment_id, previous):
+        """Terminate the connection an attachment held before it was
+        connected again (``_previous_connection``), unless another
+        attachment on that host uses it."""
+        if previous is None:
+            return
+        if self._connection_shared(ctxt, volume, attachment_id,
+                                   previous['host']):
+            return
+        LOG.info('Attachment %s of volume %s moved off host %s: its '
+                 'connection there is terminated', attachment_id, volume.id,
+                 previous['host'])
+        self._terminate(volume, previous, quiet=True)
 
     @staticmethod
     def _connection_shared(ctxt, volume, attachment_id, host):
@@ -808,6 +860,22 @@ class API(object):
         ctxt.can(attachment_policies.COMPLETE, target=_target(project_id))
         attachment_db.attachment_complete(ctxt, attachment_id, volume_id)
 
+    def _check_update_allowed(self, ctxt, attachment):
+        """The OSSA-2023-003 rule, for connecting: the compute service
+        connects the attachments a server's block device mapping holds
+        (connected or not yet); a user's connector would move the
+        server's disk to the user's host (409)."""
+        if nl_context.is_service_request(ctxt):
+            return
+        if not attachment.instance_uuid:
+            return
+        if not instances.server_holds_attachment(
+                ctxt, attachment.instance_uuid, attachment.id):
+            return
+        raise exception.ConflictNovaOwnsAttachment(
+            attachment_id=attachment.id,
+            instance_id=attachment.instance_uuid)
+
     def _check_deletion_allowed(self, ctxt, attachment):
         """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
         if nl_context.is_service_request(ctxt):
@@ -849,8 +917,12 @@ class API(object):
             connector = attachment_db.connector_of(attachment)
         else:
             connector = dict(connector)
-            connector.setdefault('host', attachment.attached_host)
-        host = connector.get('host') or attachment.attached_host
+        # The connection to tear down is the one the attachment holds,
+        # whatever host a given connector names (a force detach's): the
+        # backend would otherwise keep it.
+        if attachment.attached_host:
+            connector['host'] = attachment.attached_host
+        host = connector.get('host')
         connected = (attachment.attach_status != st.RESERVED and
                      attachment.connection_info)
         # Never connected (only reserved): nothing to decide or tear down.

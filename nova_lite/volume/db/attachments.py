@@ -280,11 +280,14 @@ _INSERT_ATTACHMENT = sa.insert(_A)
 
 
 @db_api.context_manager.writer
-def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
+def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode,
+                       same_instance_allowed=True):
     """The reserve move: a new ``reserved`` attachment, the volume
     ``reserved``. Returns the attachment (as ``attachment_get``), or None
     if the volume's status does not allow a reservation (nothing
-    changed)."""
+    changed). ``same_instance_allowed``: whether an ``in-use``
+    non-multiattach volume may be reserved again for the instance it is
+    attached to (a move of that instance: the compute service's)."""
     session = ctxt.session
     common.lock_volume(session, volume_id)
     # A plain read, not a subquery of the UPDATE below: on MariaDB that
@@ -297,7 +300,7 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     # (set by the compare-and-swap itself, not by a second UPDATE).
     live = session.execute(
         _LIVE_INSTANCES, {'b_volume_id': volume_id}).all()
-    same_instance = bool(instance_uuid) and any(
+    same_instance = same_instance_allowed and bool(instance_uuid) and any(
         row.instance_uuid == instance_uuid and
         row.attach_status == st.ATTACHED for row in live)
     attach_status = st.attach_status_of(
