@@ -92,6 +92,16 @@ class MultiattachNotSupportedOldMicroversion(Invalid):
                 'compute API version 2.60.')
 
 
+class InvalidHost(Invalid):
+    msg_fmt = _('Invalid host: %(reason)s')
+
+
+class VolumeMigrationAttached(Invalid):
+    msg_fmt = _('Volume %(volume_id)s is attached more than once: '
+                'nova_lite migrates volumes attached to one server at '
+                'most.')
+
+
 class VolumeTypeDefaultDeletionError(Invalid):
     msg_fmt = _('The volume type %(volume_type_id)s is a default volume '
                 'type and cannot be deleted.')
@@ -404,6 +414,18 @@ class ConflictNovaUsingAttachment(Conflict):
                 'Compute API')
 
 
+class SwapVolumeNotMigrating(Conflict):
+    # Nova's own words (bug 2112187).
+    msg_fmt = _('volume %(volume_id)s is not migrating; this API should '
+                'only be called by Cinder')
+
+
+class SwapVolumeNotMigrationTarget(Conflict):
+    msg_fmt = _('volume %(volume_id)s is migrating: only its migration '
+                'swaps it, for volume %(target)s of that migration, as the '
+                'block-storage service')
+
+
 class ConflictNovaOwnsAttachment(Conflict):
     msg_fmt = _('Attachment %(attachment_id)s belongs to instance '
                 '%(instance_id)s: only the compute service may change its '
@@ -458,6 +480,11 @@ class UnshelveVolumeConnectFailed(NovaLiteException):
     msg_fmt = _('Volume %(volume_id)s could not be connected to %(host)s '
                 'while unshelving: %(reason)s. The server is '
                 'shelved_offloaded again, with all its volumes.')
+    code = 500
+
+
+class VolumeMigrationFailed(NovaLiteException):
+    msg_fmt = _('Volume migration failed: %(reason)s')
     code = 500
 
 

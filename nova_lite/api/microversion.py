@@ -172,6 +172,7 @@ COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
 VOLUME_MIN = '3.0'                   # the first: Cinder's v3 API
 CLUSTER_SUPPORT = '3.7'              # os-services: cluster
 VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
+VOLUME_MIGRATE_CLUSTER = '3.16'      # os-migrate_volume: cluster (or host)
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
 NEW_ATTACH = '3.27'                  # /attachments
 VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata

@@ -44,6 +44,7 @@ from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
+from nova_lite.volume import migration
 from nova_lite.volume import quotas
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import status as st
@@ -62,6 +63,7 @@ def _volume_dict(volume):
     """What a driver is given about a volume."""
     return {
         'id': volume.id,
+        'name_id': volume.name_id or volume.id,
         'size': volume.size,
         'host': volume.host,
         'provider_location': volume.provider_location,
@@ -75,10 +77,19 @@ class API(object):
     (``type_api.Types``), volume metadata ``metadata``
     (``metadata_api.Metadata``)."""
 
+    volume_dict = staticmethod(_volume_dict)
+
     def __init__(self, conf):
         self.conf = conf
         self.types = type_api.Types(self)
         self.metadata = metadata_api.Metadata(self)
+        self.migration = migration.Migration(self)
+
+    @staticmethod
+    def types_is_multiattach(vtype):
+        """Whether volumes of type ``vtype`` (an ORM row) are
+        multiattach."""
+        return is_multiattach_type(views.extra_specs_of(vtype))
 
     @staticmethod
     def _project(ctxt):
@@ -288,7 +299,8 @@ class API(object):
                 '(current: %(size)s, extended: %(new_size)s).') % {
                     'size': volume.size, 'new_size': new_size})
         expected = st.VOLUME_MOVES['extend'][0]
-        if volume.status not in expected or volume.migration_status:
+        if volume.status not in expected or st.is_migrating(
+                volume.migration_status):
             raise self._not_extendable(volume)
         vtype = volume.volume_type
         quota_check = quotas.extend_check(
@@ -349,6 +361,7 @@ class API(object):
             outcome = self._settle_delete(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
+        settled += self.migration.settle(ctxt, stalled_before)
         return settled
 
     def _settle_extend(self, ctxt, volume):
@@ -401,6 +414,14 @@ class API(object):
             ctxt.can(volume_policies.BEGIN_DETACHING,
                      target=_target(volume.project_id))
             moved = volume_db.volume_begin_detaching(ctxt, volume_id)
+        if not moved and volume.migration_status in st.MIGRATING:
+            # As Cinder: a migration's swap detaches the old volume
+            # without the user seeing it detaching. Only the compute
+            # service swaps; a user's detach waits for the migration.
+            if nl_context.is_service_request(ctxt):
+                return
+            raise exception.InvalidVolume(reason=_(
+                'Unable to detach volume %s: it is migrating.') % volume_id)
         if not moved:
             raise exception.InvalidVolume(reason=_(
                 "Unable to detach volume. Volume status must be 'in-use' "
@@ -505,11 +526,15 @@ class API(object):
     def retype(self, ctxt, volume_id, new_type, migration_policy=None):
         """Give a volume another type (Cinder's ``os-retype``).
 
-        nova_lite never migrates a volume between backends, so the
-        volume's own backend must fit the new type; the multi-attach
-        spec's rules apply: a retype changing ``multiattach`` needs an
-        ``available`` volume (and ``volume:multiattach`` to turn it on),
-        and multiattach never goes with encryption."""
+        When the volume's own backend fits the new type, only the type
+        changes. Otherwise, with ``migration_policy`` ``on-demand``, the
+        volume migrates to the first enabled backend that fits it and
+        gets the type when the migration ends (``migration``); with
+        ``never`` (the default) it is 400, as Cinder's scheduler finds no
+        valid host. The multi-attach spec's rules apply: a retype changing
+        ``multiattach`` needs an ``available`` volume (and
+        ``volume:multiattach`` to turn it on), and multiattach never goes
+        with encryption."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RETYPE, target=_target(volume.project_id))
         vtype = type_db.type_get_by_name_or_id(
@@ -535,12 +560,9 @@ class API(object):
             raise exception.EncryptionChangeNotSupported()
         caps = drivers.capabilities(self.conf).get(volume.host)
         if caps is None or not drivers.fits(caps, specs, multiattach):
-            raise exception.InvalidInput(reason=_(
-                "The backend of volume %(id)s cannot host volume type "
-                "%(type)s, and nova_lite does not migrate volumes between "
-                "backends (migration_policy %(policy)s).") % {
-                    'id': volume_id, 'type': vtype.name,
-                    'policy': migration_policy or 'never'})
+            self._retype_with_migration(ctxt, volume, vtype, specs,
+                                        multiattach, migration_policy)
+            return
         statuses = (st.RETYPE_MULTIATTACH_FROM
                     if bool(volume.multiattach) != multiattach
                     else st.RETYPE_FROM)
@@ -555,6 +577,79 @@ class API(object):
                 'volume, and for in-use volumes front-end qos specs cannot '
                 'change.'))
         LOG.info('Volume %s retyped to %s', volume_id, vtype.id)
+
+    def _retype_with_migration(self, ctxt, volume, vtype, specs, multiattach,
+                               migration_policy):
+        """The retype of a volume whose backend does not fit the new type:
+        a migration to one that does (``on-demand``), the type given when
+        it ends; 400 otherwise."""
+        if migration_policy != 'on-demand':
+            raise exception.InvalidInput(reason=_(
+                "The backend of volume %(id)s cannot host volume type "
+                "%(type)s: retype it with migration_policy on-demand to "
+                "migrate it to one that can (migration_policy "
+                "%(policy)s).") % {'id': volume.id, 'type': vtype.name,
+                                   'policy': migration_policy or 'never'})
+        backend = drivers.choose_backend(
+            self.conf, specs, multiattach,
+            exclude=volume_services.unschedulable_backends(
+                ctxt, self.conf) | {volume.host})
+        if backend is None:
+            raise exception.InvalidInput(reason=_(
+                'No valid backend was found for volume %(id)s of type '
+                '%(type)s: no enabled backend fits the type.') % {
+                    'id': volume.id, 'type': vtype.name})
+        if volume.volume_type_id == vtype.id:
+            raise exception.InvalidVolume(reason=_(
+                'Retype needs volume to be in available or in-use state, '
+                'not be part of an active migration or a consistency '
+                'group, requested type has to be different that the one '
+                'from the volume, and for in-use volumes front-end qos '
+                'specs cannot change.'))
+        quota_check = quotas.retype_check(ctxt, self.conf, volume.project_id,
+                                          volume.size, vtype.name)
+        LOG.info('Retyping volume %s to %s with a migration to %s',
+                 volume.id, vtype.id, backend)
+        self.migration.run(ctxt, volume, backend, volume_type=vtype,
+                           quota_check=quota_check)
+
+    # -- migration (nova_lite/volume/migration.py) ------------------------
+    def migrate(self, ctxt, volume_id, host, force_host_copy=False,
+                lock_volume=False):
+        """Cinder's admin ``os-migrate_volume`` to backend ``host`` (its
+        name, or Cinder's ``host@backend[#pool]``), enabled here and not
+        disabled. ``force_host_copy`` and ``lock_volume`` are accepted:
+        nova_lite's only migration is the generic one (Cinder's host
+        copy), and a migrating volume is always locked against attach,
+        detach, extend, retype, delete and another migration."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.MIGRATE, target=_target(volume.project_id))
+        backend = drivers.backend_of(host)
+        if backend not in drivers.get_backends(self.conf) or \
+                backend in volume_services.unschedulable_backends(
+                    ctxt, self.conf):
+            raise exception.InvalidHost(reason=_(
+                "No available service named '%s'") % host)
+        LOG.info('Migrating volume %s from %s to %s (force_host_copy %s, '
+                 'lock_volume %s)', volume_id, volume.host, backend,
+                 force_host_copy, lock_volume)
+        self.migration.run(ctxt, volume, backend)
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        """Cinder's ``os-migrate_volume_completion``: the compute side's
+        swap of the migrating volume is done (or failed, ``error``).
+        Returns the id the server's mapping keeps."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.MIGRATE_COMPLETION,
+                 target=_target(volume.project_id))
+        return self.migration.complete(ctxt, volume_id, new_volume_id,
+                                       error)
+
+    def detach_attachment(self, ctxt, attachment):
+        """Delete an attachment as the block storage itself (its host
+        connection closed unless shared); no policy, no OSSA rule."""
+        self._detach(ctxt, attachment, with_remaining=False)
 
     def force_detach(self, ctxt, volume_id, attachment_id=None,
                      connector=None):
@@ -677,9 +772,16 @@ class API(object):
         service = nl_context.is_service_request(ctxt)
         attachment = attachment_db.attachment_reserve(
             ctxt, volume_id, instance_uuid, mode or 'null',
-            same_instance_allowed=service)
+            same_instance_allowed=service, service=service)
         if attachment is None:
             current = volume_db.volume_get(ctxt, volume_id)
+            if st.is_migrating(current.migration_status):
+                raise exception.InvalidVolume(reason=_(
+                    'Volume %(id)s is migrating (migration_status '
+                    '%(migration)s): it cannot be attached until the '
+                    'migration ends.') % {
+                        'id': volume_id,
+                        'migration': current.migration_status})
             if not service and not current.multiattach and any(
                     a.instance_uuid == instance_uuid and instance_uuid
                     for a in current.attachments):

@@ -16,9 +16,11 @@ nova_lite's compute and block storage share one database, so step 2 is
 this module: the in-database equivalent of asking Nova. It reads
 ``block_device_mappings`` (the compute side's table) with a plain query
 for a row of that instance holding that attachment id, and nothing else of
-the compute side: no compute module is imported, and the query names only
-the two columns it needs. Keep it that way; if compute and block storage
-ever get separate databases, this becomes a REST call to ``/v2.1``.
+the compute side: no compute module is imported, and the queries name only
+the columns they need. A migration asks the same table whether a swap of
+its volume is in flight (``swap_in_flight``). Keep it that way; if compute
+and block storage ever get separate databases, these become REST calls to
+``/v2.1``.
 """
 
 import sqlalchemy as sa
@@ -28,7 +30,11 @@ from nova_lite.db import api as db_api
 # The compute table, seen as narrowly as possible.
 _BDM = sa.table('block_device_mappings',
                 sa.column('instance_uuid'),
-                sa.column('attachment_id'))
+                sa.column('attachment_id'),
+                sa.column('volume_id'),
+                sa.column('task'))
+# The compute side's task of a swap (nova_lite.compute.tasks.SWAPPING).
+SWAPPING = 'swapping'
 
 
 @db_api.context_manager.reader
@@ -39,4 +45,17 @@ def server_holds_attachment(ctxt, instance_uuid, attachment_id):
         sa.select(sa.literal(1)).select_from(_BDM).where(
             _BDM.c.instance_uuid == instance_uuid,
             _BDM.c.attachment_id == attachment_id).limit(1)).first()
+    return row is not None
+
+
+@db_api.context_manager.reader
+def swap_in_flight(ctxt, volume_id):
+    """True if a server's mapping of ``volume_id`` holds a swap in
+    progress (a migration's swap: the compute side settles it by its own
+    rules, and block storage waits). A migration's swap keeps the mapping
+    on the migrated volume's id throughout."""
+    row = ctxt.session.execute(
+        sa.select(sa.literal(1)).select_from(_BDM).where(
+            _BDM.c.volume_id == volume_id,
+            _BDM.c.task == SWAPPING).limit(1)).first()
     return row is not None

@@ -126,7 +126,7 @@ def volume_detail(ctxt, volume, version, links_base=None,
         view['migration_status'] = volume.migration_status
         if attributes:
             view['os-vol-mig-status-attr:migstat'] = volume.migration_status
-            view['os-vol-mig-status-attr:name_id'] = None
+            view['os-vol-mig-status-attr:name_id'] = volume.name_id
     if version.matches(api_version.GROUP_VOLUME):
         view['group_id'] = None
     if ctxt.is_admin and version.matches(

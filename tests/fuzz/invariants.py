@@ -35,7 +35,8 @@ def _running_tasks(conn):
 
 
 def _volume_dict(row):
-    return {'id': row.id, 'host': row.host, 'size': row.size,
+    return {'id': row.id, 'name_id': row.name_id or row.id,
+            'host': row.host, 'size': row.size,
             'provider_location': row.provider_location,
             'multiattach': bool(row.multiattach)}
 
@@ -46,7 +47,7 @@ def backend_hosts(conf, volume_id):
     vol = models.Volume
     with db_api.get_engine().connect() as conn:
         row = conn.execute(sa.select(
-            vol.id, vol.host, vol.size, vol.provider_location,
+            vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
             vol.multiattach).where(vol.id == volume_id)).one()
     driver = drivers.get_backends(conf).get(row.host)
     return sorted(driver.connections(_volume_dict(row))) if driver else []
@@ -59,7 +60,7 @@ def available_exports(conf):
     vol = models.Volume
     with db_api.get_engine().connect() as conn:
         rows = conn.execute(sa.select(
-            vol.id, vol.host, vol.size, vol.provider_location,
+            vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
             vol.multiattach).where(vol.deleted.is_(False),
                                    vol.status == st.AVAILABLE)).all()
     backends = drivers.get_backends(conf)

@@ -300,6 +300,43 @@ def retype(req, volume_id, body):
     return router.reply(202)
 
 
+@validation.request_body(schema.MIGRATE, mv.VOLUME_MIN,
+                         mv.before(mv.VOLUME_MIGRATE_CLUSTER))
+@validation.request_body(schema.MIGRATE_V316, mv.VOLUME_MIGRATE_CLUSTER)
+@validation.response(202, None, mv.VOLUME_MIN)
+def migrate(req, volume_id, body):
+    """Cinder's admin ``os-migrate_volume``: to another backend (a name,
+    or ``host@backend[#pool]``). The answer comes once the data is copied
+    (no host uses the volume) or the compute service swaps it."""
+    data = body['os-migrate_volume']
+    if data.get('cluster'):
+        raise exception.InvalidInput(reason=_(
+            'nova_lite has no clusters: give the backend as host.'))
+    if not data.get('host'):
+        raise exception.InvalidInput(reason=_(
+            'One of host or cluster must be given.'))
+    _api(req).migrate(
+        _ctxt(req), volume_id, data['host'],
+        force_host_copy=bool_param(str(data.get('force_host_copy', False)),
+                                   'force_host_copy'),
+        lock_volume=bool_param(str(data.get('lock_volume', False)),
+                               'lock_volume'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.MIGRATE_COMPLETION, mv.VOLUME_MIN)
+@validation.response(200, schema.MIGRATE_COMPLETION_RESPONSE, mv.VOLUME_MIN)
+def migrate_completion(req, volume_id, body):
+    """Cinder's ``os-migrate_volume_completion``: the compute side's swap
+    of the migrating volume is done, or failed (``error``)."""
+    data = body['os-migrate_volume_completion']
+    error = data.get('error') or False
+    if isinstance(error, str):
+        error = strutils.bool_from_string(error)
+    return {'save_volume_id': _api(req).migrate_volume_completion(
+        _ctxt(req), volume_id, data['new_volume'], error=error)}
+
+
 @validation.request_body(schema.FORCE_DETACH, mv.VOLUME_MIN)
 @validation.response(202, None, mv.VOLUME_MIN)
 def force_detach(req, volume_id, body):

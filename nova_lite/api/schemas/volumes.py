@@ -211,6 +211,53 @@ RETYPE = {
     'additionalProperties': False,
 }
 
+MIGRATE = {
+    'type': 'object',
+    'properties': {
+        'os-migrate_volume': {
+            'type': 'object',
+            'properties': {
+                'host': {'type': 'string', 'maxLength': 255},
+                'force_host_copy': BOOLEAN,
+                'lock_volume': BOOLEAN,
+            },
+            'required': ['host'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-migrate_volume'],
+    'additionalProperties': False,
+}
+# 3.16: a cluster instead of a host (nova_lite has none: 400).
+MIGRATE_V316 = copy.deepcopy(MIGRATE)
+MIGRATE_V316['properties']['os-migrate_volume']['properties'].update(
+    host={'type': ['string', 'null'], 'maxLength': 255},
+    cluster={'type': ['string', 'null'], 'maxLength': 255})
+del MIGRATE_V316['properties']['os-migrate_volume']['required']
+
+MIGRATE_COMPLETION = {
+    'type': 'object',
+    'properties': {
+        'os-migrate_volume_completion': {
+            'type': 'object',
+            'properties': {
+                'new_volume': common.UUID,
+                'error': {'type': ['string', 'null', 'boolean']},
+            },
+            'required': ['new_volume'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-migrate_volume_completion'],
+    'additionalProperties': False,
+}
+MIGRATE_COMPLETION_RESPONSE = {
+    'type': 'object',
+    'properties': {'save_volume_id': common.UUID},
+    'required': ['save_volume_id'],
+    'additionalProperties': False,
+}
+
 FORCE_DETACH = {
     'type': 'object',
     'properties': {

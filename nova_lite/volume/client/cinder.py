@@ -293,3 +293,12 @@ class CinderClient(base.VolumeClient):
             api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(exception.VolumeNotFound(volume_id=volume_id),
                    cs.volumes.delete, volume_id)
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        cs = self._client(ctxt, self._version(
+            api_version.CLIENT_ATTACHMENT_VERSION))
+        body = self._call(exception.VolumeNotFound(volume_id=volume_id),
+                          cs.volumes.migrate_volume_completion, volume_id,
+                          new_volume_id, error)
+        return {'save_volume_id': body['save_volume_id']}

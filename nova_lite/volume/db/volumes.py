@@ -324,7 +324,8 @@ def volume_move(ctxt, volume_id, move, values=None, extra=()):
 
 _BEGIN_DETACHING = _volume_move_statement(
     'begin_detaching', (), extra=(_V.c.attach_status == st.ATTACHED,
-                                  _V.c.migration_status.is_(None)))
+                                  common.not_migrating(
+                                      _V.c.migration_status)))
 
 
 @db_api.context_manager.writer
@@ -346,8 +347,9 @@ def _legacy_reserve_statement():
         sa.or_(sa.and_(_V.c.multiattach.is_(False),
                        common.in_(_V.c.status, st.legacy_reserve_from(False))),
                sa.and_(_V.c.multiattach.is_(True),
-                       common.in_(_V.c.status, st.legacy_reserve_from(True))))
-    ).values(status=target)
+                       common.in_(_V.c.status, st.legacy_reserve_from(True))),
+               ),
+        common.not_migrating(_V.c.migration_status)).values(status=target)
 
 
 _LEGACY_RESERVE = _legacy_reserve_statement()
@@ -404,7 +406,8 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses,
         raise exception.EncryptionChangeNotSupported()
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
-        Volume.status.in_(statuses), Volume.migration_status.is_(None),
+        Volume.status.in_(statuses),
+        common.not_migrating(Volume.migration_status),
         sa.or_(Volume.volume_type_id.is_(None),
                Volume.volume_type_id != type_id)).values(
         volume_type_id=type_id, multiattach=multiattach))
@@ -425,7 +428,7 @@ def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None):
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(expected), Volume.size == size,
-        Volume.migration_status.is_(None)).values(
+        common.not_migrating(Volume.migration_status)).values(
         status=target, size=new_size))
     return result.rowcount == 1
 
@@ -473,7 +476,8 @@ def volume_delete_start(ctxt, volume_id):
     """available/error... -> deleting, only with no live attachment."""
     return volume_move(ctxt, volume_id, 'delete',
                        extra=(~_live_attachment_exists(volume_id),
-                              Volume.migration_status.is_(None)))
+                              common.not_migrating(
+                                  Volume.migration_status)))
 
 
 @db_api.context_manager.writer
@@ -488,7 +492,8 @@ def volume_force_delete_start(ctxt, volume_id):
     return ctxt.session.execute(
         sa.update(_V).where(
             _V.c.id == volume_id, _V.c.deleted.is_(False),
-            _V.c.migration_status.is_(None), ~attached).values(
+            common.not_migrating(_V.c.migration_status),
+            ~attached).values(
             status=st.DELETING)).rowcount == 1
 
 

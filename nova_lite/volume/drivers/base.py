@@ -11,9 +11,13 @@ driver keeps no state that another process would need: whatever it must
 remember about a volume it returns from ``create_volume`` as model updates
 (stored in the ``volumes`` row) or derives from the volume itself.
 
-Volumes are passed as plain dicts: ``id``, ``size`` (GiB), ``host`` (the
-backend name, as the volume's row keeps it; ``host_name`` is the
-``host@backend#pool`` clients see), ``provider_location``, ``multiattach``.
+Volumes are passed as plain dicts: ``id``, ``name_id`` (the id that names
+the volume's storage: the volume's own id, or after a migration the id of
+the temporary volume whose storage it took, Cinder's ``name_id``; drivers
+name and find storage and connection records by it, never by ``id``),
+``size`` (GiB), ``host`` (the backend name, as the volume's row keeps it;
+``host_name`` is the ``host@backend#pool`` clients see),
+``provider_location``, ``multiattach``.
 
 Host connections: ``initialize_connection`` is called once per attachment,
 so twice for two attachments of one multiattach volume on one compute host;
@@ -99,6 +103,13 @@ class VolumeDriver(abc.ABC):
         no such record returns ``{}``."""
         return {}
 
+    def local_path(self, volume):
+        """A path, on this machine, of a file or block device holding the
+        volume's data (what a migration copies with no host using the
+        volume: Cinder's ``local_path``), or None when the backend keeps
+        no data (``fake``) or cannot give one."""
+        return None
+
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;
         ``multiattach`` decides whether multiattach volumes may be placed
@@ -146,6 +157,11 @@ class VolumeDriver(abc.ABC):
     def access_mode(connector):
         mode = (connector or {}).get('mode') or 'rw'
         return mode if mode in ACCESS_MODES else 'rw'
+
+    @staticmethod
+    def storage_id(volume):
+        """The id naming the volume's storage (``name_id``, else ``id``)."""
+        return volume.get('name_id') or volume['id']
 
     @staticmethod
     def connection_host(connector):

@@ -16,9 +16,10 @@ class FlavorsV2102Test(base.TestCase):
         return [f['name'] for f in resp.body['flavors']]
 
     def test_legacy_keys_removed_from_2_102(self):
+        def flavor(resp):
+            return resp.body.get('flavor') or resp.body['flavors'][0]
         for path in ('/v2.1/flavors/1', '/v2.1/flavors/detail'):
             old, new = self.get(path, '2.101'), self.get(path, '2.102')
-            flavor = lambda r: (r.body.get('flavor') or r.body['flavors'][0])
             self.assertEqual(LEGACY_KEYS, LEGACY_KEYS & set(flavor(old)))
             self.assertEqual(set(), LEGACY_KEYS & set(flavor(new)))
             self.assertEqual(set(flavor(old)) - LEGACY_KEYS,

@@ -275,12 +275,15 @@ class RetypeTest(_FakeBackend):
         self.retype(volume['id'], 'plain', migration_policy='sometimes',
                     expect=400)
         self.retype(uuidutils.generate_uuid(), 'plain', expect=404)
-        # The volume's backend must fit: nova_lite never migrates.
+        # A backend that does not fit: a migration only on demand, to a
+        # backend that fits (none here).
         self.create_type('gold', extra_specs={
             'volume_backend_name': 'gold'})
+        resp = self.retype(volume['id'], 'gold', expect=400)
+        self.assertIn('retype it with migration_policy on-demand', resp.text)
         resp = self.retype(volume['id'], 'gold', expect=400,
                            migration_policy='on-demand')
-        self.assertIn('does not migrate volumes between backends', resp.text)
+        self.assertIn('No valid backend was found', resp.text)
         self.conf.set_override('multiattach', False, group='fake')
         self.admin.get('/v3/capabilities/fake')     # refresh the cache
         self.create_type('ma', extra_specs=MA)

@@ -320,8 +320,10 @@ class VolumeTypesTest(base.VolumeTestCase):
     def test_private_types_are_hidden_from_users(self):
         vtype = self.create_type(
             'secret', **{'os-volume-type-access:is_public': False})
-        names = lambda api, query='': [t['name'] for t in api.get(
-            '/v3/types' + query).body['volume_types']]
+
+        def names(api, query=''):
+            return [t['name'] for t in api.get(
+                '/v3/types' + query).body['volume_types']]
         self.assertEqual(['__DEFAULT__'], names(self.vol))
         self.assertEqual(404, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
