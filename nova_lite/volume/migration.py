@@ -135,7 +135,15 @@ class Migration(object):
             with excutils.save_and_reraise_exception():
                 LOG.exception('Migrating volume %s to %s failed', volume.id,
                               dest_backend)
-                self._roll_back(ctxt, volume.id, target)
+                if target is not None and (
+                        instances.swap_in_flight(ctxt, volume.id) or
+                        self._swapped(ctxt, target)):
+                    # The compute side's swap went on (or through): its
+                    # settling finishes it, and then this migration.
+                    LOG.warning('The swap of migrating volume %s is the '
+                                'compute side\'s to settle', volume.id)
+                else:
+                    self._roll_back(ctxt, volume.id, target)
 
     def _make_target(self, ctxt, volume, dest_backend, volume_type):
         if volume_type is None:
@@ -170,9 +178,9 @@ class Migration(object):
         target_path = drivers.get_driver(self.conf, target.host).local_path(
             self.api.volume_dict(target))
         if target_path is None:
-            raise exception.VolumeMigrationFailed(reason=_(
-                'backend %s keeps no data: volume %s cannot be copied '
-                'there') % (target.host, source.id))
+            raise exception.InvalidVolume(reason=_(
+                'backend %(backend)s keeps no data: volume %(id)s cannot be '
+                'copied there') % {'backend': target.host, 'id': source.id})
         last = [time.monotonic()]
 
         def heartbeat():
@@ -193,7 +201,7 @@ class Migration(object):
         """The compute service swaps the server's disk to ``target`` (as
         the service, on the request's behalf)."""
         if not attachment.instance_uuid:
-            raise exception.VolumeMigrationFailed(reason=_(
+            raise exception.InvalidVolume(reason=_(
                 'volume %s is attached to a host, not a server: nova_lite '
                 'migrates it only detached') % source.id)
         svc = client_base.service_context(ctxt.elevated())

@@ -72,7 +72,7 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
             self.api, '2.37', 'POST', '/v2.1/servers', 'servers',
             'server-create', status=202, body={'server': {
                 'name': 'web-1', 'flavorRef': '1', 'imageRef': base.IMAGE,
-                'networks': 'none', 'security_groups': [{'name': 'web'}]}})
+                'networks': 'none', 'security_groups': [{'name': 'default'}]}})
         server_id = created['server']['id']
         self.wait_for_server_status(server_id, 'ACTIVE')
         boot = self.create_volume(name='boot')
