@@ -140,7 +140,10 @@ def volume_detail(ctxt, volume, version, links_base=None,
     if version.matches(api_version.VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
         view['volume_type_id'] = volume.volume_type_id
     if version.matches(api_version.USE_QUOTA):
-        view['consumes_quota'] = True
+        # A migration's temporary volume uses no quota (Cinder's
+        # use_quota).
+        view['consumes_quota'] = not (
+            volume.migration_status or '').startswith(st.TARGET_PREFIX)
     return view
 
 

@@ -418,7 +418,13 @@ class SettlingTest(MigrationTestCase):
 
     def test_fresh_migration_is_left_alone(self):
         volume_id = self.create_volume()
-        self.left_at(volume_id, 'migrating')
+        target = self.left_at(volume_id, 'migrating')
+        # The temporary volume is listed, using no quota.
+        shown = self.volume_api(self.admin_api).as_(
+            volume_version='3.65').get('/v3/volumes/%s' % target).body[
+                'volume']
+        self.assertEqual(('target:%s' % volume_id, False),
+                         (shown['migration_status'], shown['consumes_quota']))
         tva.set_rows(models.Volume, models.Volume.id == volume_id,
                      updated_at=obj_base.utcnow().replace(tzinfo=None))
         self.settle()
