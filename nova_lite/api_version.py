@@ -65,8 +65,15 @@ USE_QUOTA = '3.65'                          # consumes_quota
 NEW_ATTACH_COMPLETION = '3.44'              # os-complete
 ATTACHMENT_CREATE_MODE_ARG = '3.54'         # create takes a mode (ro/rw)
 
+# nova_lite's own, above Cinder's 3.71: GET /attachments/{id} and DELETE
+# /attachments/{id} name the attachments sharing the host connection
+# (shared_connections_by_attachment), which compute hosts read.
+SHARED_CONNECTIONS = '3.72'
+
 # The versions the VolumeClient asks for, as Nova does: volume show at 3.48,
-# attachments at 3.44 (3.54 when a mode is given).
+# attachments at 3.44 (3.54 when a mode is given); an attachment's show and
+# delete at 3.72 when the block storage offers it (nova_lite's).
 CLIENT_VOLUME_VERSION = APIVersion.parse(SHARED_TARGETS_AND_SERVICE_FIELDS)
 CLIENT_ATTACHMENT_VERSION = APIVersion.parse(NEW_ATTACH_COMPLETION)
 CLIENT_ATTACHMENT_MODE_VERSION = APIVersion.parse(ATTACHMENT_CREATE_MODE_ARG)
+CLIENT_SHARED_CONNECTIONS_VERSION = APIVersion.parse(SHARED_CONNECTIONS)

@@ -103,6 +103,24 @@ VOLUME_EXTEND_AFTER_BACKEND = declare(
 VOLUME_DELETE_AFTER_START = declare(
     'api.volume_delete.after_start', 'api',
     'the volume is deleting; the backend still holds it')
+# A migration (volume/migration.py; in the API process, os-migrate_volume
+# or os-retype).
+VOLUME_MIGRATE_AFTER_START = declare(
+    'api.volume_migrate.after_start', 'api',
+    'the volume is migration_status starting; no temporary volume yet')
+VOLUME_MIGRATE_AFTER_TARGET = declare(
+    'api.volume_migrate.after_target', 'api',
+    'the temporary volume exists on the target backend (available); the '
+    'volume is still starting')
+VOLUME_MIGRATE_AFTER_COPY = declare(
+    'api.volume_migrate.after_copy', 'api',
+    'no host uses the volume: block storage copied its data into the '
+    'temporary volume and recorded it (migration_status completing); the '
+    'volume still has its old storage')
+VOLUME_MIGRATE_AFTER_FINISH = declare(
+    'api.volume_migrate.after_finish', 'api',
+    'the volume has the new storage (migration_status success); the '
+    'temporary volume, now naming the old storage, is deleting')
 
 # -- the conductor (conductor/attach.py) -------------------------------------
 CONDUCTOR_ATTACH_AFTER_TAKE = declare(
@@ -147,6 +165,10 @@ COMPUTE_SWAP_AFTER_MOVE = declare(
     'compute.swap.after_move', 'compute',
     'the new attachment is complete and the mapping is the new volume\'s; '
     'the old volume\'s attachment is not deleted yet')
+COMPUTE_SWAP_AFTER_RELEASE = declare(
+    'compute.swap.after_release', 'compute',
+    'a migration\'s swap: the old attachment is deleted; block storage was '
+    'not told the swap is done (the migration is not complete)')
 COMPUTE_BUILD_AFTER_CONNECT = declare(
     'compute.build.after_connect', 'compute',
     "the server's volumes are connected (attachments updated, "

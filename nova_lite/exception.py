@@ -92,6 +92,21 @@ class MultiattachNotSupportedOldMicroversion(Invalid):
                 'compute API version 2.60.')
 
 
+class InvalidHost(Invalid):
+    msg_fmt = _('Invalid host: %(reason)s')
+
+
+class VolumeMigrationAttached(Invalid):
+    msg_fmt = _('Volume %(volume_id)s is attached more than once: '
+                'nova_lite migrates volumes attached to one server at '
+                'most.')
+
+
+class VolumeTypeDefaultDeletionError(Invalid):
+    msg_fmt = _('The volume type %(volume_type_id)s is a default volume '
+                'type and cannot be deleted.')
+
+
 class VolumeTypeInUse(Invalid):
     msg_fmt = _('Volume Type %(volume_type_id)s deletion is not allowed '
                 'with volumes present with the type.')
@@ -405,6 +420,24 @@ class ConflictNovaUsingAttachment(Conflict):
                 'Compute API')
 
 
+class SwapVolumeNotMigrating(Conflict):
+    # Nova's own words (bug 2112187).
+    msg_fmt = _('volume %(volume_id)s is not migrating; this API should '
+                'only be called by Cinder')
+
+
+class SwapVolumeNotMigrationTarget(Conflict):
+    msg_fmt = _('volume %(volume_id)s is migrating: only its migration '
+                'swaps it, for volume %(target)s of that migration, as the '
+                'block-storage service')
+
+
+class ConflictNovaOwnsAttachment(Conflict):
+    msg_fmt = _('Attachment %(attachment_id)s belongs to instance '
+                '%(instance_id)s: only the compute service may change its '
+                'connection')
+
+
 # -- 412 ------------------------------------------------------------------
 
 class MetadataChanged(NovaLiteException):
@@ -457,6 +490,17 @@ class UnshelveVolumeConnectFailed(NovaLiteException):
     msg_fmt = _('Volume %(volume_id)s could not be connected to %(host)s '
                 'while unshelving: %(reason)s. The server is '
                 'shelved_offloaded again, with all its volumes.')
+    code = 500
+
+
+class VolumeMigrationFailed(NovaLiteException):
+    msg_fmt = _('Volume migration failed: %(reason)s')
+    code = 500
+
+
+class VolumeTypeDefaultMisconfiguredError(NovaLiteException):
+    msg_fmt = _('The request cannot be fulfilled as the default volume type '
+                '%(volume_type_name)s cannot be found.')
     code = 500
 
 

@@ -145,6 +145,9 @@ PINNED_AZ = '2.96'                   # server view: pinned_availability_zone
 SCHEDULER_HINTS = '2.100'            # server view: scheduler_hints
 ASYNC_VOLUME_ATTACH = '2.101'        # attach: 202 + Location, cast
 STRICT_QUERY_PARAMS = '2.102'        # every GET refuses unknown params
+FLAVOR_NAME_FILTER = '2.102'         # flavor lists: ?name= (a regex)
+FLAVOR_LEGACY_KEYS_REMOVED = '2.102'  # flavor view: no rxtx_factor,
+#                                       OS-FLV-DISABLED:disabled
 # 2.103 and 2.104 change nothing nova_lite serves.
 # nova_lite's own, above Nova's 2.104 (volume-multiattach-enhancements):
 # attach_mode ro/rw; multi-create sharing one multiattach volume.
@@ -169,13 +172,18 @@ COMPUTE = ServiceVersions('compute', COMPUTE_VERSIONS,
 VOLUME_MIN = '3.0'                   # the first: Cinder's v3 API
 CLUSTER_SUPPORT = '3.7'              # os-services: cluster
 VOLUME_SUMMARY = '3.12'              # GET /volumes/summary
+VOLUME_MIGRATE_CLUSTER = '3.16'      # os-migrate_volume: cluster (or host)
 ETAGS = '3.15'                       # volume metadata: Etag and If-Match
 NEW_ATTACH = '3.27'                  # /attachments
 VOLUME_SUMMARY_METADATA = '3.36'     # summary: metadata
+SUPPORT_COUNT_INFO = '3.45'          # volume lists: with_count -> count
 VOLUME_CREATE_FROM_BACKUP = '3.47'   # create: backup_id
 BACKEND_STATE_REPORT = '3.49'        # os-services: backend_state
 SUPPORT_VOLUME_SCHEMA_CHANGES = '3.53'  # create: no unknown keys
-VOLUME_MAX = '3.71'                  # the newest nova_lite serves
+# nova_lite's own, above Cinder's 3.71: attachment show and delete name
+# the attachments sharing the host connection.
+SHARED_CONNECTIONS = api_version.SHARED_CONNECTIONS              # 3.72
+VOLUME_MAX = '3.72'                  # the newest: SHARED_CONNECTIONS
 # Block storage reads these too (its views, its clients): they are defined,
 # with what each changed, in nova_lite/api_version.py.
 GROUP_VOLUME = api_version.GROUP_VOLUME                          # 3.13

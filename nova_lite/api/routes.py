@@ -138,6 +138,8 @@ VOLUME_ROUTES = {
             'os-roll_detaching': volumes.roll_detaching,
             'os-extend': volumes.extend,
             'os-retype': volumes.retype,
+            'os-migrate_volume': volumes.migrate,
+            'os-migrate_volume_completion': volumes.migrate_completion,
             'os-force_detach': volumes.force_detach,
             'os-force_delete': volumes.force_delete,
             'os-reset_status': volumes.reset_status,

@@ -37,6 +37,7 @@ from oslo_log import log as logging
 from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
+from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
 
@@ -309,6 +310,10 @@ class FakeDriver(ComputeDriver):
 
     def swap_volume(self, context, old_connection_info, new_connection_info,
                     instance, mountpoint):
+        """The guest's disk at ``mountpoint`` moves to the new volume with
+        its data, as libvirt's block copy does (a volume migration's
+        swap): the old device's bytes are copied into the new volume
+        first. A device already on the new volume is left as it is."""
         guest = self._guest(instance)
         with self._lock:
             device = guest.devices.get(mountpoint)
@@ -316,7 +321,36 @@ class FakeDriver(ComputeDriver):
                 raise exception.NotSupported(
                     reason=_('%s is not attached') % mountpoint)
             self._connect(new_connection_info)
+            if connection_key(device['connection_info']) != connection_key(
+                    new_connection_info):
+                self._copy_device(device['connection_info'],
+                                  new_connection_info)
             device['connection_info'] = new_connection_info
+
+    def _copy_device(self, old_info, new_info):
+        """Copy the data of volume ``old_info`` into volume ``new_info``
+        (files, or this process's memory for volumes without one)."""
+        old_path, new_path = _path(old_info), _path(new_info)
+        if old_path and new_path:
+            utils.copy_data(old_path, new_path)
+            return
+        old = self._memory.get(connection_key(old_info))
+        if old_path:
+            old = bytearray()
+            with open(old_path, 'rb') as f:
+                for offset, length in utils.data_extents(f.fileno()):
+                    old.extend(b'\0' * (offset - len(old)))
+                    old.extend(os.pread(f.fileno(), length, offset))
+        if not old:
+            return
+        if new_path:
+            fd = os.open(new_path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, bytes(old), 0)
+            finally:
+                os.close(fd)
+            return
+        self._memory[connection_key(new_info)] = bytearray(old)
 
     def disconnect_volume(self, connection_info):
         key = connection_key(connection_info)

@@ -136,15 +136,36 @@ def finish_local_detach(context, volume_client, bdm):
     bdm.destroy()
 
 
+def complete_migration(context, volume_client, bdm):
+    """The end of a volume migration's swap (the mapping has the new
+    attachment, complete, and the old one is deleted): block storage
+    finishes the migration, the volume keeping its id with the new
+    storage (Cinder's ``os-migrate_volume_completion``, whose
+    ``save_volume_id`` is the mapping's volume id). Nothing for a swap
+    that is not a migration's; harmless when done already."""
+    data = bdm.get_task_data()
+    if not data.get('migration'):
+        return
+    result = volume_client.migrate_volume_completion(
+        block_storage.service_context(context), bdm.volume_id,
+        data['new_volume_id'])
+    if result['save_volume_id'] != bdm.volume_id:
+        LOG.warning('Block storage keeps volume %s for the migration of %s '
+                    'of server %s', result['save_volume_id'], bdm.volume_id,
+                    bdm.instance_uuid)
+
+
 def finish_offloaded_swap(context, volume_client, bdm):
     """The end of a shelved-offloaded server's swap once the mapping is
     the new volume's (step ``swapped``): the old attachment deleted (the
-    old volume ``available``), the task ended. The API runs it; the
-    conductor runs it again for an API process that stopped. Harmless
-    when done already."""
+    old volume ``available``; a migration's volume keeps its id and is
+    completed: ``complete_migration``), the task ended. The API runs it;
+    the conductor runs it again for an API process that stopped.
+    Harmless when done already."""
     old_attachment_id = bdm.get_task_data().get('old_attachment_id')
     if old_attachment_id:
         delete_attachment(context, volume_client, old_attachment_id)
+    complete_migration(context, volume_client, bdm)
     try:
         bdm.end_task()
     except exception.TaskOwnerChanged:

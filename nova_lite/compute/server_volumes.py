@@ -20,6 +20,7 @@ from nova_lite.compute import fencing
 from nova_lite.compute import release
 from nova_lite.compute import states
 from nova_lite.compute import tasks
+from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
@@ -30,6 +31,10 @@ from nova_lite.objects import service as service_obj
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
+
+# A migration's temporary volume's migration_status (block storage's
+# status.migration_target, which compute does not import).
+_MIGRATION_TARGET = 'target:%s'
 
 
 def owner(conf):
@@ -335,16 +340,31 @@ class ServerVolumes(object):
 
     def swap(self, context, instance, old_volume_id, new_volume_id):
         """Swap the attached ``old_volume_id`` for ``new_volume_id``
-        (API-CONTRACT.md 2.6, without Cinder's "migrating" restriction:
-        nova_lite's block storage has no volume migration, so the policy,
-        admin or service, is the guard), in active, paused and resized
-        servers as Nova, and in shelved ones (volume-ops-when-shelved)."""
+        (API-CONTRACT.md 2.6), in active, paused and resized servers as
+        Nova, and in shelved ones (volume-ops-when-shelved).
+
+        Only a volume migration's swap, as Nova 32 and later (bug
+        2112187: a swap a user drives leaves the guest and the records
+        apart, and can expose one guest's disk to another): the old
+        volume must be migrating (409, Nova's words), and then only block
+        storage, acting as the service, swaps it, for that migration's
+        temporary volume (409). The swap's task says it is a migration's:
+        once done, the host (or, offloaded, this process) tells block
+        storage (``os-migrate_volume_completion``), and the mapping keeps
+        the old volume's id, which takes the new storage."""
         old_volume = self.api.volume_client.get(context, old_volume_id)
+        if not old_volume.get('migration_status'):
+            raise exception.SwapVolumeNotMigrating(volume_id=old_volume_id)
         try:
             new_volume = self.api.volume_client.get(context, new_volume_id)
         except exception.VolumeNotFound as exc:
             # An unknown id in the body is a bad request, not a 404.
             raise exception.InvalidInput(message=exc.format_message())
+        if (not nl_context.is_service_request(context) or
+                new_volume.get('migration_status') !=
+                _MIGRATION_TARGET % old_volume_id):
+            raise exception.SwapVolumeNotMigrationTarget(
+                volume_id=old_volume_id, target=new_volume_id)
         checks.check_instance_lock(context, instance)
         checks.check_instance_state(instance, 'swap_volume',
                                     states.SWAP_VOLUME_VM_STATES)
@@ -359,7 +379,8 @@ class ServerVolumes(object):
         # Owned by this API process until the host takes it over (409 if
         # another operation holds the mapping); the conductor rolls it back
         # if the host never does (doc/source/contributor/crash-safety.rst).
-        data = tasks.task_data(context, new_volume_id=new_volume_id)
+        data = tasks.task_data(context, new_volume_id=new_volume_id,
+                               migration=True)
         bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
         attachment = None
         try:
@@ -418,7 +439,8 @@ class ServerVolumes(object):
         from there it finishes it (``release.finish_offloaded_swap``)."""
         self._check_swap_multiattach(context, old_volume)
         client = self.api.volume_client
-        data = tasks.task_data(context, new_volume_id=new_volume_id)
+        data = tasks.task_data(context, new_volume_id=new_volume_id,
+                               migration=True)
         bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
         attachment = None
         try:
@@ -432,11 +454,14 @@ class ServerVolumes(object):
             client.attachment_complete(block_storage.service_context(context),
                                        attachment['id'])
             crashpoint.hit(crashpoint.API_SWAP_OFFLOADED_AFTER_COMPLETE)
+            # A migration's mapping keeps the old volume's id (it takes
+            # the new storage when block storage completes it).
             bdm.move_task(tasks.SWAPPED, data=dict(
                 data, old_volume_id=bdm.volume_id,
                 old_attachment_id=bdm.attachment_id),
-                volume_id=new_volume_id, attachment_id=attachment['id'],
-                connection_info=None)
+                volume_id=bdm.volume_id if data.get('migration')
+                else new_volume_id,
+                attachment_id=attachment['id'], connection_info=None)
         except Exception:
             with excutils.save_and_reraise_exception():
                 if attachment is not None:

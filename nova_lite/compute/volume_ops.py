@@ -382,11 +382,16 @@ def swap(context, driver, volume_client, instance, bdm, new_volume_id,
         return
     svc = _svc(context)
     old_info = bdm.get_connection_info()
+    migration = tracked and bdm.get_task_data().get('migration')
     guest_swapped = False
     try:
         new_info, _ = connect(context, driver, volume_client, instance, bdm,
                               attachment_id=new_attachment_id,
                               volume_id=new_volume_id)
+        if migration:
+            # The guest's disk keeps its serial: the migrated volume keeps
+            # its id (and takes the new storage) when the migration ends.
+            new_info['serial'] = bdm.volume_id
         if tracked:
             bdm.move_task(tasks.CONNECTED, data=dict(
                 bdm.get_task_data(), new_connection_info=new_info))
@@ -409,10 +414,24 @@ def swap(context, driver, volume_client, instance, bdm, new_volume_id,
                                   'volume back', instance.uuid)
             release_swap(context, volume_client, bdm.volume_id,
                          new_attachment_id)
+            if migration:
+                _migration_failed(context, volume_client, bdm.volume_id,
+                                  new_volume_id)
             if tracked:
                 bdm.end_task()
     finish_swap(context, driver, volume_client, bdm, new_volume_id,
                 new_attachment_id, new_info)
+
+
+def _migration_failed(context, volume_client, volume_id, new_volume_id):
+    """Tell block storage the migration's swap failed (it rolls the
+    migration back). Its own settling does it too, later, if this fails."""
+    try:
+        volume_client.migrate_volume_completion(
+            _svc(context), volume_id, new_volume_id, error=True)
+    except Exception:
+        LOG.exception('Could not tell block storage that the swap of '
+                      'migrating volume %s failed', volume_id)
 
 
 def finish_swap(context, driver, volume_client, bdm, new_volume_id,
@@ -427,6 +446,9 @@ def finish_swap(context, driver, volume_client, bdm, new_volume_id,
     changes = {'volume_id': new_volume_id,
                'attachment_id': new_attachment_id,
                'connection_info': jsonutils.dumps(new_info)}
+    if _tracked(bdm) and bdm.get_task_data().get('migration'):
+        # The migrated volume keeps its id: the mapping too.
+        del changes['volume_id']
     if _tracked(bdm):
         bdm.move_task(tasks.SWAPPED, data=dict(bdm.get_task_data(), **old),
                       **changes)
@@ -441,11 +463,21 @@ def finish_swap(context, driver, volume_client, bdm, new_volume_id,
 
 def release_old_volume(context, driver, volume_client, bdm, old):
     """The swap's end: the old volume's attachment deleted (it is
-    ``available``), the task ended."""
-    if old['old_attachment_id']:
+    ``available``), the task ended. A migration's: the old attachment
+    must go (a failure raises and leaves the task to settle again), then
+    block storage completes the migration."""
+    migration = _tracked(bdm) and bdm.get_task_data().get('migration')
+    if old['old_attachment_id'] and migration:
+        release_connection(
+            context, driver, volume_client, old['old_volume_id'],
+            old['old_attachment_id'], old['old_connection_info'])
+        crashpoint.hit(crashpoint.COMPUTE_SWAP_AFTER_RELEASE)
+    elif old['old_attachment_id']:
         release_connection_logged(
             context, driver, volume_client, old['old_volume_id'],
             old['old_attachment_id'], old['old_connection_info'])
+    if migration:
+        release.complete_migration(context, volume_client, bdm)
     if _tracked(bdm):
         bdm.end_task()
 

@@ -32,6 +32,16 @@ operators know it. Example::
 A name with no group of its own uses the driver of the same name with its
 defaults (the embedded default ``file`` backend works this way).
 """),
+    cfg.StrOpt(
+        'default_volume_type',
+        default='__DEFAULT__',
+        help="""
+Name of the volume type a volume created without one gets (Cinder's
+``default_volume_type``), and what ``GET /v3/types/default`` shows. The
+schema creates ``__DEFAULT__`` (as Cinder does); that type, or the one
+named here, cannot be deleted. If no type has this name, creating a volume
+without a type fails (500) until it is created or this is corrected.
+"""),
     cfg.IntOpt(
         'capabilities_cache_time',
         default=60,

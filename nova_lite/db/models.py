@@ -463,6 +463,10 @@ class Volume(TimestampMixin, BASE):
     host: orm.Mapped[Optional[str]]
     availability_zone: orm.Mapped[Optional[str]]
     migration_status: orm.Mapped[Optional[str]]
+    # Cinder's _name_id: the id naming the volume's storage on its backend
+    # (None: the volume's own id); a completed migration gives the volume
+    # the storage made for its temporary volume.
+    name_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
     provider_location: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
     # Credentials of the volume's exports, as the backend made them at
     # create (Cinder's ``CHAP <user> <secret>``); never shown by the API.

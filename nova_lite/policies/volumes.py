@@ -15,6 +15,9 @@ EXTEND = 'volume:extend'
 FORCE_DELETE = 'volume_extension:volume_admin_actions:force_delete'
 FORCE_DETACH = 'volume_extension:volume_admin_actions:force_detach'
 RESET_STATUS = 'volume_extension:volume_admin_actions:reset_status'
+MIGRATE = 'volume_extension:volume_admin_actions:migrate_volume'
+MIGRATE_COMPLETION = (
+    'volume_extension:volume_admin_actions:migrate_volume_completion')
 HOST_ATTRIBUTE = 'volume_extension:volume_host_attribute'
 MIG_STATUS_ATTRIBUTE = 'volume_extension:volume_mig_status_attribute'
 TENANT_ATTRIBUTE = 'volume_extension:volume_tenant_attribute'
@@ -91,6 +94,21 @@ rules = [
                     'every attachment of the volume).',
         operations=[{'method': 'POST',
                      'path': _ACTION + ' (os-reset_status)'}]),
+    policy.DocumentedRuleDefault(
+        name=MIGRATE, check_str=base.RULE_ADMIN_API,
+        description='Migrate a volume to another backend '
+                    '(os-migrate_volume).',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-migrate_volume)'}]),
+    policy.DocumentedRuleDefault(
+        name=MIGRATE_COMPLETION, check_str=base.ADMIN_OR_SERVICE,
+        description='Complete (or fail) the migration of a volume, once '
+                    'the compute service swapped its server\'s disk '
+                    '(os-migrate_volume_completion). Cinder\'s default is '
+                    'administrators: nova_lite\'s compute hosts call it as '
+                    'the service.',
+        operations=[{'method': 'POST',
+                     'path': _ACTION + ' (os-migrate_volume_completion)'}]),
     policy.DocumentedRuleDefault(
         name=HOST_ATTRIBUTE, check_str=base.RULE_ADMIN_API,
         description='See the backend of a volume '

@@ -38,10 +38,13 @@ rules = [
     policy.DocumentedRuleDefault(
         name=SWAP, check_str=base.ADMIN_OR_SERVICE,
         description='Swap the volume of an attachment for another (the '
-                    'new volume takes the old one\'s device). Upstream only '
-                    'Cinder may call it, during a volume migration; '
-                    'nova_lite has no volume migration and lets this '
-                    'policy decide.',
+                    'new volume takes the old one\'s device). Whatever '
+                    'this policy allows, only block storage\'s volume '
+                    'migration swaps, acting as the service: a swap of a '
+                    'volume that is not migrating is 409, as in Nova 32 '
+                    'and later (bug 2112187), and so is one of a migrating '
+                    'volume by anyone but the service, or for another '
+                    'volume than the migration\'s.',
         operations=[{'method': 'PUT', 'path': _ITEM}]),
     policy.DocumentedRuleDefault(
         name=DELETE, check_str=base.PROJECT_MEMBER_OR_ADMIN,

@@ -44,6 +44,7 @@ from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
+from nova_lite.volume import migration
 from nova_lite.volume import quotas
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import status as st
@@ -62,6 +63,7 @@ def _volume_dict(volume):
     """What a driver is given about a volume."""
     return {
         'id': volume.id,
+        'name_id': volume.name_id or volume.id,
         'size': volume.size,
         'host': volume.host,
         'provider_location': volume.provider_location,
@@ -77,10 +79,19 @@ class API(object):
     (``type_api.Types``), volume metadata ``metadata``
     (``metadata_api.Metadata``)."""
 
+    volume_dict = staticmethod(_volume_dict)
+
     def __init__(self, conf):
         self.conf = conf
         self.types = type_api.Types(self)
         self.metadata = metadata_api.Metadata(self)
+        self.migration = migration.Migration(self)
+
+    @staticmethod
+    def types_is_multiattach(vtype):
+        """Whether volumes of type ``vtype`` (an ORM row) are
+        multiattach."""
+        return is_multiattach_type(views.extra_specs_of(vtype))
 
     @staticmethod
     def _project(ctxt):
@@ -109,6 +120,17 @@ class API(object):
             ctxt, project_id=project_id, filters=filters, marker=marker,
             limit=limit, offset=offset, sort_key=sort_key, sort_dir=sort_dir,
             with_metadata=with_metadata)
+
+    def count(self, ctxt, filters=None, all_tenants=False):
+        """How many volumes ``get_all`` would list with these filters, all
+        pages together (Cinder's ``with_count``, 3.45)."""
+        filters = dict(filters or {})
+        project_id = filters.pop('project_id', None)
+        ctxt.can(volume_policies.GET_ALL, target=_target(ctxt.project_id))
+        if not (ctxt.is_admin and all_tenants):
+            project_id = ctxt.project_id
+        return volume_db.volume_count(ctxt, project_id=project_id,
+                                      filters=filters)
 
     def summary(self, ctxt, all_tenants=False):
         """Cinder's volume summary (3.12): how many volumes of the
@@ -142,16 +164,18 @@ class API(object):
             raise exception.InvalidInput(
                 reason=_("Availability zone '%s' is invalid.") %
                 availability_zone)
-        vtype, specs = None, {}
         if volume_type:
             vtype = type_db.type_get_by_name_or_id(
                 ctxt, volume_type, visible_to=type_api.visible_to(ctxt))
-            specs = views.extra_specs_of(vtype)
+        else:
+            # Cinder's default type (``[volume] default_volume_type``).
+            vtype = self.types.default(ctxt)
+        specs = views.extra_specs_of(vtype)
         multiattach = is_multiattach_type(specs)
         if multiattach:
             ctxt.can(volume_policies.MULTIATTACH,
                      target=_target(ctxt.project_id))
-        if vtype is not None and self.types.is_encrypted(ctxt, vtype.id):
+        if self.types.is_encrypted(ctxt, vtype.id):
             if multiattach:
                 raise exception.InvalidVolume(reason=_(
                     'Multiattach cannot be used with encrypted volumes.'))
@@ -169,7 +193,7 @@ class API(object):
                                   'volume_backend_name')
                     if specs.get('volume_backend_name') else ''))
         quota_check = quotas.creation_check(
-            ctxt, self.conf, size, vtype.name if vtype is not None else None)
+            ctxt, self.conf, size, vtype.name)
         volume = volume_db.volume_create(ctxt, {
             'project_id': ctxt.project_id,
             'user_id': ctxt.user_id,
@@ -178,7 +202,7 @@ class API(object):
             'size': size,
             'multiattach': multiattach,
             'bootable': bool(image_ref),
-            'volume_type_id': vtype.id if vtype is not None else None,
+            'volume_type_id': vtype.id,
             'host': backend,
             'availability_zone': zone,
         }, quota_check=quota_check, metadata=metadata)
@@ -277,7 +301,8 @@ class API(object):
                 '(current: %(size)s, extended: %(new_size)s).') % {
                     'size': volume.size, 'new_size': new_size})
         expected = st.VOLUME_MOVES['extend'][0]
-        if volume.status not in expected or volume.migration_status:
+        if volume.status not in expected or st.is_migrating(
+                volume.migration_status):
             raise self._not_extendable(volume)
         vtype = volume.volume_type
         quota_check = quotas.extend_check(
@@ -341,6 +366,7 @@ class API(object):
             outcome = self._settle_delete(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
+        settled += self.migration.settle(ctxt, stalled_before)
         return settled
 
     def ensure_exports(self, ctxt, stalled_before=None):
@@ -420,6 +446,14 @@ class API(object):
             ctxt.can(volume_policies.BEGIN_DETACHING,
                      target=_target(volume.project_id))
             moved = volume_db.volume_begin_detaching(ctxt, volume_id)
+        if not moved and volume.migration_status in st.MIGRATING:
+            # As Cinder: a migration's swap detaches the old volume
+            # without the user seeing it detaching. Only the compute
+            # service swaps; a user's detach waits for the migration.
+            if nl_context.is_service_request(ctxt):
+                return
+            raise exception.InvalidVolume(reason=_(
+                'Unable to detach volume %s: it is migrating.') % volume_id)
         if not moved:
             raise exception.InvalidVolume(reason=_(
                 "Unable to detach volume. Volume status must be 'in-use' "
@@ -524,11 +558,15 @@ class API(object):
     def retype(self, ctxt, volume_id, new_type, migration_policy=None):
         """Give a volume another type (Cinder's ``os-retype``).
 
-        nova_lite never migrates a volume between backends, so the
-        volume's own backend must fit the new type; the multi-attach
-        spec's rules apply: a retype changing ``multiattach`` needs an
-        ``available`` volume (and ``volume:multiattach`` to turn it on),
-        and multiattach never goes with encryption."""
+        When the volume's own backend fits the new type, only the type
+        changes. Otherwise, with ``migration_policy`` ``on-demand``, the
+        volume migrates to the first enabled backend that fits it and
+        gets the type when the migration ends (``migration``); with
+        ``never`` (the default) it is 400, as Cinder's scheduler finds no
+        valid host. The multi-attach spec's rules apply: a retype changing
+        ``multiattach`` needs an ``available`` volume (and
+        ``volume:multiattach`` to turn it on), and multiattach never goes
+        with encryption."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.RETYPE, target=_target(volume.project_id))
         vtype = type_db.type_get_by_name_or_id(
@@ -554,12 +592,9 @@ class API(object):
             raise exception.EncryptionChangeNotSupported()
         caps = drivers.capabilities(self.conf).get(volume.host)
         if caps is None or not drivers.fits(caps, specs, multiattach):
-            raise exception.InvalidInput(reason=_(
-                "The backend of volume %(id)s cannot host volume type "
-                "%(type)s, and nova_lite does not migrate volumes between "
-                "backends (migration_policy %(policy)s).") % {
-                    'id': volume_id, 'type': vtype.name,
-                    'policy': migration_policy or 'never'})
+            self._retype_with_migration(ctxt, volume, vtype, specs,
+                                        multiattach, migration_policy)
+            return
         statuses = (st.RETYPE_MULTIATTACH_FROM
                     if bool(volume.multiattach) != multiattach
                     else st.RETYPE_FROM)
@@ -574,6 +609,79 @@ class API(object):
                 'volume, and for in-use volumes front-end qos specs cannot '
                 'change.'))
         LOG.info('Volume %s retyped to %s', volume_id, vtype.id)
+
+    def _retype_with_migration(self, ctxt, volume, vtype, specs, multiattach,
+                               migration_policy):
+        """The retype of a volume whose backend does not fit the new type:
+        a migration to one that does (``on-demand``), the type given when
+        it ends; 400 otherwise."""
+        if migration_policy != 'on-demand':
+            raise exception.InvalidInput(reason=_(
+                "The backend of volume %(id)s cannot host volume type "
+                "%(type)s: retype it with migration_policy on-demand to "
+                "migrate it to one that can (migration_policy "
+                "%(policy)s).") % {'id': volume.id, 'type': vtype.name,
+                                   'policy': migration_policy or 'never'})
+        backend = drivers.choose_backend(
+            self.conf, specs, multiattach,
+            exclude=volume_services.unschedulable_backends(
+                ctxt, self.conf) | {volume.host})
+        if backend is None:
+            raise exception.InvalidInput(reason=_(
+                'No valid backend was found for volume %(id)s of type '
+                '%(type)s: no enabled backend fits the type.') % {
+                    'id': volume.id, 'type': vtype.name})
+        if volume.volume_type_id == vtype.id:
+            raise exception.InvalidVolume(reason=_(
+                'Retype needs volume to be in available or in-use state, '
+                'not be part of an active migration or a consistency '
+                'group, requested type has to be different that the one '
+                'from the volume, and for in-use volumes front-end qos '
+                'specs cannot change.'))
+        quota_check = quotas.retype_check(ctxt, self.conf, volume.project_id,
+                                          volume.size, vtype.name)
+        LOG.info('Retyping volume %s to %s with a migration to %s',
+                 volume.id, vtype.id, backend)
+        self.migration.run(ctxt, volume, backend, volume_type=vtype,
+                           quota_check=quota_check)
+
+    # -- migration (nova_lite/volume/migration.py) ------------------------
+    def migrate(self, ctxt, volume_id, host, force_host_copy=False,
+                lock_volume=False):
+        """Cinder's admin ``os-migrate_volume`` to backend ``host`` (its
+        name, or Cinder's ``host@backend[#pool]``), enabled here and not
+        disabled. ``force_host_copy`` and ``lock_volume`` are accepted:
+        nova_lite's only migration is the generic one (Cinder's host
+        copy), and a migrating volume is always locked against attach,
+        detach, extend, retype, delete and another migration."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.MIGRATE, target=_target(volume.project_id))
+        backend = drivers.backend_of(host)
+        if backend not in drivers.get_backends(self.conf) or \
+                backend in volume_services.unschedulable_backends(
+                    ctxt, self.conf):
+            raise exception.InvalidHost(reason=_(
+                "No available service named '%s'") % host)
+        LOG.info('Migrating volume %s from %s to %s (force_host_copy %s, '
+                 'lock_volume %s)', volume_id, volume.host, backend,
+                 force_host_copy, lock_volume)
+        self.migration.run(ctxt, volume, backend)
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        """Cinder's ``os-migrate_volume_completion``: the compute side's
+        swap of the migrating volume is done (or failed, ``error``).
+        Returns the id the server's mapping keeps."""
+        volume = self.get(ctxt, volume_id)
+        ctxt.can(volume_policies.MIGRATE_COMPLETION,
+                 target=_target(volume.project_id))
+        return self.migration.complete(ctxt, volume_id, new_volume_id,
+                                       error)
+
+    def detach_attachment(self, ctxt, attachment):
+        """Delete an attachment as the block storage itself (its host
+        connection closed unless shared); no policy, no OSSA rule."""
+        self._detach(ctxt, attachment, with_remaining=False)
 
     def force_detach(self, ctxt, volume_id, attachment_id=None,
                      connector=None):
@@ -703,10 +811,32 @@ class API(object):
                 volume.bootable):
             ctxt.can(attachment_policies.MULTIATTACH_BOOTABLE_VOLUME,
                      target=_target(volume.project_id))
+        # A second attachment of an in-use volume for the instance it is
+        # attached to exists for a move of that instance (Cinder's live
+        # migration), which is the compute service's: a user's would stay
+        # reserved, and the Compute API's detach refuse the volume, until
+        # the user deleted it.
+        service = nl_context.is_service_request(ctxt)
         attachment = attachment_db.attachment_reserve(
-            ctxt, volume_id, instance_uuid, mode or 'null')
+            ctxt, volume_id, instance_uuid, mode or 'null',
+            same_instance_allowed=service, service=service)
         if attachment is None:
             current = volume_db.volume_get(ctxt, volume_id)
+            if st.is_migrating(current.migration_status):
+                raise exception.InvalidVolume(reason=_(
+                    'Volume %(id)s is migrating (migration_status '
+                    '%(migration)s): it cannot be attached until the '
+                    'migration ends.') % {
+                        'id': volume_id,
+                        'migration': current.migration_status})
+            if not service and not current.multiattach and any(
+                    a.instance_uuid == instance_uuid and instance_uuid
+                    for a in current.attachments):
+                raise exception.InvalidVolume(reason=_(
+                    'Volume %(id)s is already attached to instance '
+                    '%(instance)s and is not multiattach: only the '
+                    'compute service may attach it to that instance '
+                    'again.') % {'id': volume_id, 'instance': instance_uuid})
             raise exception.InvalidVolume(reason=_(
                 'Volume %(id)s status must be %(statuses)s to reserve, but '
                 'the current status is %(current)s.') % {
@@ -732,6 +862,7 @@ class API(object):
             ctxt.can(attachment_policies.UPDATE,
                      target=_target(attachment.volume.project_id))
             volume = volume_db.volume_get(ctxt, attachment.volume_id)
+        self._check_update_allowed(ctxt, attachment)
         if 'error' in volume.status or volume.status in (st.DELETING,):
             raise exception.ResourceConflict(reason=_(
                 'Volume attachments can not be updated if the volume is in '
@@ -757,11 +888,19 @@ class API(object):
 
     def _connect(self, ctxt, attachment, volume, connector):
         """Initialize the connection and record it (the connect move);
-        returns the connected attachment, read in the move's transaction."""
+        returns the connected attachment, read in the move's transaction.
+
+        An attachment already connected (connected again with a new
+        connector) gives its former host's connection up once the new one
+        is recorded on another host, or whatever the host when connecting
+        fails (the attachment is then ``error_attaching`` and no longer
+        counts), unless another attachment on that host still uses it: no
+        connection outlives the attachments using it."""
         mode = attachment.attach_mode
         if mode in (None, 'null'):
             mode = connector.get('mode') or 'rw'
         connector = dict(connector, mode=mode)
+        previous = self._previous_connection(attachment)
         try:
             driver = drivers.get_driver(self.conf, volume.host)
             info = driver.initialize_connection(_volume_dict(volume),
@@ -771,6 +910,7 @@ class API(object):
                         attachment.id, volume.id, e)
             attachment_db.attachment_connect_failed(ctxt, attachment.id,
                                                     volume.id)
+            self._give_up_connection(ctxt, volume, attachment.id, previous)
             raise exception.VolumeBackendAPIException(data=_(
                 'Unable to update the attachment %(att)s: the backend '
                 'could not connect volume %(vol)s: %(err)s') % {
@@ -798,7 +938,34 @@ class API(object):
                 if not self._connection_shared(ctxt, volume, attachment.id,
                                                connector.get('host')):
                     self._terminate(volume, connector, quiet=True)
+        if previous is not None and previous['host'] != connector.get(
+                'host'):
+            self._give_up_connection(ctxt, volume, attachment.id, previous)
         return connected
+
+    @staticmethod
+    def _previous_connection(attachment):
+        """The connector of the host ``attachment`` is connected to (None
+        when it holds no connection)."""
+        if not attachment.connection_info or not attachment.attached_host:
+            return None
+        previous = attachment_db.connector_of(attachment)
+        previous['host'] = attachment.attached_host
+        return previous
+
+    def _give_up_connection(self, ctxt, volume, attachment_id, previous):
+        """Terminate the connection an attachment held before it was
+        connected again (``_previous_connection``), unless another
+        attachment on that host uses it."""
+        if previous is None:
+            return
+        if self._connection_shared(ctxt, volume, attachment_id,
+                                   previous['host']):
+            return
+        LOG.info('Attachment %s of volume %s moved off host %s: its '
+                 'connection there is terminated', attachment_id, volume.id,
+                 previous['host'])
+        self._terminate(volume, previous, quiet=True)
 
     @staticmethod
     def _connection_shared(ctxt, volume, attachment_id, host):
@@ -842,6 +1009,22 @@ class API(object):
         ctxt.can(attachment_policies.COMPLETE, target=_target(project_id))
         attachment_db.attachment_complete(ctxt, attachment_id, volume_id)
 
+    def _check_update_allowed(self, ctxt, attachment):
+        """The OSSA-2023-003 rule, for connecting: the compute service
+        connects the attachments a server's block device mapping holds
+        (connected or not yet); a user's connector would move the
+        server's disk to the user's host (409)."""
+        if nl_context.is_service_request(ctxt):
+            return
+        if not attachment.instance_uuid:
+            return
+        if not instances.server_holds_attachment(
+                ctxt, attachment.instance_uuid, attachment.id):
+            return
+        raise exception.ConflictNovaOwnsAttachment(
+            attachment_id=attachment.id,
+            instance_id=attachment.instance_uuid)
+
     def _check_deletion_allowed(self, ctxt, attachment):
         """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
         if nl_context.is_service_request(ctxt):
@@ -883,8 +1066,12 @@ class API(object):
             connector = attachment_db.connector_of(attachment)
         else:
             connector = dict(connector)
-            connector.setdefault('host', attachment.attached_host)
-        host = connector.get('host') or attachment.attached_host
+        # The connection to tear down is the one the attachment holds,
+        # whatever host a given connector names (a force detach's): the
+        # backend would otherwise keep it.
+        if attachment.attached_host:
+            connector['host'] = attachment.attached_host
+        host = connector.get('host')
         connected = (attachment.attach_status != st.RESERVED and
                      attachment.connection_info)
         # Never connected (only reserved): nothing to decide or tear down.

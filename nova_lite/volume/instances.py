@@ -18,9 +18,10 @@ this module: the in-database equivalent of asking Nova. It reads
 for a row of that instance holding that attachment id (and, for
 ``os-reset_status``, the servers mapping a volume), and nothing else of
 the compute side: no compute module is imported, and the queries name
-only the three columns they need. Keep it that way; if compute and block
-storage ever get separate databases, this becomes a REST call to
-``/v2.1``.
+only the columns they need. A migration asks the same table whether a
+swap of its volume is in flight (``swap_in_flight``). Keep it that way;
+if compute and block storage ever get separate databases, these become
+REST calls to ``/v2.1``.
 """
 
 import sqlalchemy as sa
@@ -31,7 +32,10 @@ from nova_lite.db import api as db_api
 _BDM = sa.table('block_device_mappings',
                 sa.column('instance_uuid'),
                 sa.column('attachment_id'),
-                sa.column('volume_id'))
+                sa.column('volume_id'),
+                sa.column('task'))
+# The compute side's task of a swap (nova_lite.compute.tasks.SWAPPING).
+SWAPPING = 'swapping'
 
 
 @db_api.context_manager.reader
@@ -53,3 +57,16 @@ def servers_mapping(ctxt, volume_id):
     return sorted({row[0] for row in ctxt.session.execute(
         sa.select(_BDM.c.instance_uuid).where(
             _BDM.c.volume_id == volume_id)).all()})
+
+
+@db_api.context_manager.reader
+def swap_in_flight(ctxt, volume_id):
+    """True if a server's mapping of ``volume_id`` holds a swap in
+    progress (a migration's swap: the compute side settles it by its own
+    rules, and block storage waits). A migration's swap keeps the mapping
+    on the migrated volume's id throughout."""
+    row = ctxt.session.execute(
+        sa.select(sa.literal(1)).select_from(_BDM).where(
+            _BDM.c.volume_id == volume_id,
+            _BDM.c.task == SWAPPING).limit(1)).first()
+    return row is not None

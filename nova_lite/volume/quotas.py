@@ -19,6 +19,7 @@ from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import quota
+from nova_lite.volume import status as st
 
 BASE = ('volumes', 'snapshots', 'gigabytes', 'backups', 'backup_gigabytes',
         'groups', 'per_volume_gigabytes')
@@ -81,7 +82,12 @@ def _count(session, project_id):
         .outerjoin(models.VolumeType,
                    models.VolumeType.id == models.Volume.volume_type_id)
         .where(models.Volume.project_id == project_id,
-               models.Volume.deleted.is_(False))
+               models.Volume.deleted.is_(False),
+               # A migration's temporary volume uses no quota (Cinder's
+               # use_quota=False).
+               sa.or_(models.Volume.migration_status.is_(None),
+                      ~models.Volume.migration_status.startswith(
+                          st.TARGET_PREFIX, autoescape=True)))
         .group_by(models.VolumeType.name)).all()
     used = {'volumes': 0, 'gigabytes': 0}
     for type_name, count, size in rows:

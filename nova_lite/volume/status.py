@@ -61,9 +61,21 @@ recomputed from its remaining live attachments, ignoring ``error_*`` ones:
 ``attached`` gives ``in-use``; ``attaching``, ``detaching`` and ``reserved``
 give the same word; none gives ``available`` (Cinder's order: attached >
 attaching > detaching > reserved). It is left alone while the volume is
-being deleted, and while it migrates or uploads with no attachment left.
-The volume's ``attach_status`` is always the same summary of its
-attachments (``detached`` when none).
+being deleted, and while it migrates (``MIGRATING``) or uploads with no
+attachment left (a migration's swap deletes the old attachment before
+the volume takes the new one). The volume's ``attach_status`` is always the
+same summary of its attachments (``detached`` when none).
+
+A migration (``migration_status`` of the volume migrated, Cinder's values;
+nova_lite/volume/migration.py has the workflow): ``starting`` (compare-and-
+swap from ``NOT_MIGRATING``, with its status available or in-use), then
+``migrating`` once the temporary volume on the target backend exists
+(its own ``migration_status`` is ``target:<id>``), then ``success`` (the
+volume has the target's storage) or ``error`` (rolled back). While a
+volume migrates, or is a migration's target, nothing else moves it:
+reserve, detach, extend, retype, delete and another migration are
+refused; the target is reserved only by the compute service (the
+migration's swap).
 """
 
 # -- volume statuses --------------------------------------------------------
@@ -94,6 +106,21 @@ ATTACH_STATUSES = (ATTACHED, ATTACHING, DETACHED, RESERVED, ERROR_ATTACHING,
 LIVE_ATTACHMENT = (RESERVED, ATTACHING, ATTACHED)
 
 MAINTENANCE = 'maintenance'
+
+# -- migration_status (Cinder's values) ---------------------------------------
+MIGRATION_STARTING = 'starting'
+MIGRATION_MIGRATING = 'migrating'
+MIGRATION_COMPLETING = 'completing'
+MIGRATION_SUCCESS = 'success'
+MIGRATION_ERROR = 'error'
+# A migration in progress (of the volume migrated).
+MIGRATING = (MIGRATION_STARTING, MIGRATION_MIGRATING, MIGRATION_COMPLETING)
+# Cinder's AVAILABLE_MIGRATION_STATUS: no migration holds the volume.
+NOT_MIGRATING = (None, MIGRATION_ERROR, MIGRATION_SUCCESS, 'deleting')
+# The statuses a volume may migrate from.
+MIGRATE_FROM = (AVAILABLE, IN_USE)
+TARGET_PREFIX = 'target:'
+
 
 # What an administrator may set with os-reset_status (Cinder's admin
 # action): every volume status nova_lite uses, whatever the moves allow.
@@ -234,7 +261,8 @@ def recompute(volume_status, migration_status, attach_statuses):
     attach_status = attach_status_of(statuses)
     if volume_status in (DELETING, DELETED):
         return volume_status, attach_status
-    if not statuses and (migration_status or volume_status == UPLOADING):
+    if not statuses and (migration_status in MIGRATING or
+                         volume_status == UPLOADING):
         return volume_status, attach_status
     if attach_status == DETACHED:
         return AVAILABLE, DETACHED
@@ -244,3 +272,14 @@ def recompute(volume_status, migration_status, attach_statuses):
 def or_str(items):
     """Cinder's ``build_or_str``: 'available or downloading'."""
     return ' or '.join(items)
+
+
+def migration_target(volume_id):
+    """The ``migration_status`` of the temporary volume of ``volume_id``'s
+    migration (Cinder's)."""
+    return TARGET_PREFIX + volume_id
+
+
+def is_migrating(migration_status):
+    """Whether a migration holds the volume (migrated or target)."""
+    return migration_status not in NOT_MIGRATING

@@ -12,6 +12,12 @@ only by administrators and by the projects an administrator gave access
 ``visible_to`` and ``list_filter`` are the two rules, as data for
 ``nova_lite.volume.db.types``.
 
+The default type: a volume created without a type gets the type named by
+``[volume] default_volume_type`` (``__DEFAULT__``, which the schema
+creates, as Cinder's does); ``GET /v3/types/default`` shows it, and it
+cannot be deleted (400), as in Cinder. Whoever may show types sees it,
+private or not (Cinder looks it up as an administrator).
+
 Encryption: a type may carry Cinder's encryption specs
 (``/v3/types/{id}/encryption``), changed only while no volume uses the
 type. nova_lite has no key manager, so it refuses to create volumes of an
@@ -89,6 +95,22 @@ class Types(object):
         ctxt.can(type_policies.GET, target=target(ctxt.project_id))
         return type_db.type_get(ctxt, type_id, visible_to=visible_to(ctxt))
 
+    def default(self, ctxt):
+        """The default volume type (Cinder's ``get_default_volume_type``,
+        without per-project defaults); 500 when no type has the configured
+        name."""
+        name = self.api.conf.volume.default_volume_type
+        try:
+            return type_db.type_get_by_name(ctxt, name)
+        except exception.VolumeTypeNotFound:
+            raise exception.VolumeTypeDefaultMisconfiguredError(
+                volume_type_name=name)
+
+    def get_default(self, ctxt):
+        """``GET /v3/types/default``."""
+        ctxt.can(type_policies.GET, target=target(ctxt.project_id))
+        return self.default(ctxt)
+
     def create(self, ctxt, name, description=None, is_public=True,
                extra_specs=None):
         ctxt.can(type_policies.CREATE, target=target(ctxt.project_id))
@@ -101,6 +123,10 @@ class Types(object):
 
     def delete(self, ctxt, type_id):
         ctxt.can(type_policies.DELETE, target=target(ctxt.project_id))
+        # As Cinder: the default type must be there to delete any type.
+        if self.default(ctxt).id == type_id:
+            raise exception.VolumeTypeDefaultDeletionError(
+                volume_type_id=type_id)
         type_db.type_destroy(ctxt, type_id)
 
     def extra_specs_get(self, ctxt, type_id, key=None):

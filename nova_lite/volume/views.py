@@ -126,7 +126,7 @@ def volume_detail(ctxt, volume, version, links_base=None,
         view['migration_status'] = volume.migration_status
         if attributes:
             view['os-vol-mig-status-attr:migstat'] = volume.migration_status
-            view['os-vol-mig-status-attr:name_id'] = None
+            view['os-vol-mig-status-attr:name_id'] = volume.name_id
     if version.matches(api_version.GROUP_VOLUME):
         view['group_id'] = None
     if ctxt.is_admin and version.matches(
@@ -140,7 +140,10 @@ def volume_detail(ctxt, volume, version, links_base=None,
     if version.matches(api_version.VOLUME_TYPE_ID_IN_VOLUME_DETAIL):
         view['volume_type_id'] = volume.volume_type_id
     if version.matches(api_version.USE_QUOTA):
-        view['consumes_quota'] = True
+        # A migration's temporary volume uses no quota (Cinder's
+        # use_quota).
+        view['consumes_quota'] = not (
+            volume.migration_status or '').startswith(st.TARGET_PREFIX)
     return view
 
 

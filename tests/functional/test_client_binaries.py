@@ -259,10 +259,6 @@ class CinderCLITest(ClientBinariesTestCase):
         system.wait_for(lambda: len(table(self.sourced('cinder', 'list')))
                         == 1, timeout=30, message='c1 never deleted')
 
-    # with_count (3.45) lands with the Cinder-contract work (issue 29,
-    # item 3): until then cinderclient gets no count and fails. When it
-    # lands this test passes, and the decorator must go.
-    @unittest.expectedFailure
     def test_list_with_count(self):
         self.create_volume()
         self.create_volume()

@@ -29,8 +29,19 @@ class DiscoveryTest(base.TestCase):
         self.assertEqual('CURRENT', by_id['v2.1']['status'])
         self.assertEqual('2.1', by_id['v2.1']['min_version'])
         self.assertEqual('2.105', by_id['v2.1']['version'])
-        self.assertEqual('DEPRECATED', by_id['v2.0']['status'])
+        # Only what is served is advertised: no legacy v2.0.
+        self.assertEqual(['v2.1'], list(by_id))
         self.assertNotIn('OpenStack-API-Version', resp.headers)
+
+    def test_v2_is_not_served(self):
+        # An unversioned path like any other: 300, choices at /v2.1.
+        for path in ('/v2', '/v2/', '/v2/servers'):
+            resp = self.api.get(path, token='')
+            self.assertEqual(300, resp.status, path)
+            self.assertEqual(
+                ['v2.1'], [c['id'] for c in resp.body['choices']])
+            self.assertTrue(resp.body['choices'][0]['links'][0][
+                'href'].endswith('/v2.1' + path), path)
 
     def test_compute_version_document(self):
         for path in ('/v2.1', '/v2.1/'):
@@ -47,7 +58,7 @@ class DiscoveryTest(base.TestCase):
         self.assertEqual(200, resp.status)
         jsonschema.validate(resp.body, root_schema.VERSIONS_RESPONSE)
         version = resp.body['versions'][0]
-        self.assertEqual(('v3.0', '3.0', '3.71'), (
+        self.assertEqual(('v3.0', '3.0', '3.72'), (
             version['id'], version['min_version'], version['version']))
 
     def test_volume_mount_has_cinders_root(self):
@@ -169,7 +180,7 @@ class MicroversionTest(base.TestCase):
         self.assertEqual(['OpenStack-API-Version'],
                          resp.headers.getall('Vary'))
         resp = self.api.get('/v3/demo/nothing', headers={
-            'OpenStack-API-Version': 'volume 3.72'})
+            'OpenStack-API-Version': 'volume 3.73'})
         self.assertEqual(406, resp.status)
         resp = self.api.get('/v3/demo/nothing', headers={
             'OpenStack-API-Version': 'compute 2.60'})

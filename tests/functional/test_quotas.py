@@ -238,7 +238,10 @@ class VolumeQuotaTest(base.TestCase):
                           'gigabytes': 1000, 'backups': 10,
                           'backup_gigabytes': 1000, 'groups': 10,
                           'per_volume_gigabytes': -1, 'volumes_gold': -1,
-                          'gigabytes_gold': -1, 'snapshots_gold': -1},
+                          'gigabytes_gold': -1, 'snapshots_gold': -1,
+                          'volumes___DEFAULT__': -1,
+                          'gigabytes___DEFAULT__': -1,
+                          'snapshots___DEFAULT__': -1},
                          shown)
         self.create(size=3, volume_type='gold')
         usage = self.user.get(VQS + '?usage=True').body['quota_set']

@@ -8,6 +8,9 @@
 * A volume that is ``available`` has no live attachment holding a host
   connection, and no live attachment belongs to a deleted volume (no
   orphaned connection).
+* A volume that is ``available`` has no export to any host: its backend
+  holds no connection to it (``driver.connections(volume)`` is empty),
+  whatever the database says (``available_exports``).
 """
 
 import sqlalchemy as sa
@@ -15,6 +18,7 @@ import sqlalchemy as sa
 from nova_lite.compute import states
 from nova_lite.db import api as db_api
 from nova_lite.db import models
+from nova_lite.volume import drivers
 from nova_lite.volume import status as st
 from tests.fixtures import system
 
@@ -28,6 +32,47 @@ def _running_tasks(conn):
                                     models.BlockDeviceMapping.task).where(
         models.BlockDeviceMapping.task.is_not(None))).all()
     return tasks
+
+
+def _volume_dict(row):
+    return {'id': row.id, 'name_id': row.name_id or row.id,
+            'host': row.host, 'size': row.size,
+            'provider_location': row.provider_location,
+            'multiattach': bool(row.multiattach)}
+
+
+def backend_hosts(conf, volume_id):
+    """The hosts the backend of volume ``volume_id`` holds connected to
+    it (sorted)."""
+    vol = models.Volume
+    with db_api.get_engine().connect() as conn:
+        row = conn.execute(sa.select(
+            vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
+            vol.multiattach).where(vol.id == volume_id)).one()
+    driver = drivers.get_backends(conf).get(row.host)
+    return sorted(driver.connections(_volume_dict(row))) if driver else []
+
+
+def available_exports(conf):
+    """``[(volume id, hosts its backend holds connected)]`` of the live
+    ``available`` volumes whose backend still holds a connection (the
+    backends of ``conf`` that record them: ``fake`` and ``file``)."""
+    vol = models.Volume
+    with db_api.get_engine().connect() as conn:
+        rows = conn.execute(sa.select(
+            vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
+            vol.multiattach).where(vol.deleted.is_(False),
+                                   vol.status == st.AVAILABLE)).all()
+    backends = drivers.get_backends(conf)
+    found = []
+    for row in rows:
+        driver = backends.get(row.host)
+        if driver is None:
+            continue
+        hosts = sorted(driver.connections(_volume_dict(row)))
+        if hosts:
+            found.append((row.id, hosts))
+    return found
 
 
 def assert_settled(test, timeout=30):
@@ -65,3 +110,5 @@ def assert_settled(test, timeout=30):
                                   att.connection_info.is_not(None))))
         ).all()
         test.assertEqual([], orphans, 'connections of unattached volumes')
+    test.assertEqual([], available_exports(test.conf),
+                     'backend connections of available volumes')

@@ -13,7 +13,8 @@ Every response must be below 500 and, when 4xx, in the API's fault format
 (``{"<name>": {"code": <status>, "message": "..."}}``). After each run the
 state must be sound: no server or mapping task left running, every
 volume's status agrees with its attachments, every mapping's attachment
-exists (``tests/fuzz/invariants.py``).
+exists, no available volume is exported to a host by its backend
+(``tests/fuzz/invariants.py``).
 
 Bounded for CI: ``NOVA_LITE_FUZZ_EXAMPLES`` requests per test (default
 2000, five tests: about a minute); runs are derandomized (the same

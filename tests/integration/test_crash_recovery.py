@@ -68,11 +68,19 @@ CASES = {
     # without it.
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
-    # Swap (PUT os-volume_attachments/{old} with the new volume).
+    # A volume migration (os-migrate_volume to the other backend) of an
+    # available volume: block storage copies the data.
+    crashpoint.VOLUME_MIGRATE_AFTER_START: (ROLLED_BACK, 'migrate'),
+    crashpoint.VOLUME_MIGRATE_AFTER_TARGET: (ROLLED_BACK, 'migrate'),
+    crashpoint.VOLUME_MIGRATE_AFTER_COPY: (FINISHED, 'migrate'),
+    crashpoint.VOLUME_MIGRATE_AFTER_FINISH: (FINISHED, 'migrate'),
+    # ... of an attached volume: the compute swap it drives (PUT
+    # os-volume_attachments/{volume} as the service; the only swap).
     crashpoint.API_SWAP_AFTER_RESERVE: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_CONNECT: (ROLLED_BACK, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_GUEST_SWAP: (FINISHED, 'swap'),
     crashpoint.COMPUTE_SWAP_AFTER_MOVE: (FINISHED, 'swap'),
+    crashpoint.COMPUTE_SWAP_AFTER_RELEASE: (FINISHED, 'swap'),
     # ... of a shelved-offloaded server: the API swaps without a host.
     crashpoint.API_SWAP_OFFLOADED_AFTER_RESERVE: (ROLLED_BACK,
                                                   'swap_offloaded'),
@@ -124,7 +132,10 @@ def locked(test, server_id):
 
 
 class _CrashRecoveryTests(object):
-    EXTRA_CONF = {'recovery': {'settle_interval': 1, 'stalled_after': 5}}
+    EXTRA_CONF = {'recovery': {'settle_interval': 1, 'stalled_after': 5},
+                  # A second backend, for the migrations.
+                  'volume': {'enabled_backends': 'file,file2'},
+                  'file2': {'volume_driver': 'file'}}
 
     def _process(self, point, server_host):
         kind = crashpoint.POINTS[point][0]
@@ -190,18 +201,9 @@ class _CrashRecoveryTests(object):
     def _settled(self, server_id, volume_id, outcome, workflow):
         if workflow in ('build', 'unshelve'):
             return self._server_settled(server_id, volume_id, workflow)
-        if workflow in ('swap', 'swap_offloaded'):
-            old, new = volume_id
-            attached, available = (new, old) if outcome == FINISHED else (
-                old, new)
-            if not (self._attached(server_id, attached) and
-                    self._available(server_id, available)):
-                return False
-            events = self._events(server_id, 'swap_volume')
-            if any(e['finish_time'] is None for e in events):
-                return False
-            return outcome == FINISHED or any(
-                e['result'] == 'Error' for e in events)
+        if workflow in ('migrate', 'swap', 'swap_offloaded'):
+            return self._migration_settled(server_id, volume_id, outcome,
+                                           workflow)
         if workflow == 'extend':
             return self._volume_is(volume_id, 'available',
                                    NEW_SIZE if outcome == FINISHED else SIZE)
@@ -235,8 +237,8 @@ class _CrashRecoveryTests(object):
             return self._crash_without_host(point)
         if workflow in ('extend', 'delete'):
             return self._crash_volume_operation(point)
-        if workflow in ('swap', 'swap_offloaded'):
-            return self._crash_swap(point)
+        if workflow in ('migrate', 'swap', 'swap_offloaded'):
+            return self._crash_migration(point)
         if workflow in ('build', 'unshelve'):
             return self._crash_server_operation(point)
         if workflow == 'refresh':
@@ -324,19 +326,49 @@ class _CrashRecoveryTests(object):
                                                  api=async_api).status)
         self.wait_for_volume_status(volume_id, 'in-use')
 
-    def _crash_swap(self, point):
-        """An administrator swaps a server's volume for another (the
-        server active, or shelved-offloaded for ``swap_offloaded``); the
-        API or the host dies at the point; the swap is finished (the
-        server has the new volume) or rolled back (the old one)."""
+    def _migration_settled(self, server_id, volume_id, outcome, workflow):
+        """The volume's migration ended (``success`` on the other backend,
+        or ``error`` on its own), its temporary volume gone, the volume
+        available (``migrate``) or attached to the server with the swap's
+        events closed (an ``Error`` one when it was rolled back)."""
+        volume = self.show_volume(volume_id)
+        expected = ('success', '#file2') if outcome == FINISHED else (
+            'error', '#file')
+        if (volume['migration_status'],
+                '#' + volume['os-vol-host-attr:host'].split('#')[-1]) != \
+                expected:
+            return False
+        same_name = self.admin_api.get(
+            '/v3/demo/volumes?all_tenants=1&name=%s' % volume['name']).body[
+                'volumes']
+        if len(same_name) != 1:
+            return False        # the temporary volume is still there
+        if workflow == 'migrate':
+            return self._available(server_id, volume_id)
+        if not self._attached(server_id, volume_id):
+            return False
+        events = self._events(server_id, 'swap_volume')
+        if any(e['finish_time'] is None for e in events):
+            return False
+        return outcome == FINISHED or any(
+            e['result'] == 'Error' for e in events)
+
+    def _crash_migration(self, point):
+        """An administrator migrates a volume to the other backend
+        (``os-migrate_volume``): available (``migrate``: block storage
+        copies it), or attached to an active server (``swap``: the compute
+        swap) or to a shelved-offloaded one (``swap_offloaded``: the API
+        swaps without a host). The API or the host dies at the point; the
+        migration is finished (the volume on the other backend) or rolled
+        back (on its own, ``error``), and the volume is used again."""
         outcome, workflow = CASES[point]
         server_id, host = self._server()
-        old = self.create_volume()
-        new = self.create_volume()
+        volume_id = self.create_volume()
         api = self.api.as_(compute_version='2.101')
-        self.assertEqual(202, self.attach_volume(server_id, old,
-                                                 api=api).status)
-        self.wait_for_volume_status(old, 'in-use')
+        if workflow != 'migrate':
+            self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                     api=api).status)
+            self.wait_for_volume_status(volume_id, 'in-use')
         if workflow == 'swap_offloaded':
             self.server_action(server_id, {'shelve': None})
             self.wait_for_server_status(server_id, 'SHELVED_OFFLOADED')
@@ -344,26 +376,35 @@ class _CrashRecoveryTests(object):
         mark = os.path.join(tempfile.mkdtemp(), 'crashed')
         self.deployment.restart_armed(name, point, mark)
         self.addCleanup(self.deployment.restart_disarmed, name)
-        admin = self.admin_api.as_(compute_version='2.101')
-        path = '/v2.1/servers/%s/os-volume_attachments/%s' % (server_id, old)
-        body = {'volumeAttachment': {'volumeId': new}}
+        path = '/v3/demo/volumes/%s/action' % volume_id
+        body = {'os-migrate_volume': {'host': 'file2'}}
         if name == self.deployment.API:
-            self.assertRaises(requests.ConnectionError, admin.put, path,
-                              body=body)
+            self.assertRaises(requests.ConnectionError, self.admin_api.post,
+                              path, body=body)
         else:
-            resp = admin.put(path, body=body)
+            resp = self.admin_api.post(path, body=body)
             self.assertEqual(202, resp.status, resp)
         self.deployment.wait_crashed(name, mark)
         self.deployment.restart_disarmed(name)
-        self._wait_settled(point, server_id, (old, new))
-        # The server's volume detaches, and the other one attaches.
-        attached, other = (new, old) if outcome == FINISHED else (old, new)
-        self.assertEqual(202, self.detach_volume(server_id, attached,
+        self._wait_settled(point, server_id, volume_id)
+        # Used again: detached (attached first if it was not), and
+        # migrated again.
+        if workflow == 'swap_offloaded':
+            self.server_action(server_id, {'unshelve': None})
+            self.wait_for_server_status(server_id, 'ACTIVE')
+        if workflow == 'migrate':
+            self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                     api=api).status)
+            self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertEqual(202, self.detach_volume(server_id, volume_id,
                                                  api=api).status)
-        self.wait_for_volume_status(attached, 'available')
-        self.assertEqual(202, self.attach_volume(server_id, other,
-                                                 api=api).status)
-        self.wait_for_volume_status(other, 'in-use')
+        self.wait_for_volume_status(volume_id, 'available')
+        back = 'file' if outcome == FINISHED else 'file2'
+        resp = self.admin_api.post(path, body={'os-migrate_volume': {
+            'host': back}})
+        self.assertEqual(202, resp.status, resp)
+        self.assertEqual('success', self.show_volume(volume_id)[
+            'migration_status'])
 
     def _crash_server_operation(self, point):
         """The compute host dies after it connected the server's volume

@@ -115,10 +115,16 @@ def tempest_conf(ks, deploy, workspace):
         'volume': {
             'build_timeout': '120', 'build_interval': '1',
             'min_microversion': '3.0', 'max_microversion': '3.71',
-            'storage_protocol': 'iSCSI', 'vendor_name': 'nova_lite',
+            # vendor_name: tempest's default, 'Open Source' (what the
+            # backends report, as Cinder's reference drivers do).
+            'storage_protocol': 'iSCSI',
+            # The deployment's two file backends: the multi-backend and
+            # retype-with-migration tests move volumes between them.
+            'backend_names': 'file,file2',
             'volume_type_multiattach': MULTIATTACH_TYPE,
         },
         'volume-feature-enabled': {
+            'multi_backend': 'true',
             'backup': 'false', 'snapshot': 'false', 'clone': 'false',
             'manage_snapshot': 'false', 'manage_volume': 'false',
             'extend_attached_volume': 'false',
@@ -222,7 +228,9 @@ def main(argv=None):
     # Every process names the file backend's volume service alike (Cinder's
     # active-active backend_host): volumes and /v3/os-services agree.
     deploy = deployment.Deployment('mysql', keystone=ks, extra_conf={
-        'file': {'backend_host': 'block-storage'}})
+        'volume': {'enabled_backends': 'file,file2'},
+        'file': {'backend_host': 'block-storage'},
+        'file2': {'volume_driver': 'file', 'backend_host': 'block-storage'}})
     try:
         deploy.setUp()
     except fixtures.MultipleExceptions as e:

@@ -2,11 +2,12 @@
 3.44, ``mode`` 3.54), from the add-new-attach-apis spec.
 
 Below 3.27 every route here answers 404, as Cinder does; ``mode`` below
-3.54 is an unknown property (400). ``GET /attachments/{id}`` adds
+3.54 is an unknown property (400). From nova_lite's own 3.72 (above
+Cinder's 3.71) ``GET /attachments/{id}`` adds
 ``shared_connections_by_attachment`` (the other attachments of the volume
 on the same host), and ``DELETE`` returns it beside Cinder's list of the
 volume's remaining attachments, so a host knows whether the connection is
-still in use.
+still in use; below 3.72 both answer as Cinder's.
 """
 
 from nova_lite.api import microversion as mv
@@ -66,11 +67,14 @@ def list_attachments_detail(req):
 
 @validation.versions(mv.NEW_ATTACH)
 @validation.query(schema.SHOW_QUERY, mv.NEW_ATTACH)
-@validation.response(200, schema.SHOW_RESPONSE, mv.NEW_ATTACH)
+@validation.response(200, schema.DETAIL_RESPONSE, mv.NEW_ATTACH,
+                     mv.before(mv.SHARED_CONNECTIONS))
+@validation.response(200, schema.SHOW_RESPONSE_V372, mv.SHARED_CONNECTIONS)
 def show_attachment(req, attachment_id):
     attachment, shared = _api(req).attachment_get(_ctxt(req), attachment_id)
     view = views.attachment_detail(attachment)
-    view['shared_connections_by_attachment'] = shared
+    if mv.want(req).matches(mv.SHARED_CONNECTIONS):
+        view['shared_connections_by_attachment'] = shared
     return {'attachment': view}
 
 
@@ -97,12 +101,17 @@ def update_attachment(req, attachment_id, body):
 
 
 @validation.versions(mv.NEW_ATTACH)
-@validation.response(200, schema.DELETE_RESPONSE, mv.NEW_ATTACH)
+@validation.response(200, schema.DELETE_RESPONSE, mv.NEW_ATTACH,
+                     mv.before(mv.SHARED_CONNECTIONS))
+@validation.response(200, schema.DELETE_RESPONSE_V372, mv.SHARED_CONNECTIONS)
 def delete_attachment(req, attachment_id):
     remaining, shared = _api(req).attachment_delete(_ctxt(req),
                                                     attachment_id)
-    return {'attachments': [views.attachment_summary(a) for a in remaining],
-            'shared_connections_by_attachment': shared}
+    result = {'attachments': [views.attachment_summary(a)
+                              for a in remaining]}
+    if mv.want(req).matches(mv.SHARED_CONNECTIONS):
+        result['shared_connections_by_attachment'] = shared
+    return result
 
 
 @validation.versions(mv.NEW_ATTACH_COMPLETION)

@@ -12,7 +12,6 @@ import webob.dec
 from nova_lite.api import microversion
 
 COMPUTE_UPDATED = '2013-07-23T11:33:21Z'
-COMPUTE_V20_UPDATED = '2025-07-04T12:00:00Z'
 VOLUME_UPDATED = '2023-08-31T00:00:00Z'
 DOCS_URL = 'https://docs.openstack.org/'
 
@@ -22,8 +21,16 @@ def _base_url(req, conf):
     return (prefix.rstrip('/') if prefix else req.host_url)
 
 
-def compute_version_entries(base):
-    v21 = {
+def compute_version_entry(base):
+    """The one compute version nova_lite serves, v2.1.
+
+    Nova also lists ``v2.0`` (DEPRECATED), its legacy v2 compatibility
+    mode (the v2.1 code without microversions, with relaxed validation).
+    nova_lite does not serve it, so it does not advertise it: ``/v2`` is
+    an unversioned path like any other (300, pointing at ``/v2.1``), and
+    every client in use (novaclient, openstacksdk, tempest) speaks v2.1.
+    """
+    return {
         'id': 'v2.1',
         'status': 'CURRENT',
         'version': str(microversion.COMPUTE.max),
@@ -31,20 +38,10 @@ def compute_version_entries(base):
         'updated': COMPUTE_UPDATED,
         'links': [{'rel': 'self', 'href': base + '/v2.1/'}],
     }
-    v20 = {
-        'id': 'v2.0',
-        'status': 'DEPRECATED',
-        'version': '',
-        'min_version': '',
-        'updated': COMPUTE_V20_UPDATED,
-        'links': [{'rel': 'self', 'href': base + '/v2/'}],
-    }
-    return v20, v21
 
 
 def compute_version_document(base):
-    _v20, v21 = compute_version_entries(base)
-    v21 = dict(v21)
+    v21 = dict(compute_version_entry(base))
     v21['links'] = [
         {'rel': 'self', 'href': base + '/v2.1/'},
         {'rel': 'describedby', 'type': 'text/html', 'href': DOCS_URL},
@@ -92,14 +89,14 @@ class RootApp(object):
         base = _base_url(req, self.conf)
         if req.path_info.strip('/'):
             # Nova answers any other unversioned path with 300 choices.
-            _v20, v21 = compute_version_entries(base)
+            v21 = compute_version_entry(base)
             return _json(300, {'choices': [{
                 'id': v21['id'], 'status': v21['status'],
                 'links': [{'rel': 'self',
                            'href': base + '/v2.1' + req.path_info}],
                 'media-types': compute_version_document(
                     base)['version']['media-types']}]})
-        return _json(200, {'versions': list(compute_version_entries(base))})
+        return _json(200, {'versions': [compute_version_entry(base)]})
 
 
 def compute_root(conf):

@@ -297,6 +297,23 @@ def _access_ip(value):
     return str(ipaddress.ip_address(value))
 
 
+# The security groups Nova echoes for a request without any.
+DEFAULT_GROUPS = ({'name': 'default'},)
+
+
+def _check_security_groups(server):
+    """nova_lite has no networking: the one security group there is is
+    every project's ``default`` (which Nova's answer names when none is
+    asked); any other is not found (400, as Nova answers what its network
+    service does not find)."""
+    for group in server.get('security_groups') or []:
+        name = group.get('name')
+        if name and name != DEFAULT_GROUPS[0]['name']:
+            raise exception.InvalidInput(message=_(
+                "Unable to find security_group with name or id '%s'") %
+                name)
+
+
 @_create_bands
 @validation.response(202, schema.CREATE_RESPONSE, mv.COMPUTE_MIN)
 def create_server(req, body):
@@ -314,6 +331,7 @@ def create_server(req, body):
         raise exception.InvalidInput(
             message=_('Invalid flavorRef provided.'))
     _check_networks(server)
+    _check_security_groups(server)
     min_count = _count(server, 'min_count', 1)
     max_count = _count(server, 'max_count', min_count)
     api = compute_api.get_api(req.environ['nova_lite.conf'])
@@ -338,6 +356,12 @@ def create_server(req, body):
         'OS-DCF:diskConfig': server.get('OS-DCF:diskConfig', 'MANUAL'),
         'adminPass': server.get('adminPass') or
         uuidutils.generate_uuid()[:12],
+        # Echoed as Nova does (``default`` when none was asked); nova_lite
+        # has no networking, so no group is applied to anything.
+        'security_groups': [
+            {'name': group['name']}
+            for group in server.get('security_groups', DEFAULT_GROUPS)
+            if group.get('name')],
     }
     return router.reply(202, {'server': view},
                         {'Location': server_links[0]['href']})

@@ -10,11 +10,13 @@ it returns 202 at once with the attachment's URL in ``Location`` (so the
 
 An attach in progress is a mapping without a block-storage attachment yet
 (``BlockDeviceMapping.attach_pending``). It is listed below 2.89 (without
-``device`` until the host reserved one), hidden at 2.89 to 2.100 (whose
-views require ``attachment_id``; Nova hides such mappings there), and
-listed again from 2.101 with ``attachment_id: null``, so that the URL an
-asynchronous attach returns answers at once. Legacy mappings (connected,
-without attachment) stay hidden from 2.89, as in Nova.
+``device`` until the host reserved one) and hidden at 2.89 to 2.104, whose
+views require ``attachment_id``: Nova leaves such mappings out of the list
+and answers 404 on show, so the URL a 2.101 attach returns answers 404
+until block storage reserved the volume. nova_lite's 2.105 lists it again
+with ``attachment_id: null``, so that a client sees its attach at once.
+Legacy mappings (connected, without attachment) stay hidden from 2.89, as
+in Nova.
 """
 
 from oslo_utils import strutils
@@ -57,7 +59,7 @@ def _listed(bdm, want):
         return False
     if bdm.attachment_id or not want.matches(mv.ATTACHMENT_ID_VIEW):
         return True
-    return want.matches(mv.ASYNC_VOLUME_ATTACH) and bdm.attach_pending
+    return want.matches(mv.ATTACH_MODE) and bdm.attach_pending
 
 
 def _instance(req, ctxt, server_id, rule):
@@ -99,8 +101,6 @@ def _int_param(req, name):
                      mv.ATTACH_DELETE_ON_TERMINATION,
                      mv.before(mv.ATTACHMENT_ID_VIEW))
 @validation.response(200, schema.INDEX_RESPONSE_V289, mv.ATTACHMENT_ID_VIEW,
-                     mv.before(mv.ASYNC_VOLUME_ATTACH))
-@validation.response(200, schema.INDEX_RESPONSE_V2101, mv.ASYNC_VOLUME_ATTACH,
                      mv.before(mv.ATTACH_MODE))
 @validation.response(200, schema.INDEX_RESPONSE_V2105, mv.ATTACH_MODE)
 def list_volume_attachments(req, server_id):
@@ -127,8 +127,6 @@ def list_volume_attachments(req, server_id):
                      mv.ATTACH_DELETE_ON_TERMINATION,
                      mv.before(mv.ATTACHMENT_ID_VIEW))
 @validation.response(200, schema.SHOW_RESPONSE_V289, mv.ATTACHMENT_ID_VIEW,
-                     mv.before(mv.ASYNC_VOLUME_ATTACH))
-@validation.response(200, schema.SHOW_RESPONSE_V2101, mv.ASYNC_VOLUME_ATTACH,
                      mv.before(mv.ATTACH_MODE))
 @validation.response(200, schema.SHOW_RESPONSE_V2105, mv.ATTACH_MODE)
 def show_volume_attachment(req, server_id, volume_id):

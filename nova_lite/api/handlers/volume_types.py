@@ -40,7 +40,9 @@ def list_types(req):
 def show_type(req, type_id):
     ctxt = _ctxt(req)
     if type_id == 'default':
-        raise exception.VolumeTypeNotFound(volume_type_id='default')
+        # Cinder's: the type a volume created without one gets.
+        return {'volume_type': views.type_view(
+            ctxt, _api(req).types.get_default(ctxt))}
     return {'volume_type': views.type_view(
         ctxt, _api(req).types.get(ctxt, type_id))}
 

@@ -82,17 +82,44 @@ def _list(req, detail):
     links = util.next_links(req, found, page['limit'], 'limit' in req.GET)
     if links:
         result['volumes_links'] = links
+    if _with_count(req):
+        result['count'] = _api(req).count(ctxt, filters=filters,
+                                          all_tenants=all_tenants)
     return result
 
 
+def _with_count(req):
+    """Cinder's ``with_count`` (3.45): the list also says how many volumes
+    match, all pages together. Ignored below 3.45, as Cinder ignores it;
+    a value that is not a boolean is 400, as Cinder's
+    ``get_bool_param``."""
+    if ('with_count' not in req.GET or
+            not mv.want(req).matches(mv.SUPPORT_COUNT_INFO)):
+        return False
+    value = req.GET.getall('with_count')[-1]
+    if not strutils.is_valid_boolstr(value):
+        raise exception.InvalidInput(reason=_(
+            "Value '%(param)s' for 'with_count' is not a boolean.") % {
+                'param': value})
+    return strutils.bool_from_string(value, strict=True)
+
+
 @validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
-@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN)
+@validation.response(200, schema.LIST_RESPONSE, mv.VOLUME_MIN,
+                     mv.before(mv.SUPPORT_COUNT_INFO))
+@validation.response(200, schema.LIST_RESPONSE_V345, mv.SUPPORT_COUNT_INFO)
 def list_volumes(req):
     return _list(req, detail=False)
 
 
+def _list_detail_responses(fn):
+    for low, high, body in schema.LIST_DETAIL_BANDS:
+        fn = validation.response(200, body, low, high)(fn)
+    return fn
+
+
 @validation.query(schema.LIST_QUERY, mv.VOLUME_MIN)
-@detail_responses(200, schema.many)
+@_list_detail_responses
 def list_volumes_detail(req):
     return _list(req, detail=True)
 
@@ -271,6 +298,43 @@ def retype(req, volume_id, body):
     _api(req).retype(_ctxt(req), volume_id, data['new_type'],
                      migration_policy=data.get('migration_policy'))
     return router.reply(202)
+
+
+@validation.request_body(schema.MIGRATE, mv.VOLUME_MIN,
+                         mv.before(mv.VOLUME_MIGRATE_CLUSTER))
+@validation.request_body(schema.MIGRATE_V316, mv.VOLUME_MIGRATE_CLUSTER)
+@validation.response(202, None, mv.VOLUME_MIN)
+def migrate(req, volume_id, body):
+    """Cinder's admin ``os-migrate_volume``: to another backend (a name,
+    or ``host@backend[#pool]``). The answer comes once the data is copied
+    (no host uses the volume) or the compute service swaps it."""
+    data = body['os-migrate_volume']
+    if data.get('cluster'):
+        raise exception.InvalidInput(reason=_(
+            'nova_lite has no clusters: give the backend as host.'))
+    if not data.get('host'):
+        raise exception.InvalidInput(reason=_(
+            'One of host or cluster must be given.'))
+    _api(req).migrate(
+        _ctxt(req), volume_id, data['host'],
+        force_host_copy=bool_param(str(data.get('force_host_copy', False)),
+                                   'force_host_copy'),
+        lock_volume=bool_param(str(data.get('lock_volume', False)),
+                               'lock_volume'))
+    return router.reply(202)
+
+
+@validation.request_body(schema.MIGRATE_COMPLETION, mv.VOLUME_MIN)
+@validation.response(200, schema.MIGRATE_COMPLETION_RESPONSE, mv.VOLUME_MIN)
+def migrate_completion(req, volume_id, body):
+    """Cinder's ``os-migrate_volume_completion``: the compute side's swap
+    of the migrating volume is done, or failed (``error``)."""
+    data = body['os-migrate_volume_completion']
+    error = data.get('error') or False
+    if isinstance(error, str):
+        error = strutils.bool_from_string(error)
+    return {'save_volume_id': _api(req).migrate_volume_completion(
+        _ctxt(req), volume_id, data['new_volume'], error=error)}
 
 
 @validation.request_body(schema.FORCE_DETACH, mv.VOLUME_MIN)

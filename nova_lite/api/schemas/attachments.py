@@ -90,7 +90,7 @@ SHOW = common.require(common.extend(
         'type': 'array', 'items': common.UUID}),
     [], 'shared_connections_by_attachment')
 
-SHOW_RESPONSE = {
+SHOW_RESPONSE_V372 = {
     'type': 'object',
     'properties': {'attachment': SHOW},
     'required': ['attachment'],
@@ -116,15 +116,18 @@ LIST_DETAIL_RESPONSE = {
     'required': ['attachments'],
     'additionalProperties': False,
 }
-# DELETE: Cinder's list of the volume's remaining attachments, plus the ids
-# of those that shared the deleted one's host connection.
+# DELETE: Cinder's list of the volume's remaining attachments, plus (from
+# nova_lite's 3.72) the ids of those that shared the deleted one's host
+# connection.
 DELETE_RESPONSE = {
     'type': 'object',
     'properties': {
         'attachments': {'type': 'array', 'items': SUMMARY},
-        'shared_connections_by_attachment': {'type': 'array',
-                                             'items': common.UUID},
     },
-    'required': ['attachments', 'shared_connections_by_attachment'],
+    'required': ['attachments'],
     'additionalProperties': False,
 }
+DELETE_RESPONSE_V372 = common.require(common.extend(
+    DELETE_RESPONSE, [], shared_connections_by_attachment={
+        'type': 'array', 'items': common.UUID}),
+    [], 'shared_connections_by_attachment')

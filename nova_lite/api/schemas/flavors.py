@@ -28,6 +28,9 @@ _QUERY_PROPERTIES = {
 }
 LIST_QUERY = common.query(_QUERY_PROPERTIES, strict=False)
 LIST_QUERY_V275 = common.query(_QUERY_PROPERTIES, strict=True)
+# 2.102: the name filter (Nova's: a regular expression the name matches).
+LIST_QUERY_V2102 = common.query(dict(_QUERY_PROPERTIES,
+                                     name=common.STRING_PARAM), strict=True)
 SHOW_QUERY = common.query({}, strict=False)
 # 2.102: unknown query parameters are refused everywhere.
 SHOW_QUERY_V2102 = common.query({}, strict=True)
@@ -77,6 +80,11 @@ _FLAVOR_V261['properties']['extra_specs'] = {
 _FLAVOR_V261['required'].append('extra_specs')
 _FLAVOR_V275 = copy.deepcopy(_FLAVOR_V261)
 _FLAVOR_V275['properties']['swap'] = {'type': 'integer'}
+# 2.102: the deprecated rxtx_factor and OS-FLV-DISABLED:disabled are gone.
+_FLAVOR_V2102 = copy.deepcopy(_FLAVOR_V275)
+for _key in ('rxtx_factor', 'OS-FLV-DISABLED:disabled'):
+    del _FLAVOR_V2102['properties'][_key]
+    _FLAVOR_V2102['required'].remove(_key)
 
 
 def _list(item):
@@ -106,7 +114,9 @@ DETAIL_RESPONSE = _list(_FLAVOR)
 DETAIL_RESPONSE_V255 = _list(_FLAVOR_V255)
 DETAIL_RESPONSE_V261 = _list(_FLAVOR_V261)
 DETAIL_RESPONSE_V275 = _list(_FLAVOR_V275)
+DETAIL_RESPONSE_V2102 = _list(_FLAVOR_V2102)
 SHOW_RESPONSE = _show(_FLAVOR)
 SHOW_RESPONSE_V255 = _show(_FLAVOR_V255)
 SHOW_RESPONSE_V261 = _show(_FLAVOR_V261)
 SHOW_RESPONSE_V275 = _show(_FLAVOR_V275)
+SHOW_RESPONSE_V2102 = _show(_FLAVOR_V2102)

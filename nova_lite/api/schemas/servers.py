@@ -266,6 +266,10 @@ _BDM_V2 = {
     },
     'additionalProperties': False,
 }
+# Nova's parameter_types.name: 1 to 255 characters, no leading or trailing
+# white space.
+SECURITY_GROUP_NAME = {'type': 'string', 'minLength': 1, 'maxLength': 255,
+                       'pattern': r'^\S(.*\S)?$'}
 _SERVER_CREATE = {
     'type': 'object',
     'properties': {
@@ -289,6 +293,16 @@ _SERVER_CREATE = {
         'adminPass': {'type': 'string'},
         'accessIPv4': {'type': 'string', 'format': 'ipv4'},
         'accessIPv6': {'type': 'string', 'format': 'ipv6'},
+        # Nova's: names (or ids) of security groups; nova_lite has no
+        # networking, so they are only echoed in the 202 body.
+        'security_groups': {
+            'type': 'array',
+            'items': {
+                'type': 'object',
+                'properties': {'name': SECURITY_GROUP_NAME},
+                'additionalProperties': False,
+            },
+        },
     },
     'required': ['name', 'flavorRef'],
     'additionalProperties': False,
@@ -357,9 +371,18 @@ CREATE_RESPONSE = {
                 'links': LINKS,
                 'OS-DCF:diskConfig': {'enum': ['MANUAL', 'AUTO']},
                 'adminPass': {'type': 'string'},
-                'security_groups': {'type': 'array'},
+                'security_groups': {
+                    'type': 'array',
+                    'items': {
+                        'type': 'object',
+                        'properties': {'name': {'type': 'string'}},
+                        'required': ['name'],
+                        'additionalProperties': False,
+                    },
+                },
             },
-            'required': ['id', 'links'],
+            'required': ['id', 'links', 'OS-DCF:diskConfig',
+                         'security_groups'],
             'additionalProperties': False,
         },
         'reservation_id': {'type': 'string'},

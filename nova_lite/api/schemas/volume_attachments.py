@@ -100,13 +100,12 @@ _ATTACHMENT_V289['required'].remove('id')
 _ATTACHMENT_V289['properties']['attachment_id'] = common.UUID
 _ATTACHMENT_V289['properties']['bdm_uuid'] = common.UUID
 _ATTACHMENT_V289['required'] += ['attachment_id', 'bdm_uuid']
-# 2.101: an attach in progress is listed before block storage reserved the
-# volume, with no attachment yet.
-_ATTACHMENT_V2101 = copy.deepcopy(_ATTACHMENT_V289)
-_ATTACHMENT_V2101['properties']['attachment_id'] = {
+# 2.105 (nova_lite's): the mode of the attachment, and an attach in
+# progress listed before block storage reserved the volume, with no
+# attachment yet (2.89 to 2.104 hide it, as Nova does).
+_ATTACHMENT_V2105 = copy.deepcopy(_ATTACHMENT_V289)
+_ATTACHMENT_V2105['properties']['attachment_id'] = {
     'type': ['string', 'null'], 'format': 'uuid'}
-# 2.105: the mode of the attachment.
-_ATTACHMENT_V2105 = copy.deepcopy(_ATTACHMENT_V2101)
 _ATTACHMENT_V2105['properties']['attach_mode'] = ATTACH_MODE
 _ATTACHMENT_V2105['required'].append('attach_mode')
 
@@ -135,14 +134,12 @@ SHOW_RESPONSE = _show(_ATTACHMENT)
 SHOW_RESPONSE_V270 = _show(_ATTACHMENT_V270)
 SHOW_RESPONSE_V279 = _show(_ATTACHMENT_V279)
 SHOW_RESPONSE_V289 = _show(_ATTACHMENT_V289)
-SHOW_RESPONSE_V2101 = _show(_ATTACHMENT_V2101)
 SHOW_RESPONSE_V2105 = _show(_ATTACHMENT_V2105)
 
 INDEX_RESPONSE = _index(_ATTACHMENT)
 INDEX_RESPONSE_V270 = _index(_ATTACHMENT_V270)
 INDEX_RESPONSE_V279 = _index(_ATTACHMENT_V279)
 INDEX_RESPONSE_V289 = _index(_ATTACHMENT_V289)
-INDEX_RESPONSE_V2101 = _index(_ATTACHMENT_V2101)
 INDEX_RESPONSE_V2105 = _index(_ATTACHMENT_V2105)
 
 # The POST body: ``device`` always present (null for a shelved-offloaded

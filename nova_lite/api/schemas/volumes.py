@@ -4,6 +4,7 @@ import copy
 
 from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import common
+from nova_lite import api_version
 from nova_lite.volume import status as st
 
 # Cinder's boolean parameter: a JSON boolean or one of these strings.
@@ -210,6 +211,53 @@ RETYPE = {
     'additionalProperties': False,
 }
 
+MIGRATE = {
+    'type': 'object',
+    'properties': {
+        'os-migrate_volume': {
+            'type': 'object',
+            'properties': {
+                'host': {'type': 'string', 'maxLength': 255},
+                'force_host_copy': BOOLEAN,
+                'lock_volume': BOOLEAN,
+            },
+            'required': ['host'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-migrate_volume'],
+    'additionalProperties': False,
+}
+# 3.16: a cluster instead of a host (nova_lite has none: 400).
+MIGRATE_V316 = copy.deepcopy(MIGRATE)
+MIGRATE_V316['properties']['os-migrate_volume']['properties'].update(
+    host={'type': ['string', 'null'], 'maxLength': 255},
+    cluster={'type': ['string', 'null'], 'maxLength': 255})
+del MIGRATE_V316['properties']['os-migrate_volume']['required']
+
+MIGRATE_COMPLETION = {
+    'type': 'object',
+    'properties': {
+        'os-migrate_volume_completion': {
+            'type': 'object',
+            'properties': {
+                'new_volume': common.UUID,
+                'error': {'type': ['string', 'null', 'boolean']},
+            },
+            'required': ['new_volume'],
+            'additionalProperties': False,
+        },
+    },
+    'required': ['os-migrate_volume_completion'],
+    'additionalProperties': False,
+}
+MIGRATE_COMPLETION_RESPONSE = {
+    'type': 'object',
+    'properties': {'save_volume_id': common.UUID},
+    'required': ['save_volume_id'],
+    'additionalProperties': False,
+}
+
 FORCE_DETACH = {
     'type': 'object',
     'properties': {
@@ -382,14 +430,36 @@ def one(item):
     }
 
 
-def many(item):
+def many(item, count=False):
+    """A list of ``item``; ``count``: with Cinder's ``count`` (3.45, when
+    ``with_count`` asks for it)."""
+    properties = {'volumes': {'type': 'array', 'items': item},
+                  'volumes_links': LINKS}
+    if count:
+        properties['count'] = {'type': 'integer', 'minimum': 0}
     return {
         'type': 'object',
-        'properties': {'volumes': {'type': 'array', 'items': item},
-                       'volumes_links': LINKS},
+        'properties': properties,
         'required': ['volumes'],
         'additionalProperties': False,
     }
+
+
+def _split(bands, version):
+    """``(low, high, item, from_version)`` of ``bands``, the band holding
+    ``version`` split there; ``from_version``: the band starts at or after
+    it."""
+    result = []
+    wanted = api_version.APIVersion.parse(version)
+    for low, high, item in bands:
+        starts = api_version.APIVersion.parse(low)
+        ends = api_version.APIVersion.parse(high) if high else None
+        if starts < wanted and (ends is None or wanted <= ends):
+            result.append((low, mv.before(version), item, False))
+            result.append((version, high, item, True))
+        else:
+            result.append((low, high, item, wanted <= starts))
+    return result
 
 
 SUMMARY = {
@@ -403,6 +473,12 @@ SUMMARY = {
     'additionalProperties': False,
 }
 LIST_RESPONSE = many(SUMMARY)
+LIST_RESPONSE_V345 = many(SUMMARY, count=True)
+# GET /volumes/detail: the detail bands, with ``count`` from 3.45.
+LIST_DETAIL_BANDS = [
+    (low, high, many(item, count=counted))
+    for low, high, item, counted in _split(DETAIL_BANDS,
+                                           mv.SUPPORT_COUNT_INFO)]
 
 
 # GET /volumes/summary (3.12; metadata from 3.36).

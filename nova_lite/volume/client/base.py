@@ -79,6 +79,14 @@ mode=None)``
     (``None``: not known, a real Cinder).
 ``begin_detaching(ctxt, volume_id)`` / ``roll_detaching(ctxt, volume_id)``
     Cinder's legacy detach markers Nova uses: ``in-use`` <-> ``detaching``.
+``migrate_volume_completion(ctxt, volume_id, new_volume_id, error=False)``
+    Cinder's ``os-migrate_volume_completion``, which the compute side
+    calls once the swap of a migrating volume is done (the guest has the
+    new volume, the new attachment is complete and the old one deleted),
+    or failed (``error``). Returns ``{'save_volume_id': ...}``: the id the
+    server's mapping keeps (the migrated volume's own id: it now has the
+    new storage), or the new volume's for a swap of two volumes that are
+    not migrating. Service requests only (the policy).
 ``delete(ctxt, volume_id)``
     Delete a volume (``delete_on_termination``, and the compute API's
     ``os-volumes`` proxy). ``InvalidVolume`` (400) unless it may be
@@ -202,6 +210,11 @@ class VolumeClient(abc.ABC):
 
     @abc.abstractmethod
     def delete(self, ctxt, volume_id):
+        pass
+
+    @abc.abstractmethod
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
         pass
 
 

@@ -3,9 +3,13 @@ python-cinderclient on a keystoneauth1 session, as Nova calls Cinder.
 
 It works against nova_lite's own ``/v3`` and against a real Cinder, at the
 microversions Nova uses: volume show at 3.48 (list and create too),
-attachments at 3.44 (3.54 when a ``mode`` is given). Errors come back as
-the same ``nova_lite.exception`` classes, with the server's message, that
-the ``local`` client raises.
+attachments at 3.44 (3.54 when a ``mode`` is given). An attachment's show
+and delete ask nova_lite's own 3.72 first, which adds the attachments
+sharing the host connection; a block storage that does not offer it (a
+real Cinder: 406) is asked at 3.44 from then on, and the answer says the
+shared connections are not known (None). Errors come back as the same
+``nova_lite.exception`` classes, with the server's message, that the
+``local`` client raises.
 
 Authentication
 --------------
@@ -91,6 +95,9 @@ class CinderClient(base.VolumeClient):
             conf, GROUP)
         self._service_auth = ks_loading.load_auth_from_conf_options(
             conf, GROUP)
+        # Whether the block storage offers nova_lite's 3.72 (None: not
+        # asked yet).
+        self._shared_connections = None
 
     # -- plumbing -------------------------------------------------------
     def _endpoint(self, ctxt):
@@ -150,6 +157,28 @@ class CinderClient(base.VolumeClient):
     @staticmethod
     def _version(version):
         return str(version)
+
+    def _attachment_call(self, ctxt, not_found, fn):
+        """``fn(cinderclient)`` for an attachment's show or delete: at
+        nova_lite's 3.72 while the block storage offers it, else at 3.44.
+        Returns ``(result, whether 3.72 answered)``."""
+        if self._shared_connections is not False:
+            cs = self._client(ctxt, self._version(
+                api_version.CLIENT_SHARED_CONNECTIONS_VERSION))
+            try:
+                result = fn(cs)
+            except cinder_exc.NotAcceptable:
+                # A real Cinder (its maximum is below 3.72): ask as Nova
+                # does, now and from now on.
+                self._shared_connections = False
+            except (cinder_exc.ClientException, ks_exc.ClientException) as e:
+                raise _translate(e, not_found)
+            else:
+                self._shared_connections = True
+                return result, True
+        cs = self._client(ctxt, self._version(
+            api_version.CLIENT_ATTACHMENT_VERSION))
+        return self._call(not_found, fn, cs), False
 
     # -- the contract ---------------------------------------------------
     def get(self, ctxt, volume_id):
@@ -214,11 +243,10 @@ class CinderClient(base.VolumeClient):
             cs.attachments.complete, attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):
-        cs = self._client(ctxt, self._version(
-            api_version.CLIENT_ATTACHMENT_VERSION))
-        attachment = self._call(
+        attachment, _shared = self._attachment_call(
+            ctxt,
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
-            cs.attachments.show, attachment_id).to_dict()
+            lambda cs: cs.attachments.show(attachment_id).to_dict())
         # A real Cinder does not report shared connections: None (unknown).
         result = views.client_attachment(
             attachment,
@@ -237,14 +265,13 @@ class CinderClient(base.VolumeClient):
         return [views.client_attachment(a.to_dict()) for a in attachments]
 
     def attachment_delete(self, ctxt, attachment_id):
-        cs = self._client(ctxt, self._version(
-            api_version.CLIENT_ATTACHMENT_VERSION))
         not_found = exception.VolumeAttachmentNotFound(
             attachment_id=attachment_id)
         # cinderclient's delete drops the body; read it through the HTTP
         # client to return the shared connections.
-        _resp, body = self._call(
-            not_found, cs.client.delete, '/attachments/%s' % attachment_id)
+        (_resp, body), _shared = self._attachment_call(
+            ctxt, not_found,
+            lambda cs: cs.client.delete('/attachments/%s' % attachment_id))
         shared = (body or {}).get('shared_connections_by_attachment')
         return {'shared_connections':
                 None if shared is None else list(shared)}
@@ -266,3 +293,12 @@ class CinderClient(base.VolumeClient):
             api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(exception.VolumeNotFound(volume_id=volume_id),
                    cs.volumes.delete, volume_id)
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        cs = self._client(ctxt, self._version(
+            api_version.CLIENT_ATTACHMENT_VERSION))
+        body = self._call(exception.VolumeNotFound(volume_id=volume_id),
+                          cs.volumes.migrate_volume_completion, volume_id,
+                          new_volume_id, error)
+        return {'save_volume_id': body['save_volume_id']}

@@ -90,3 +90,8 @@ class LocalClient(base.VolumeClient):
 
     def delete(self, ctxt, volume_id):
         self.api.delete(ctxt, volume_id)
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        return {'save_volume_id': self.api.migrate_volume_completion(
+            ctxt, volume_id, new_volume_id, error=error)}

@@ -274,7 +274,7 @@ _LIVE_INSTANCES = sa.select(_A.c.instance_uuid, _A.c.attach_status).where(
     _A.c.volume_id == sa.bindparam('b_volume_id'), _A.c.deleted.is_(False))
 
 
-def _reserve_statement(same_instance):
+def _reserve_statement(same_instance, migration_target):
     allowed = sa.or_(
         sa.and_(_V.c.multiattach.is_(False),
                 common.in_(_V.c.status, st.reserve_from(False))),
@@ -282,23 +282,35 @@ def _reserve_statement(same_instance):
                 common.in_(_V.c.status, st.reserve_from(True))),
         common.in_(_V.c.status, st.VOLUME_MOVES['reserve_same_instance'][0])
         if same_instance else sa.false())
+    # Not while a migration holds the volume; a migration's target only
+    # for its swap (the compute service's).
+    migration = common.not_migrating(_V.c.migration_status)
+    if migration_target:
+        migration = sa.or_(migration, _V.c.migration_status.startswith(
+            st.TARGET_PREFIX, autoescape=True))
     return sa.update(_V).where(
         _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
-        allowed).values(status=st.VOLUME_MOVES['reserve'][1],
-                        attach_status=sa.bindparam('v_attach_status'))
+        allowed, migration).values(
+            status=st.VOLUME_MOVES['reserve'][1],
+            attach_status=sa.bindparam('v_attach_status'))
 
 
-_RESERVE = {False: _reserve_statement(False),
-            True: _reserve_statement(True)}
+_RESERVE = {(same, target): _reserve_statement(same, target)
+            for same in (False, True) for target in (False, True)}
 _INSERT_ATTACHMENT = sa.insert(_A)
 
 
 @db_api.context_manager.writer
-def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
+def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode,
+                       same_instance_allowed=True, service=True):
     """The reserve move: a new ``reserved`` attachment, the volume
     ``reserved``. Returns the attachment (as ``attachment_get``), or None
     if the volume's status does not allow a reservation (nothing
-    changed)."""
+    changed), or a migration holds it. ``same_instance_allowed``: whether
+    an ``in-use`` non-multiattach volume may be reserved again for the
+    instance it is attached to (a move of that instance: the compute
+    service's); ``service``: whether a migration's target volume may be
+    reserved (its swap: the compute service's)."""
     session = ctxt.session
     common.lock_volume(session, volume_id)
     # A plain read, not a subquery of the UPDATE below: on MariaDB that
@@ -311,13 +323,13 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode):
     # (set by the compare-and-swap itself, not by a second UPDATE).
     live = session.execute(
         _LIVE_INSTANCES, {'b_volume_id': volume_id}).all()
-    same_instance = bool(instance_uuid) and any(
+    same_instance = same_instance_allowed and bool(instance_uuid) and any(
         row.instance_uuid == instance_uuid and
         row.attach_status == st.ATTACHED for row in live)
     attach_status = st.attach_status_of(
         [row.attach_status for row in live
          if not row.attach_status.startswith('error')] + [st.RESERVED])
-    result = session.execute(_RESERVE[same_instance], {
+    result = session.execute(_RESERVE[same_instance, service], {
         'b_volume_id': volume_id, 'v_attach_status': attach_status})
     if result.rowcount != 1:
         return None
@@ -505,8 +517,10 @@ def _legacy_attach_statement():
         sa.or_(sa.and_(_V.c.multiattach.is_(False),
                        common.in_(_V.c.status, st.legacy_attach_from(False))),
                sa.and_(_V.c.multiattach.is_(True),
-                       common.in_(_V.c.status, st.legacy_attach_from(True))))
-    ).values(status=target, attach_status=st.ATTACHED)
+                       common.in_(_V.c.status, st.legacy_attach_from(True))),
+               ),
+        common.not_migrating(_V.c.migration_status)).values(
+            status=target, attach_status=st.ATTACHED)
 
 
 _LEGACY_ATTACH = _legacy_attach_statement()

@@ -63,6 +63,13 @@ def not_in(column, values):
         [sa.literal(value, column.type) for value in values])
 
 
+def not_migrating(column):
+    """``column`` (a volume's ``migration_status``) says no migration holds
+    the volume (``status.NOT_MIGRATING``: none, or one that ended)."""
+    return sa.or_(column.is_(None),
+                  in_(column, [s for s in st.NOT_MIGRATING if s]))
+
+
 def labelled(table, prefix):
     """The columns of ``table``, each labelled ``prefix`` + its name."""
     return [column.label(prefix + column.name) for column in table.c]

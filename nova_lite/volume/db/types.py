@@ -61,6 +61,16 @@ def type_get_by_name_or_id(ctxt, name_or_id, visible_to=None):
 
 
 @db_api.context_manager.reader
+def type_get_by_name(ctxt, name):
+    """The type named ``name``, whoever may see it."""
+    query = _type_query(None).where(VolumeType.name == name)
+    vtype = ctxt.session.execute(query).scalar_one_or_none()
+    if vtype is None:
+        raise exception.VolumeTypeNotFound(volume_type_id=name)
+    return vtype
+
+
+@db_api.context_manager.reader
 def type_get_all(ctxt, is_public=None, visible_to=None):
     """Types by name. ``is_public``, Cinder's filter: True, the public
     types and (with ``visible_to``) the private ones that project may use;

@@ -154,17 +154,8 @@ def volume_get(ctxt, volume_id, project_id=None, with_metadata=False):
     return record
 
 
-@db_api.context_manager.reader
-def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
-                   limit=None, offset=None, sort_key='created_at',
-                   sort_dir='desc', with_metadata=False):
-    """A page of live volumes (ORM rows with their type and attachments
-    loaded, and their ``volume_metadata`` ``with_metadata``). ``filters``:
-    ``name``, ``status``, ``bootable``, and ``metadata``, ``{key: value}``
-    pairs a volume must all have."""
-    query = _volume_query(project_id)
-    if with_metadata:
-        query = query.options(orm.selectinload(Volume.volume_metadata))
+def _filtered(query, filters):
+    """``query`` (of volumes) with ``volume_get_all``'s ``filters``."""
     filters = filters or {}
     if 'name' in filters:
         query = query.where(Volume.display_name == filters['name'])
@@ -175,6 +166,32 @@ def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
     for key, value in sorted((filters.get('metadata') or {}).items()):
         query = query.where(Volume.volume_metadata.any(
             sa.and_(Metadata.key == key, Metadata.value == value)))
+    return query
+
+
+@db_api.context_manager.reader
+def volume_count(ctxt, project_id=None, filters=None):
+    """How many live volumes (of ``project_id``, or of every project)
+    ``volume_get_all`` would list with ``filters``, every page together
+    (Cinder's ``with_count``)."""
+    query = _filtered(sa.select(sa.func.count()).select_from(Volume).where(
+        Volume.deleted.is_(False)), filters)
+    if project_id is not None:
+        query = query.where(Volume.project_id == project_id)
+    return ctxt.session.execute(query).scalar()
+
+
+@db_api.context_manager.reader
+def volume_get_all(ctxt, project_id=None, filters=None, marker=None,
+                   limit=None, offset=None, sort_key='created_at',
+                   sort_dir='desc', with_metadata=False):
+    """A page of live volumes (ORM rows with their type and attachments
+    loaded, and their ``volume_metadata`` ``with_metadata``). ``filters``:
+    ``name``, ``status``, ``bootable``, and ``metadata``, ``{key: value}``
+    pairs a volume must all have."""
+    query = _filtered(_volume_query(project_id), filters)
+    if with_metadata:
+        query = query.options(orm.selectinload(Volume.volume_metadata))
     column = SORT_KEYS.get(sort_key, Volume.created_at)
     desc = sort_dir == 'desc'
     if marker is not None:
@@ -307,7 +324,8 @@ def volume_move(ctxt, volume_id, move, values=None, extra=()):
 
 _BEGIN_DETACHING = _volume_move_statement(
     'begin_detaching', (), extra=(_V.c.attach_status == st.ATTACHED,
-                                  _V.c.migration_status.is_(None)))
+                                  common.not_migrating(
+                                      _V.c.migration_status)))
 
 
 @db_api.context_manager.writer
@@ -329,8 +347,9 @@ def _legacy_reserve_statement():
         sa.or_(sa.and_(_V.c.multiattach.is_(False),
                        common.in_(_V.c.status, st.legacy_reserve_from(False))),
                sa.and_(_V.c.multiattach.is_(True),
-                       common.in_(_V.c.status, st.legacy_reserve_from(True))))
-    ).values(status=target)
+                       common.in_(_V.c.status, st.legacy_reserve_from(True))),
+               ),
+        common.not_migrating(_V.c.migration_status)).values(status=target)
 
 
 _LEGACY_RESERVE = _legacy_reserve_statement()
@@ -387,7 +406,8 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses,
         raise exception.EncryptionChangeNotSupported()
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
-        Volume.status.in_(statuses), Volume.migration_status.is_(None),
+        Volume.status.in_(statuses),
+        common.not_migrating(Volume.migration_status),
         sa.or_(Volume.volume_type_id.is_(None),
                Volume.volume_type_id != type_id)).values(
         volume_type_id=type_id, multiattach=multiattach))
@@ -408,7 +428,7 @@ def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None):
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(expected), Volume.size == size,
-        Volume.migration_status.is_(None)).values(
+        common.not_migrating(Volume.migration_status)).values(
         status=target, size=new_size))
     return result.rowcount == 1
 
@@ -456,7 +476,8 @@ def volume_delete_start(ctxt, volume_id):
     """available/error... -> deleting, only with no live attachment."""
     return volume_move(ctxt, volume_id, 'delete',
                        extra=(~_live_attachment_exists(volume_id),
-                              Volume.migration_status.is_(None)))
+                              common.not_migrating(
+                                  Volume.migration_status)))
 
 
 @db_api.context_manager.writer
@@ -471,7 +492,8 @@ def volume_force_delete_start(ctxt, volume_id):
     return ctxt.session.execute(
         sa.update(_V).where(
             _V.c.id == volume_id, _V.c.deleted.is_(False),
-            _V.c.migration_status.is_(None), ~attached).values(
+            common.not_migrating(_V.c.migration_status),
+            ~attached).values(
             status=st.DELETING)).rowcount == 1
 
 

@@ -31,7 +31,9 @@ its backend; Cinder's ``host@backend#pool`` form, which clients see in
 
 A new volume goes to the first enabled backend whose
 ``volume_backend_name`` matches its type's ``volume_backend_name`` extra
-spec (any backend when the type has none) and, for a multiattach type,
+spec (or ``capabilities:volume_backend_name``, as Cinder's capabilities
+filter reads it; any backend when the type has none) and, for a
+multiattach type,
 that reports the ``multiattach`` capability. Placement reads the
 capabilities each backend last reported (``capabilities(conf)``), asked
 again once older than ``[volume] capabilities_cache_time`` seconds, as
@@ -172,7 +174,11 @@ def capabilities(conf, refresh=False):
 def fits(caps, extra_specs, multiattach):
     """Whether a backend with capabilities ``caps`` can host a volume of a
     type with ``extra_specs`` (multiattach or not)."""
-    wanted = (extra_specs or {}).get('volume_backend_name')
+    specs = extra_specs or {}
+    # Cinder's capabilities filter reads the key with or without its
+    # "capabilities:" scope.
+    wanted = (specs.get('volume_backend_name') or
+              specs.get('capabilities:volume_backend_name'))
     if wanted and caps.get('volume_backend_name') != wanted:
         return False
     if multiattach and not caps.get('multiattach'):

@@ -11,9 +11,13 @@ driver keeps no state that another process would need: whatever it must
 remember about a volume it returns from ``create_volume`` as model updates
 (stored in the ``volumes`` row) or derives from the volume itself.
 
-Volumes are passed as plain dicts: ``id``, ``size`` (GiB), ``host`` (the
-backend name, as the volume's row keeps it; ``host_name`` is the
-``host@backend#pool`` clients see), ``provider_location``, ``multiattach``.
+Volumes are passed as plain dicts: ``id``, ``name_id`` (the id that names
+the volume's storage: the volume's own id, or after a migration the id of
+the temporary volume whose storage it took, Cinder's ``name_id``; drivers
+name and find storage and connection records by it, never by ``id``),
+``size`` (GiB), ``host`` (the backend name, as the volume's row keeps it;
+``host_name`` is the ``host@backend#pool`` clients see),
+``provider_location``, ``multiattach``.
 
 Host connections: ``initialize_connection`` is called once per attachment,
 so twice for two attachments of one multiattach volume on one compute host;
@@ -46,6 +50,10 @@ class VolumeDriver(abc.ABC):
     #: Reported in the capabilities.
     VERSION = '1.0.0'
     STORAGE_PROTOCOL = None
+    #: Reported as ``vendor_name``: what Cinder's own open-source drivers
+    #: (LVM, NFS) report, and what tempest expects of a reference backend
+    #: (its ``[volume] vendor_name`` default).
+    VENDOR_NAME = 'Open Source'
 
     def __init__(self, conf, backend_name):
         self.conf = conf
@@ -113,6 +121,13 @@ class VolumeDriver(abc.ABC):
         does nothing."""
         return []
 
+    def local_path(self, volume):
+        """A path, on this machine, of a file or block device holding the
+        volume's data (what a migration copies with no host using the
+        volume: Cinder's ``local_path``), or None when the backend keeps
+        no data (``fake``) or cannot give one."""
+        return None
+
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;
         ``multiattach`` decides whether multiattach volumes may be placed
@@ -121,7 +136,7 @@ class VolumeDriver(abc.ABC):
             'volume_backend_name': self.volume_backend_name,
             'pool_name': self.pool_name,
             'driver': self.__class__.__name__,
-            'vendor_name': 'nova_lite',
+            'vendor_name': self.VENDOR_NAME,
             'driver_version': self.VERSION,
             'storage_protocol': self.STORAGE_PROTOCOL,
             'multiattach': False,
@@ -160,6 +175,11 @@ class VolumeDriver(abc.ABC):
     def access_mode(connector):
         mode = (connector or {}).get('mode') or 'rw'
         return mode if mode in ACCESS_MODES else 'rw'
+
+    @staticmethod
+    def storage_id(volume):
+        """The id naming the volume's storage (``name_id``, else ``id``)."""
+        return volume.get('name_id') or volume['id']
 
     @staticmethod
     def connection_host(connector):

@@ -87,13 +87,13 @@ class FakeDriver(base.VolumeDriver):
                      'fail_connect' % (what, volume['id'], self.backend_name))
 
     def _key(self, volume):
-        return (self.backend_name, volume['id'])
+        return (self.backend_name, self.storage_id(volume))
 
     def create_volume(self, volume):
         with _LOCK:
             _SIZES[self._key(volume)] = volume['size']
         return {'provider_location': 'fake://%s/%s' % (
-            self.backend_name, volume['id'])}
+            self.backend_name, self.storage_id(volume))}
 
     def delete_volume(self, volume):
         with _LOCK:
@@ -130,7 +130,8 @@ class FakeDriver(base.VolumeDriver):
             'data': {
                 'volume_id': volume['id'],
                 'target': volume.get('provider_location') or
-                'fake://%s/%s' % (self.backend_name, volume['id']),
+                'fake://%s/%s' % (self.backend_name,
+                                  self.storage_id(volume)),
                 'access_mode': mode,
             },
         }

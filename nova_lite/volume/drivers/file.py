@@ -63,14 +63,20 @@ class FileDriver(base.VolumeDriver):
 
     def _path(self, volume):
         return (volume.get('provider_location') or
-                os.path.join(self._dir(), 'volume-%s' % volume['id']))
+                os.path.join(self._dir(),
+                             'volume-%s' % self.storage_id(volume)))
 
     def _connections_dir(self, volume):
         return os.path.join(os.path.dirname(self._path(volume)),
-                            'connections', 'volume-%s' % volume['id'])
+                            'connections',
+                            'volume-%s' % self.storage_id(volume))
+
+    def local_path(self, volume):
+        return self._path(volume)
 
     def create_volume(self, volume):
-        path = os.path.join(self._dir(), 'volume-%s' % volume['id'])
+        path = os.path.join(self._dir(),
+                            'volume-%s' % self.storage_id(volume))
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, 'xb') as f:

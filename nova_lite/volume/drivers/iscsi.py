@@ -14,7 +14,9 @@ helper), driven with ``tgtadm``::
 
 Exports follow the attachments. A volume has no target until a host
 connects it: ``initialize_connection`` makes the volume's target (IQN
-``<target_prefix>volume-<id>``, one target per volume), its LUN 1 (the
+``<target_prefix>volume-<id>``, one target per volume, ``<id>`` the id
+naming its storage: ``name_id`` once a migration gave it another
+volume's), its LUN 1 (the
 file; LUN 0 is tgtd's controller), binds the volume's CHAP account and
 then the connector's initiator name (``connector['initiator']``, tgtd's
 ACL by initiator name). ``terminate_connection`` unbinds that host's
@@ -342,7 +344,7 @@ class ISCSIDriver(file_driver.FileDriver):
     # -- names ----------------------------------------------------------
     def iqn(self, volume):
         return '%svolume-%s' % (self.backend_conf.target_prefix,
-                                volume['id'])
+                                self.storage_id(volume))
 
     def _sentinel(self):
         slug = re.sub(r'[^a-z0-9.-]', '-', self.backend_name.lower())
@@ -352,12 +354,13 @@ class ISCSIDriver(file_driver.FileDriver):
         return os.path.join(self._dir(), 'targets')
 
     def _records_dir(self, volume):
-        return os.path.join(self._targets_dir(), 'volume-%s' % volume['id'])
+        return os.path.join(self._targets_dir(),
+                            'volume-%s' % self.storage_id(volume))
 
-    @staticmethod
-    def _lock_name(volume):
+    @classmethod
+    def _lock_name(cls, volume):
         # Also the name of its in-process semaphore: unlike any other.
-        return '%svolume-%s' % (LOCK_PREFIX, volume['id'])
+        return '%svolume-%s' % (LOCK_PREFIX, cls.storage_id(volume))
 
     def _lock(self, volume):
         return lockutils.lock(self._lock_name(volume), external=True,

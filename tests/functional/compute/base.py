@@ -13,11 +13,22 @@ from nova_lite.db import api as db_api
 from nova_lite.db import models
 from tests.fixtures import system
 from tests.functional import base
+from tests.fuzz import invariants
 
 IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 
 
 class TestCase(base.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # Whatever a test did, no available volume is left exported to a
+        # host (the backend's own record, not the database's).
+        self.addCleanup(self.assert_no_available_exports)
+
+    def assert_no_available_exports(self):
+        self.assertEqual([], invariants.available_exports(self.conf),
+                         'backend connections of available volumes')
 
     def create_server(self, api=None, name='server', wait=True, **extra):
         api = api or self.api.as_(compute_version='2.37')

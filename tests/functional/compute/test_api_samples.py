@@ -62,13 +62,17 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
                        'flavors', 'flavors-detail')
             self._call(self.api, version, 'GET', '/v2.1/flavors/1',
                        'flavors', 'flavor-get')
+        self._call(self.api, '2.102', 'GET', '/v2.1/flavors/detail?name=large',
+                   'flavors', 'flavors-detail')
+        self._call(self.api, '2.102', 'GET', '/v2.1/flavors/1', 'flavors',
+                   'flavor-get')
 
     def _servers(self):
         created = self._call(
             self.api, '2.37', 'POST', '/v2.1/servers', 'servers',
             'server-create', status=202, body={'server': {
                 'name': 'web-1', 'flavorRef': '1', 'imageRef': base.IMAGE,
-                'networks': 'none'}})
+                'networks': 'none', 'security_groups': [{'name': 'default'}]}})
         server_id = created['server']['id']
         self.wait_for_server_status(server_id, 'ACTIVE')
         boot = self.create_volume(name='boot')
@@ -197,8 +201,9 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
                    'instance-action-get-non-admin')
 
     def _async_attach(self, server_id):
-        """2.101: 202 with ``Location``; the attachment shown while the
-        compute host has not reserved a device yet, then once attached."""
+        """2.101: 202 with ``Location``; the attachment hidden (404) until
+        block storage reserved the volume, shown at 2.105 while the compute
+        host has not reserved a device yet; then once attached."""
         folder = 'os-volume_attachments'
         url = '/v2.1/servers/%s/os-volume_attachments' % server_id
         volume_id = self.create_volume(name='data-async')
@@ -206,8 +211,9 @@ class APISamplesTest(api_samples.SampleAssertions, base.TestCase):
             self._call(self.api, '2.101', 'POST', url, folder,
                        'attach-volume-to-server', status=202,
                        body={'volumeAttachment': {'volumeId': volume_id}})
-            # The same view before and while the host holds the request.
-            self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),
+            self.assertEqual(404, self.api.as_(compute_version='2.101').get(
+                '%s/%s' % (url, volume_id)).status)
+            self._call(self.api, '2.105', 'GET', '%s/%s' % (url, volume_id),
                        folder, 'volume-attachment-pending')
         self.wait_for_volume_status(volume_id, 'in-use')
         self._call(self.api, '2.101', 'GET', '%s/%s' % (url, volume_id),

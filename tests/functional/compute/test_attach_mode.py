@@ -171,26 +171,6 @@ class AttachModeTest(AttachModeTestCase):
         item = self.wait_attached(self.server_id, volume_id)
         self.assertEqual('rw', item['attach_mode'])
 
-    def test_swap_keeps_the_mode(self):
-        volume_id = self.create_volume()
-        new = self.create_volume()
-        self.attach_in(self.server_id, volume_id, 'ro')
-        item = self.wait_attached(self.server_id, volume_id)
-        resp = self.at(V, self.admin_api).put(
-            self.url(self.server_id, volume_id),
-            body={'volumeAttachment': {'volumeId': new}})
-        self.assertEqual(202, resp.status, resp.text)
-        self.wait_for_volume_status(volume_id, 'available')
-        swapped = self.wait_attached(self.server_id, new)
-        self.assertEqual(('ro', item['device']),
-                         (swapped['attach_mode'], swapped['device']))
-        self.assertEqual('ro', self.block_attachment(
-            swapped['attachment_id'])['attach_mode'])
-        device = self.device(self.server_id, item['device'])
-        self.assertEqual('ro', device['mode'])
-        self.assertEqual(new, device['connection_info']['path'].rsplit(
-            'volume-', 1)[1])
-
     def test_shelved_offloaded_attach_keeps_the_mode_for_unshelve(self):
         volume_id = self.create_volume()
         api = self.at()

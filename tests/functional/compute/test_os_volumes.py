@@ -92,7 +92,7 @@ class OSVolumesTest(OSVolumesTestCase):
         self.assertEqual(
             {'id': volume_id, 'status': 'available', 'size': 2,
              'availabilityZone': 'nova', 'displayName': 'vol-a',
-             'displayDescription': 'the first', 'volumeType': None,
+             'displayDescription': 'the first', 'volumeType': '__DEFAULT__',
              'snapshotId': None, 'metadata': {}, 'attachments': [{}]},
             {k: v for k, v in created.items() if k != 'createdAt'})
         self.assertEqual('http://localhost/v2.1/os-volumes/%s' % volume_id,

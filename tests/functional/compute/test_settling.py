@@ -46,11 +46,13 @@ class SettlingTest(base.AttachmentTestCase):
             task=tasks.DETACHING, task_owner=GONE_API, task_step=step,
             task_data='{"local": true}', task_updated_at=self.long_ago())
 
-    def swap(self, old, new):
-        resp = self.at('2.20', self.admin_api).put(
-            self.url(volume_id=old),
-            body={'volumeAttachment': {'volumeId': new}})
-        self.assertEqual(202, resp.status, resp.text)
+    def usable_again(self, old, new):
+        """The server's volume ``old`` detaches and ``new`` attaches to
+        it (what a swap would have done, the way a user does it)."""
+        self.detach(self.server_id, old, api=self.at('2.20'))
+        self.wait_for_volume_status(old, 'available')
+        self.attach(self.server_id, new, api=self.at('2.20'))
+        self.wait_for_volume_status(new, 'in-use')
 
     def statuses(self, *volume_ids):
         return tuple(self.show_volume(v)['status'] for v in volume_ids)
@@ -137,10 +139,8 @@ class SettlingTest(base.AttachmentTestCase):
         self.assertEqual([], client.attachment_get_all(svc, volume_id=new))
         bdm = self.mapping(old)
         self.assertEqual((None, None), (bdm.task, bdm.task_owner))
-        # Swappable again.
-        self.swap(old, new)
-        self.wait_for_volume_status(new, 'in-use')
-        self.wait_for_volume_status(old, 'available')
+        # Usable again: the server's volume detaches, the other attaches.
+        self.usable_again(old, new)
 
     def offloaded_swap_left_by_api(self, step):
         """A shelved-offloaded server whose swap of its volume an API
@@ -181,9 +181,8 @@ class SettlingTest(base.AttachmentTestCase):
         self.assertEqual([], self.show_volume(new)['attachments'])
         bdm = self.mapping(old)
         self.assertEqual((None, None), (bdm.task, bdm.task_owner))
-        # Swappable again, while still offloaded.
-        self.swap(old, new)
-        self.assertEqual(('available', 'in-use'), self.statuses(old, new))
+        # Usable again, while still offloaded.
+        self.usable_again(old, new)
         self.assertIsNone(self.mapping(new).task)
 
     def test_offloaded_swap_moved_is_finished(self):

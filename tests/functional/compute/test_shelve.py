@@ -288,9 +288,18 @@ class NoComputeRPCForOffloadedTest(ShelveTestCase):
 
 
 class SwapTest(ShelveTestCase):
-    def put(self, old, new, expect=202, api=None):
-        resp = (api or self.at('2.20', self.admin_api)).put(
-            self.url(old), body={'volumeAttachment': {'volumeId': new}})
+    """The shelved spec's swap, as nova_lite carries swaps out: a volume
+    migration's (block storage's ``os-migrate_volume`` to the other
+    backend swaps the server's disk to its temporary volume)."""
+
+    CONF = dict(ShelveTestCase.CONF, **{
+        'volume.enabled_backends': ['file', 'file2'],
+        'file2.volume_driver': 'file'})
+
+    def migrate(self, volume_id, expect=202):
+        resp = self.volume_api(self.admin_api).post(
+            '/v3/volumes/%s/action' % volume_id,
+            body={'os-migrate_volume': {'host': 'file2'}})
         self.assertEqual(expect, resp.status, resp.text)
         return resp
 
@@ -300,92 +309,91 @@ class SwapTest(ShelveTestCase):
         self.wait_for_volume_status(volume_id, 'in-use')
         return volume_id
 
-    def assert_swapped(self, old, new, device='/dev/vdb'):
-        self.wait_for_volume_status(old, 'available')
-        self.wait_for_volume_status(new, 'in-use')
+    def assert_swapped(self, volume_id, old_attachment, device='/dev/vdb'):
+        system.wait_for(lambda: self.show_volume(volume_id)[
+            'migration_status'] == 'success')
+        volume = self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertTrue(volume['os-vol-host-attr:host'].endswith('#file2'))
         [item] = self.attachments(self.server_id, api=self.at('2.89'))
-        self.assertEqual((new, device), (item['volumeId'],
-                                         item.get('device')))
-        self.assertEqual(self.attachment_of(new)['attachment_id'],
+        self.assertEqual((volume_id, device), (item['volumeId'],
+                                               item.get('device')))
+        self.assertNotEqual(old_attachment, item['attachment_id'])
+        self.assertEqual(self.attachment_of(volume_id)['attachment_id'],
                          item['attachment_id'])
 
     def test_swap_active_server(self):
-        old = self.attached()
-        new = self.create_volume(size=2)
-        self.put(old, new)
-        self.assert_swapped(old, new)
+        volume_id = self.attached()
+        [before] = self.mappings()
+        self.migrate(volume_id)
+        self.assert_swapped(volume_id, before.attachment_id)
         _host, guest = self.guest()
         [bdm] = self.mappings()
-        self.assertEqual(new, bdm.volume_id)
+        self.assertEqual(volume_id, bdm.volume_id)
         self.assertEqual(bdm.get_connection_info(),
                          guest.devices['/dev/vdb']['connection_info'])
 
     def test_swap_shelved_server_on_its_host(self):
         self.conf.set_override('shelved_offload_time', -1)
-        old = self.attached()
+        volume_id = self.attached()
+        [before] = self.mappings()
         self.shelve(status='SHELVED')
-        new = self.create_volume()
-        self.put(old, new)
-        self.assert_swapped(old, new)
+        self.migrate(volume_id)
+        self.assert_swapped(volume_id, before.attachment_id)
         self.unshelve()
-        self.assert_swapped(old, new)
+        self.assert_swapped(volume_id, before.attachment_id)
 
     def test_swap_offloaded_server_keeps_the_mapping(self):
-        old = self.attached()
+        volume_id = self.attached()
         tva.set_rows(models.BlockDeviceMapping,
-                     models.BlockDeviceMapping.volume_id == old,
+                     models.BlockDeviceMapping.volume_id == volume_id,
                      attach_mode='rw', tag='data')
+        [before] = self.mappings()
         self.shelve()
-        new = self.create_volume()
         sent = NoComputeRPCForOffloadedTest._spy(self)
-        self.put(old, new)
+        self.migrate(volume_id)
         self.assertEqual([], [s for s in sent if s[0] == 'compute'])
-        self.assert_swapped(old, new)
+        self.assert_swapped(volume_id, before.attachment_id)
         [bdm] = self.mappings()
-        self.assertEqual((new, '/dev/vdb', 'rw', 'data', None),
+        self.assertEqual((volume_id, '/dev/vdb', 'rw', 'data', None),
                          (bdm.volume_id, bdm.device_name, bdm.attach_mode,
                           bdm.tag, bdm.task))
         self.unshelve()
-        self.assert_swapped(old, new)
+        self.assert_swapped(volume_id, before.attachment_id)
         self.assertIn('/dev/vdb', self.guest()[1].devices)
 
     def test_policy_and_checks(self):
         old = self.attached()
         new = self.create_volume()
-        # Swap is for administrators and services.
-        self.put(old, new, expect=403, api=self.at('2.20'))
-        self.put(old, base.IMAGE, expect=400)
-        self.put(base.IMAGE, new, expect=404)
-        # Onto itself: the new volume is not detached.
-        self.put(old, old, expect=400)
-        other = self.create_server(name='other')
-        taken = self.create_volume()
-        self.attach(other, taken)
-        self.wait_for_volume_status(taken, 'in-use')
-        resp = self.put(old, taken, expect=400)
-        self.assertIn('detached', resp.text)
-        tva.set_rows(models.Volume, models.Volume.id == new, size=0)
-        resp = self.put(old, new, expect=400)
-        self.assertIn('same size or larger', resp.text)
-        tva.set_rows(models.Volume, models.Volume.id == new, size=1)
+
+        def put(path_volume, body_volume, expect, api=None):
+            resp = (api or self.at('2.20', self.admin_api)).put(
+                self.url(path_volume),
+                body={'volumeAttachment': {'volumeId': body_volume}})
+            self.assertEqual(expect, resp.status, resp.text)
+            return resp
+        # Swap is for administrators and services, and only a migration's.
+        put(old, new, 403, api=self.at('2.20'))
+        put(base.IMAGE, new, 404)
+        resp = put(old, new, 409)
+        self.assertIn('is not migrating', resp.text)
         # Nothing was left detaching or reserved.
         self.assertEqual('in-use', self.show_volume(old)['status'])
         self.assertEqual('available', self.show_volume(new)['status'])
 
     def test_multiattach_with_two_writers_refused(self):
-        old = self.create_volume(multiattach=True)
+        volume_id = self.create_volume(multiattach=True)
         api = self.at('2.60')
         other = self.create_server(name='other')
         for server_id in (self.server_id, other):
-            self.attach(server_id, old, api=api)
+            self.attach(server_id, volume_id, api=api)
             system.wait_for(lambda: server_id in [
-                a['server_id'] for a in self.show_volume(old)[
+                a['server_id'] for a in self.show_volume(volume_id)[
                     'attachments']])
-        new = self.create_volume()
-        resp = self.put(old, new, expect=400)
-        self.assertIn('multi-attach', resp.text.lower())
-        self.assertEqual('in-use', self.show_volume(old)['status'])
-        self.assertEqual('available', self.show_volume(new)['status'])
+        resp = self.migrate(volume_id, expect=400)
+        self.assertIn('attached more than once', resp.text)
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('in-use', None), (volume['status'],
+                                            volume['migration_status']))
 
 
 class InterruptedUnshelveTest(ShelveTestCase):

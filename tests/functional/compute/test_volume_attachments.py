@@ -584,21 +584,21 @@ class UpdateAndSwapTest(AttachmentTestCase):
         self.put(volume_id, {'volumeId': new}, self.at('2.84'), 403)
         self.put(base.IMAGE, {'volumeId': new},
                  self.at('2.84', self.admin_api), 404)
-        # Not only during a volume migration (nova_lite has none): the
-        # policy is the guard.
-        self.put(volume_id, {'volumeId': new},
-                 self.at('2.84', self.admin_api), 202)
-        self.wait_for_volume_status(volume_id, 'available')
-        self.wait_for_volume_status(new, 'in-use')
-        [item] = self.attachments(self.server_id)
-        self.assertEqual((new, '/dev/vdb'),
-                         (item['volumeId'], item['device']))
-        # A service (the service role: Cinder) may swap too.
-        other = self.create_volume()
-        self.put(new, {'volumeId': other},
-                 self.at('2.84', self.api.as_(token='service:demo')), 202)
-        self.wait_for_volume_status(new, 'available')
-        self.wait_for_volume_status(other, 'in-use')
+        # Only a volume migration's (Nova 32+, bug 2112187;
+        # test_migration has the swaps that happen).
+        for api in (self.admin_api, self.api.as_(token='service:demo')):
+            resp = self.put(volume_id, {'volumeId': new},
+                            self.at('2.84', api), 409)
+            self.assertEqual('volume %s is not migrating; this API should '
+                             'only be called by Cinder' % volume_id,
+                             self.message(resp))
+        # From 2.85 a PUT naming the same volume is an update, not a swap.
+        self.put(volume_id, {'volumeId': volume_id,
+                             'delete_on_termination': True},
+                 self.at('2.85'), 202)
+        self.assertEqual(('in-use', 'available'),
+                         (self.show_volume(volume_id)['status'],
+                          self.show_volume(new)['status']))
 
     def test_swap_of_a_migrating_volume(self):
         old = self.attached_volume()
@@ -609,10 +609,10 @@ class UpdateAndSwapTest(AttachmentTestCase):
         # An unknown new volume is in the body: 400, not 404.
         resp = self.put(old, {'volumeId': base.IMAGE}, admin, 400)
         self.assertIn('could not be found', self.message(resp))
-        # Block storage refuses to begin detaching a migrating volume (as
-        # Cinder does); the refusal is a 400 and nothing is left reserved.
-        resp = self.put(old, {'volumeId': new}, admin, 400)
-        self.assertIn('Unable to detach volume', self.message(resp))
+        # Not the migration's own (block storage, as the service): 409,
+        # and nothing is left reserved.
+        resp = self.put(old, {'volumeId': new}, admin, 409)
+        self.assertIn('only its migration swaps it', self.message(resp))
         self.assertEqual('available', self.show_volume(new)['status'])
         self.assertEqual('in-use', self.show_volume(old)['status'])
         [item] = self.attachments(self.server_id)

@@ -176,6 +176,31 @@ class _SchemaTests(test_migrations.ModelsMigrationsSync):
                 self.assertEqual(0, session.execute(
                     sa.select(sa.func.count()).select_from(model)).scalar())
 
+    def test_default_volume_type_given_to_typeless_volumes(self):
+        # A database from before the default type: its live volumes
+        # without a type get __DEFAULT__, deleted ones keep theirs.
+        engine = self.manager.writer.get_engine()
+        migration._upgrade(engine, 'b4e9d2c7a1f8')
+        context = Context()
+        ids = [uuidutils.generate_uuid() for _ in range(2)]
+        with self.manager.writer.using(context) as session:
+            for volume_id, deleted in zip(ids, (False, True)):
+                session.execute(sa.text(
+                    "INSERT INTO volumes (id, project_id, user_id, size, "
+                    "status, attach_status, multiattach, bootable, "
+                    "encrypted, deleted) VALUES (:id, 'p', 'u', 1, "
+                    "'available', 'detached', :f, :f, :f, :deleted)"),
+                    {'id': volume_id, 'f': False, 'deleted': deleted})
+        migration._upgrade(engine)
+        with self.manager.reader.using(context) as session:
+            default = session.execute(sa.select(models.VolumeType).where(
+                models.VolumeType.name == '__DEFAULT__')).scalar_one()
+            self.assertEqual(('Default Volume Type', True),
+                             (default.description, default.is_public))
+            self.assertEqual([default.id, None], [session.get(
+                models.Volume, volume_id).volume_type_id
+                for volume_id in ids])
+
     def test_volume_metadata_keys_are_exact(self):
         # Keys compare byte for byte on every backend (utf8mb4_bin on
         # MariaDB, whose default collation ignores case); one row per key.

@@ -7,8 +7,10 @@ from nova_lite import context
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from tests.functional import base
+from tests.fuzz import invariants
 
-LATEST = '3.71'
+# nova_lite's newest (3.72: shared connections; Cinder's newest is 3.71).
+LATEST = '3.72'
 
 
 class VolumeTestCase(base.TestCase):
@@ -18,6 +20,17 @@ class VolumeTestCase(base.TestCase):
         super().setUp()
         self.vol = self.api.as_(volume_version=LATEST)
         self.admin = self.admin_api.as_(volume_version=LATEST)
+        # Whatever a test did, no available volume is left exported to a
+        # host (the backend's own record, not the database's).
+        self.addCleanup(self.assert_no_available_exports)
+
+    def backend_hosts(self, volume_id):
+        """The hosts the volume's backend holds connected to it."""
+        return invariants.backend_hosts(self.conf, volume_id)
+
+    def assert_no_available_exports(self):
+        self.assertEqual([], invariants.available_exports(self.conf),
+                         'backend connections of available volumes')
 
     def create_volume(self, api=None, expect=202, **fields):
         body = {'size': 1}

@@ -52,6 +52,8 @@ class APISamplesTest(api_samples.SampleAssertions, base.VolumeTestCase):
                                    'multiattach': '<is> True'}}})
         self._call(vol, 'GET', '/v3/types', 'volume-types',
                    'volume-types-list')
+        self._call(vol, 'GET', '/v3/types/default', 'volume-types',
+                   'volume-type-default-show')
         self._call(admin, 'POST', '/v3/types/%s/extra_specs' %
                    vtype['volume_type']['id'], 'volume-types',
                    'volume-type-extra-specs-create', body={
@@ -65,7 +67,8 @@ class APISamplesTest(api_samples.SampleAssertions, base.VolumeTestCase):
                                 'metadata': {'purpose': 'database'}}})[
                                     'volume']
         path = '/v3/volumes/%s' % volume['id']
-        self._call(vol, 'GET', '/v3/volumes', 'volumes', 'volumes-list')
+        self._call(vol, 'GET', '/v3/volumes?with_count=true', 'volumes',
+                   'volumes-list')
 
         attachment = self._call(
             vol, 'POST', '/v3/attachments', 'attachments',

@@ -4,6 +4,7 @@ OSSA-2023-003 rule."""
 
 import concurrent.futures
 import threading
+from unittest import mock
 
 import fixtures
 from oslo_db import exception as db_exc
@@ -13,9 +14,11 @@ import sqlalchemy as sa
 
 from nova_lite import context
 from nova_lite.db import api as db_api
+from nova_lite import exception
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume.drivers import fake as fake_driver
 from tests.fixtures import system
 from tests.functional.volume import base
 
@@ -105,16 +108,20 @@ class StatusMachineTest(base.VolumeTestCase):
         self.assertEqual('available', self.status(volume['id']))
 
     def test_same_instance_may_reserve_again_while_in_use(self):
-        # Live migration: a second attachment for the same instance.
+        # Live migration: a second attachment for the same instance, made
+        # by the compute service.
+        service = self.api.as_(token='service:demo', volume_version='3.44')
         volume = self.create_volume()
         instance = uuidutils.generate_uuid()
         first = self.reserve(volume['id'], instance_uuid=instance)
         self.connect(first['id'], host='src')
         self.complete(first['id'])
-        second = self.reserve(volume['id'], instance_uuid=instance)
+        second = self.reserve(volume['id'], instance_uuid=instance,
+                              api=service)
         self.assertEqual('reserved', self.status(volume['id']))
         # ...but only one at a time.
-        self.reserve(volume['id'], instance_uuid=instance, expect=400)
+        self.reserve(volume['id'], instance_uuid=instance, api=service,
+                     expect=400)
         # A second connection to the same host is a duplicate.
         resp = self.connect(second['id'], host='src', expect=409)
         self.assertIn('duplicate connectors detected', resp.text)
@@ -122,6 +129,32 @@ class StatusMachineTest(base.VolumeTestCase):
         self.complete(second['id'])
         self.vol.delete('/v3/attachments/%s' % first['id'])
         self.assertEqual('in-use', self.status(volume['id']))
+
+    def test_users_may_not_reserve_an_in_use_volume_again(self):
+        # A user's second attachment for the instance would hold the
+        # volume reserved, and the Compute API's detach refuse it, until
+        # the user deleted it: refused, administrators included.
+        volume = self.create_volume()
+        instance = uuidutils.generate_uuid()
+        first = self.reserve(volume['id'], instance_uuid=instance)
+        self.connect(first['id'], host='src')
+        self.complete(first['id'])
+        for api in (self.vol, self.admin):
+            resp = self.reserve(volume['id'], instance_uuid=instance,
+                                api=api, expect=400)
+            self.assertEqual(
+                'Invalid volume: Volume %s is already attached to instance '
+                '%s and is not multiattach: only the compute service may '
+                'attach it to that instance again.' % (volume['id'],
+                                                       instance),
+                resp.body['badRequest']['message'])
+        self.assertEqual('in-use', self.status(volume['id']))
+        self.assertEqual([first['id']], [a['id'] for a in self.vol.get(
+            '/v3/attachments?volume_id=%s' % volume['id']).body[
+                'attachments']])
+        # Another instance: the usual answer.
+        resp = self.reserve(volume['id'], expect=400)
+        self.assertIn('status must be available', resp.text)
 
     def test_create_with_connector_connects_at_once(self):
         volume = self.create_volume()
@@ -284,6 +317,22 @@ class SharedConnectionsTest(base.VolumeTestCase):
         resp = self.vol.delete('/v3/attachments/%s' % ids[0])
         self.assertEqual([], resp.body['shared_connections_by_attachment'])
 
+    def test_only_from_3_72(self):
+        # nova_lite's own microversion: Cinder's answers below it.
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'], host='h1')
+        cinder = self.api.as_(volume_version='3.71')
+        shown = cinder.get('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, shown.status, shown.text)
+        self.assertNotIn('shared_connections_by_attachment',
+                         shown.body['attachment'])
+        self.assertIn('shared_connections_by_attachment', self.vol.get(
+            '/v3/attachments/%s' % attachment['id']).body['attachment'])
+        resp = cinder.delete('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual({'attachments': []}, resp.body)
+
 
 class ConcurrencyTest(base.VolumeTestCase):
 
@@ -424,6 +473,35 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
         self.assertEqual(200, resp.status, resp.text)
         self.assertEqual('available', self.status(volume['id']))
 
+    def test_users_may_not_connect_a_servers_attachment(self):
+        # A user's connector on the server's attachment would move its
+        # disk to the user's host (and leave the compute host's
+        # connection behind): 409, administrators included, whether the
+        # attachment is connected yet or not.
+        for connected in (True, False):
+            volume = self.create_volume()
+            attachment = self.reserve(volume['id'])
+            if connected:
+                self.connect(attachment['id'], host='compute1')
+                self.complete(attachment['id'])
+            base.server_holding(attachment)
+            before = self.status(volume['id'])
+            for api in (self.vol, self.admin):
+                resp = self.connect(attachment['id'], host='evil',
+                                    api=api, expect=409)
+                self.assertEqual(
+                    'Attachment %s belongs to instance %s: only the compute '
+                    'service may change its connection' % (
+                        attachment['id'], attachment['instance']),
+                    resp.body['conflictingRequest']['message'])
+            self.assertEqual(before, self.status(volume['id']))
+            self.assertEqual(['compute1'] if connected else [],
+                             self.backend_hosts(volume['id']))
+            # The compute service connects it.
+            service = self.api.as_(token='service:demo',
+                                   volume_version='3.44')
+            self.connect(attachment['id'], host='compute1', api=service)
+
     def test_users_may_delete_what_no_server_holds(self):
         volume = self.create_volume()
         # Reserved only (no connection_info): allowed even if held.
@@ -520,3 +598,71 @@ class ConnectorTest(base.VolumeTestCase):
         self.connect(second['id'], host='h1', expect=503)
         # The first attachment still uses h1's connection.
         self.assertEqual(['h1'], list(self._connections(volume['id'])))
+
+
+class NoConnectionLeftBehindTest(base.VolumeTestCase):
+    """An ``available`` volume has no export to any host (the backend's
+    record), whatever path freed it. ``VolumeTestCase`` checks it after
+    every test; these are the paths that used to leave one."""
+
+    def test_connected_again_on_another_host(self):
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'], host='h1')
+        self.assertEqual(['h1'], self.backend_hosts(volume['id']))
+        self.connect(attachment['id'], host='h2')
+        self.assertEqual(['h2'], self.backend_hosts(volume['id']))
+        self.assertEqual(200, self.vol.delete(
+            '/v3/attachments/%s' % attachment['id']).status)
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual([], self.backend_hosts(volume['id']))
+
+    def test_shared_host_connection_stays_for_its_other_user(self):
+        self.create_type('ma', extra_specs={'multiattach': '<is> True'})
+        volume = self.create_volume(volume_type='ma')
+        first = self.reserve(volume['id'])
+        self.connect(first['id'], host='h1')
+        self.complete(first['id'])
+        second = self.reserve(volume['id'])
+        self.connect(second['id'], host='h1')
+        self.complete(second['id'])
+        # The first moves to h2: h1 still serves the second.
+        self.connect(first['id'], host='h2')
+        self.assertEqual(['h1', 'h2'], self.backend_hosts(volume['id']))
+        for attachment in (first, second):
+            self.vol.delete('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual([], self.backend_hosts(volume['id']))
+
+    def test_force_detach_with_another_hosts_connector(self):
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'], host='h1')
+        self.complete(attachment['id'])
+        resp = self.admin.post('/v3/volumes/%s/action' % volume['id'],
+                               body={'os-force_detach': {
+                                   'attachment_id': attachment['id'],
+                                   'connector': {'host': 'elsewhere'}}})
+        self.assertEqual(202, resp.status, resp.text)
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual([], self.backend_hosts(volume['id']))
+
+
+class ReconnectFailureTest(base.VolumeTestCase):
+    CONF = {'volume.enabled_backends': ['fake']}
+
+    def test_failed_reconnect_gives_the_old_connection_up(self):
+        volume = self.create_volume()
+        attachment = self.reserve(volume['id'])
+        self.connect(attachment['id'], host='h1')
+        self.complete(attachment['id'])
+        # The backend refuses the new connection (but may still
+        # disconnect).
+        with mock.patch.object(
+                fake_driver.FakeDriver, 'initialize_connection',
+                side_effect=exception.VolumeBackendAPIException(
+                    data='no more targets')):
+            self.connect(attachment['id'], host='h1', expect=500)
+        # error_attaching no longer counts: the volume is available, and
+        # exported nowhere.
+        self.assertEqual('available', self.status(volume['id']))
+        self.assertEqual([], self.backend_hosts(volume['id']))

@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import fixtures
 import openstack
 from oslo_utils import uuidutils
 
+from nova_lite.api import microversion
 from nova_lite import context
 from nova_lite import exception
 from nova_lite.volume import client as block_storage
@@ -286,6 +288,39 @@ class VolumeClientTest(base.VolumeTestCase):
             self.assertEqual({'shared_connections': [ids[1]]},
                              client.attachment_delete(svc, ids[0]))
 
+    def test_cinder_client_against_a_block_storage_without_3_72(self):
+        # A real Cinder's newest is 3.71: 406 at 3.72. The client asks
+        # once, then as Nova does; shared connections are not known.
+        self.create_type('ma', extra_specs={'multiattach': '<is> True'})
+        volume_id = self.create_volume(volume_type='ma')['id']
+        client = self.clients['cinder']
+        svc = block_storage.service_context(self.ctxt)
+        ids = []
+        for _i in range(2):
+            att = client.attachment_create(
+                self.ctxt, volume_id, uuidutils.generate_uuid(),
+                connector={'host': 'h1'})
+            client.attachment_complete(self.ctxt, att['id'])
+            ids.append(att['id'])
+        asked = []
+        real_client = client._client
+
+        def spy(ctxt, version):
+            asked.append(version)
+            return real_client(ctxt, version)
+        with mock.patch.object(microversion.VOLUME, 'max',
+                               microversion.APIVersion(3, 71)), \
+                mock.patch.object(client, '_client', spy):
+            self.assertIsNone(client.attachment_get(
+                self.ctxt, ids[0])['shared_connections_by_attachment'])
+            self.assertEqual({'shared_connections': None},
+                             client.attachment_delete(svc, ids[0]))
+        self.assertEqual(['3.72', '3.44', '3.44'], asked)
+        # Against nova_lite's /v3 the answer is known.
+        fresh = cinder_client.CinderClient(self.conf)
+        self.assertEqual({'shared_connections': []},
+                         fresh.attachment_delete(svc, ids[1]))
+
 
 class ServerRule(object):
     """Make a server hold an attachment (its block device mapping)."""
@@ -374,8 +409,10 @@ class OpenStackSDKTest(base.VolumeTestCase):
         vtype = admin.block_storage.create_type(
             name='sdk-type', extra_specs={'multiattach': '<is> True'})
         self.assertTrue(vtype.is_public)
-        self.assertEqual(['sdk-type'],
+        self.assertEqual(['__DEFAULT__', 'sdk-type'],
                          [t.name for t in self.bs.types()])
+        # The default type, as openstacksdk asks for it.
+        self.assertEqual('__DEFAULT__', self.bs.get_type('default').name)
         volume = self.bs.create_volume(size=1, volume_type='sdk-type')
         self.assertTrue(volume.is_multiattach)
 

@@ -92,11 +92,11 @@ class RecordsTest(testtools.TestCase):
                     views.volume_detail(ctxt, record, version, 'http://x',
                                         conf=self.conf))
 
-    def test_volume_without_type_or_attachments(self):
+    def test_volume_of_the_default_type_without_attachments(self):
         volume = self.api.create(self.user, 1)
         record = volume_db.volume_get(self.admin, volume.id, 'demo',
                                       with_metadata=True)
-        self.assertIsNone(record.volume_type)
+        self.assertEqual('__DEFAULT__', record.volume_type.name)
         self.assertEqual([], record.attachments)
         self.assertEqual((), record.volume_metadata)
         self.assertEqual(

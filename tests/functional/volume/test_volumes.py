@@ -182,6 +182,70 @@ class VolumesTest(base.VolumeTestCase):
         self.assertEqual('in-use', self.status(volume['id']))
 
 
+class DefaultVolumeTypeTest(base.VolumeTestCase):
+    """Cinder's default type: ``__DEFAULT__``, made by the schema."""
+
+    def test_volume_without_type_gets_the_default(self):
+        default = self.vol.get('/v3/types/default')
+        self.assertEqual(200, default.status, default.text)
+        default = default.body['volume_type']
+        self.assertEqual(('__DEFAULT__', 'Default Volume Type', True),
+                         (default['name'], default['description'],
+                          default['is_public']))
+        self.assertEqual(default, self.vol.get(
+            '/v3/types/%s' % default['id']).body['volume_type'])
+        volume = self.create_volume()
+        self.assertEqual('__DEFAULT__', volume['volume_type'])
+        self.assertEqual(default['id'], self.vol.as_(
+            volume_version='3.63').get('/v3/volumes/%s' % volume[
+                'id']).body['volume']['volume_type_id'])
+        # It counts in the type's quota, as Cinder's does.
+        usage = self.admin.get(
+            '/v3/os-quota-sets/demo?usage=True').body['quota_set']
+        self.assertEqual(1, usage['volumes___DEFAULT__']['in_use'])
+
+    def test_default_type_cannot_be_deleted(self):
+        default = self.vol.get('/v3/types/default').body['volume_type']
+        resp = self.admin.delete('/v3/types/%s' % default['id'])
+        self.assertEqual(400, resp.status)
+        self.assertEqual(
+            'The volume type %s is a default volume type and cannot be '
+            'deleted.' % default['id'], resp.body['badRequest']['message'])
+        self.assertEqual(200, self.vol.get(
+            '/v3/types/%s' % default['id']).status)
+
+    def test_configured_default(self):
+        gold = self.create_type('gold')
+        self.conf.set_override('default_volume_type', 'gold',
+                               group='volume')
+        self.assertEqual(gold['id'], self.vol.get(
+            '/v3/types/default').body['volume_type']['id'])
+        self.assertEqual('gold', self.create_volume()['volume_type'])
+        self.assertEqual(400, self.admin.delete(
+            '/v3/types/%s' % gold['id']).status)
+        # __DEFAULT__ is an ordinary type then.
+        plain = self.admin.get('/v3/types?is_public=none').body[
+            'volume_types']
+        old = [t['id'] for t in plain if t['name'] == '__DEFAULT__'][0]
+        self.assertEqual(202, self.admin.delete('/v3/types/%s' % old).status)
+
+    def test_misconfigured_default(self):
+        self.conf.set_override('default_volume_type', 'missing',
+                               group='volume')
+        message = ('The request cannot be fulfilled as the default volume '
+                   'type missing cannot be found.')
+        resp = self.vol.get('/v3/types/default')
+        self.assertEqual((500, message), (
+            resp.status, resp.body['computeFault']['message']))
+        resp = self.create_volume(expect=500)
+        self.assertEqual(message, resp.body['computeFault']['message'])
+        # A type asked for by name still works.
+        self.create_type('gold')
+        self.assertEqual('gold',
+                         self.create_volume(volume_type='gold')[
+                             'volume_type'])
+
+
 class VolumeTypesTest(base.VolumeTestCase):
 
     def test_admin_creates_everyone_lists(self):
@@ -203,10 +267,10 @@ class VolumeTypesTest(base.VolumeTestCase):
         self.assertEqual({'id', 'name', 'description', 'is_public',
                           'extra_specs'}, set(updated['volume_type']))
         listed = self.vol.get('/v3/types').body['volume_types']
-        self.assertEqual(['ma'], [t['name'] for t in listed])
+        self.assertEqual(['__DEFAULT__', 'ma'], [t['name'] for t in listed])
         # Users see only the user-visible extra specs.
         self.assertEqual({'multiattach': '<is> True'},
-                         listed[0]['extra_specs'])
+                         listed[1]['extra_specs'])
         self.assertEqual(200, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
 
@@ -256,15 +320,18 @@ class VolumeTypesTest(base.VolumeTestCase):
     def test_private_types_are_hidden_from_users(self):
         vtype = self.create_type(
             'secret', **{'os-volume-type-access:is_public': False})
-        self.assertEqual([], self.vol.get('/v3/types').body['volume_types'])
+
+        def names(api, query=''):
+            return [t['name'] for t in api.get(
+                '/v3/types' + query).body['volume_types']]
+        self.assertEqual(['__DEFAULT__'], names(self.vol))
         self.assertEqual(404, self.vol.get(
             '/v3/types/%s' % vtype['id']).status)
         # As Cinder: an administrator's list too is of the public types
         # (and those of the own project) unless is_public says otherwise.
-        self.assertEqual([], self.admin.get(
-            '/v3/types').body['volume_types'])
-        self.assertEqual(1, len(self.admin.get(
-            '/v3/types?is_public=none').body['volume_types']))
+        self.assertEqual(['__DEFAULT__'], names(self.admin))
+        self.assertEqual(['__DEFAULT__', 'secret'],
+                         names(self.admin, '?is_public=none'))
 
     def test_multiattach_type_makes_multiattach_volumes(self):
         self.create_type('ma', extra_specs={'multiattach': '<is> True'})
@@ -274,3 +341,60 @@ class VolumeTypesTest(base.VolumeTestCase):
         self.create_type('loose', extra_specs={'multiattach': 'True'})
         self.assertFalse(self.create_volume(
             volume_type='loose')['multiattach'])
+
+
+class WithCountTest(base.VolumeTestCase):
+    """Cinder's ``with_count`` (3.45): how many volumes match, all pages
+    together."""
+
+    def setUp(self):
+        super().setUp()
+        for name in ('a', 'b', 'b'):
+            self.create_volume(name=name)
+        other = self.api.as_(token='other:other', volume_version=base.LATEST)
+        self.create_volume(api=other, name='b')
+
+    def test_count_of_every_page(self):
+        for path in ('/v3/volumes', '/v3/volumes/detail'):
+            resp = self.vol.get(path + '?with_count=true&limit=1')
+            self.assertEqual(200, resp.status, resp.text)
+            self.assertEqual((1, 3), (len(resp.body['volumes']),
+                                      resp.body['count']))
+            self.assertEqual(2, self.vol.get(
+                path + '?with_count=True&name=b').body['count'])
+            self.assertEqual(0, self.vol.get(
+                path + '?with_count=1&status=error').body['count'])
+            # An administrator's all_tenants counts every project.
+            self.assertEqual(3, self.admin.get(
+                path + '?with_count=true&all_tenants=1&name=b').body[
+                    'count'])
+            # Not asked, asked false, or below 3.45: no count.
+            for query, version in (('', base.LATEST),
+                                   ('?with_count=false', base.LATEST),
+                                   ('?with_count=true', '3.44')):
+                resp = self.api.as_(volume_version=version).get(
+                    path + query)
+                self.assertEqual(200, resp.status, resp.text)
+                self.assertNotIn('count', resp.body)
+            resp = self.vol.get(path + '?with_count=maybe')
+            self.assertEqual(400, resp.status)
+            self.assertIn("Value 'maybe' for 'with_count' is not a "
+                          "boolean.", resp.text)
+
+    def test_cinderclient_with_count(self):
+        # What `cinder list --with-count` calls: a (volumes, count) pair.
+        from cinderclient import client as cinder_client
+        from keystoneauth1 import session as ks_session
+        from keystoneauth1 import token_endpoint
+
+        from tests.fixtures import system
+        server = self.useFixture(system.HTTPServer(self.sys.app))
+        endpoint = server.base_url + '/v3'
+        cs = cinder_client.Client('3.45', session=ks_session.Session(
+            auth=token_endpoint.Token(endpoint, 'demo:demo')),
+            endpoint_override=endpoint)
+        for detailed in (True, False):
+            volumes, count = cs.volumes.list(
+                detailed=detailed, search_opts={'with_count': True},
+                limit=2)
+            self.assertEqual((2, 3), (len(volumes), count))

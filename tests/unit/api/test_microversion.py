@@ -86,10 +86,10 @@ class VolumeVersionTest(testtools.TestCase):
         self.assertEqual(400, exc.code)
 
     def test_latest_and_range(self):
-        self.assertEqual((3, 71), self.parse(
+        self.assertEqual((3, 72), self.parse(
             {'OpenStack-API-Version': 'volume latest'}))
         self.assertRaises(exception.InvalidGlobalAPIVersion, self.parse,
-                          {'OpenStack-API-Version': 'volume 3.72'})
+                          {'OpenStack-API-Version': 'volume 3.73'})
         self.assertRaises(exception.InvalidGlobalAPIVersion, self.parse,
                           {'OpenStack-API-Version': 'volume 2.0'})
 
@@ -134,7 +134,7 @@ class BeforeTest(testtools.TestCase):
         self.assertRaises(ValueError, mv.before, '3.0')
 
     def test_versions_no_sub_api_serves(self):
-        for version in ('2.0', '1.5', '4.1', '3.72', '2.106'):
+        for version in ('2.0', '1.5', '4.1', '3.73', '2.106'):
             self.assertRaises(ValueError, mv.before, version)
 
     def test_not_a_version(self):
@@ -157,4 +157,4 @@ class VersionListTest(testtools.TestCase):
                           mv.APIVersion.parse(mv.VOLUME_MAX)),
                          (mv.VOLUME.min, mv.VOLUME.max))
         self.assertEqual(105, len(mv.COMPUTE.versions))
-        self.assertEqual(72, len(mv.VOLUME.versions))
+        self.assertEqual(73, len(mv.VOLUME.versions))

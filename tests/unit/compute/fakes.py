@@ -47,7 +47,8 @@ class FakeVolumeClient(client.VolumeClient):
             'snapshot_id': None, 'metadata': dict(metadata or {}),
             'multiattach': multiattach, 'bootable': False,
             'availability_zone': 'nova', 'migration_status': migration_status,
-            'volume_type': volume_type, 'encrypted': False}
+            # Block storage's default type when none is asked.
+            'volume_type': volume_type or '__DEFAULT__', 'encrypted': False}
         return volume_id
 
     def _record(self, name, *args):
@@ -234,6 +235,19 @@ class FakeVolumeClient(client.VolumeClient):
         if volume['status'] not in ('available', 'error'):
             raise exception.InvalidVolume(reason='volume is attached')
         del self.volumes[volume_id]
+
+    def migrate_volume_completion(self, ctxt, volume_id, new_volume_id,
+                                  error=False):
+        """Block storage's answer: the migrated volume keeps its id (the
+        new one's attachments become its own); nothing else is kept of
+        the migration here."""
+        self._record('migrate_volume_completion', volume_id, new_volume_id,
+                     error)
+        if not error:
+            for attachment in self.attachments.values():
+                if attachment['volume_id'] == new_volume_id:
+                    attachment['volume_id'] = volume_id
+        return {'save_volume_id': volume_id}
 
     def live_attachments(self, volume_id):
         return [a for a in self.attachments.values()

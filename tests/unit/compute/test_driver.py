@@ -167,6 +167,33 @@ class GuestIOTest(base.TestCase):
         self.assertEqual(b'abc', self.driver.read_device(
             self.instance, '/dev/vdb', 3, 10))
 
+    def test_swap_moves_the_data(self):
+        # A volume migration's swap: the guest reads on the new volume
+        # what it wrote on the old one (file to file, file to memory,
+        # memory to file), as libvirt's block copy does.
+        new_path = self.path + '-new'
+        with open(new_path, 'wb') as f:
+            f.truncate(1 << 20)
+        new_info = {'driver_volume_type': 'file', 'path': new_path,
+                    'access_mode': 'rw'}
+        memory = {'driver_volume_type': 'fake', 'target': 'fake://b/v2'}
+        self.driver.attach_volume(None, self.info, self.instance,
+                                  '/dev/vdb')
+        self.driver.write_device(self.instance, '/dev/vdb', b'abc', 100)
+        for target in (new_info, memory, dict(new_info)):
+            self.driver.swap_volume(None, None, target, self.instance,
+                                    '/dev/vdb')
+            self.assertEqual(b'abc', self.driver.read_device(
+                self.instance, '/dev/vdb', 3, 100), target)
+            self.driver.write_device(self.instance, '/dev/vdb', b'abc',
+                                     100)
+        # Swapped to the device it has: nothing copied, nothing lost.
+        self.driver.write_device(self.instance, '/dev/vdb', b'xyz', 100)
+        self.driver.swap_volume(None, None, new_info, self.instance,
+                                '/dev/vdb')
+        self.assertEqual(b'xyz', self.driver.read_device(
+            self.instance, '/dev/vdb', 3, 100))
+
     def test_read_only_device_refuses_writes(self):
         self.driver.attach_volume(None, dict(self.info, access_mode='ro'),
                                   self.instance, '/dev/vdb', mode='ro')
