@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import unittest
 
 import fixtures
 import yaml
