@@ -16,8 +16,9 @@ Inputs, all from Debian packages:
 * the kernel (``linux-image-amd64``): ``boot/vmlinuz-<version>`` and
   ``lib/modules/<version>`` under ``--kernel-root`` (``/`` by default:
   the kernel installed on the machine; the newest one that has its
-  modules). ``--download-kernel`` instead fetches the package with
-  ``apt-get download`` and unpacks it with ``dpkg-deb -x`` under the
+  modules; without one, the kernel an earlier ``--download-kernel``
+  unpacked in the cache). ``--download-kernel`` instead fetches the
+  package with ``apt-get download`` and unpacks it with ``dpkg-deb -x`` under the
   cache: nothing is installed, so the package's postinst (which rebuilds
   the host's own initramfs, the slow part of installing a kernel) never
   runs and ``/boot`` is left alone. CI uses that;
@@ -397,11 +398,23 @@ def download_kernel(dest):
     return dest
 
 
-def build(kernel_root='/', busybox='/bin/busybox', cache=CACHE,
+def build(kernel_root=None, busybox='/bin/busybox', cache=CACHE,
           download=False):
-    """Build the guest (or find it in the cache); returns its dict."""
+    """Build the guest (or find it in the cache); returns its dict.
+
+    ``kernel_root`` None: the machine's kernel (``/``) or, when it has
+    none with its modules, the one ``download`` unpacked in the cache
+    before."""
+    downloaded = os.path.join(cache, 'kernel-root')
     if download:
-        kernel_root = download_kernel(os.path.join(cache, 'kernel-root'))
+        kernel_root = download_kernel(downloaded)
+    elif kernel_root is None:
+        kernel_root = '/'
+        if glob.glob(os.path.join(downloaded, '.unpacked-*')):
+            try:
+                find_kernel('/')
+            except SystemExit:
+                kernel_root = downloaded
     version, vmlinuz, modules_dir = find_kernel(kernel_root)
     modules = module_files(modules_dir, MODULES)
     h = hashlib.sha256()
@@ -461,8 +474,10 @@ def build(kernel_root='/', busybox='/bin/busybox', cache=CACHE,
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--kernel-root', default='/',
-                        help='where boot/vmlinuz-* and lib/modules/* are')
+    parser.add_argument('--kernel-root', default=None,
+                        help='where boot/vmlinuz-* and lib/modules/* are '
+                             '(default: /, or the kernel --download-kernel '
+                             'unpacked in the cache before)')
     parser.add_argument('--download-kernel', action='store_true',
                         help='apt-get download the kernel package and '
                              'unpack it (no install)')
