@@ -18,6 +18,14 @@ development mode and the command-line clients (``openstack``, ``cinder``,
   those services answer on 127.0.0.1 (5672, 3306, 5432). With ``CI=true``
   it must run: a missing service fails the run. Elsewhere the tier is
   skipped with a message saying what it needs;
+  The tier's real-data tests (``tests/integration/realdata``,
+  ``test_libvirt_guest``, and the functional tier's iSCSI tests) boot test
+  guests under QEMU through libvirt and export volumes with tgtd: they
+  need ``HOST_PACKAGES`` (Debian) and start ``libvirtd`` and ``tgtd`` when
+  those do not answer. With ``CI=true`` (or
+  ``NOVA_LITE_INSTALL_PACKAGES=1``) ``test`` installs the packages with
+  apt-get and downloads the test guest's kernel, and the tests are
+  mandatory; elsewhere they skip saying what is missing;
 * tempest: upstream tempest (``.venv-tempest``) against the production
   layout behind Keystone (``tests/tempest/runner.py``), on the same
   condition as the integration tier.
@@ -46,6 +54,7 @@ from the current ``.venv``.
 import hashlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -61,7 +70,22 @@ PY = os.path.join(BIN, 'python')
 
 RUN_REQS = ['requirements.txt', 'setup.cfg', CONSTRAINTS]
 TEST_REQS = RUN_REQS + ['test-requirements.txt']
-TEST_EXTRAS = 'deploy,mysql,postgresql,bench,clients,libvirt'
+TEST_EXTRAS = 'deploy,mysql,postgresql,bench,clients'
+# libvirt-python builds only where libvirt's C library is (libvirt-dev):
+# elsewhere the tests get os-brick alone and the libvirt tests skip.
+LIBVIRT_EXTRA = 'libvirt'
+NO_LIBVIRT_EXTRA = 'brick'
+
+# What the real-data tests need from Debian (QEMU, its iSCSI initiator
+# and qemu-io, libvirt, tgt, open-iscsi for the host's initiator name
+# that os-brick reads, the test guest's busybox and depmod).
+# ``test`` installs the missing ones with apt-get when CI=true or
+# NOVA_LITE_INSTALL_PACKAGES=1 (as root); elsewhere those tests skip
+# saying what is missing. The guest's kernel is downloaded, not installed
+# (tools/guest/build.py --download-kernel).
+HOST_PACKAGES = ['qemu-system-x86', 'qemu-block-extra', 'qemu-utils',
+                 'libvirt-daemon-system', 'libvirt-dev', 'pkg-config',
+                 'tgt', 'open-iscsi', 'busybox-static', 'kmod']
 # ``run`` installs the clients too: openstack, cinder and nova work against
 # nova-lite-all with the clouds.yaml and openrc files it writes.
 RUN_EXTRAS = 'clients'
@@ -101,11 +125,90 @@ def _pip(*args):
            list(args))
 
 
+def _has_libvirt_library():
+    if not _which('pkg-config'):
+        return False
+    return subprocess.run(['pkg-config', '--exists', 'libvirt'],
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+_which = shutil.which
+
+
+def _missing_packages():
+    if not _which('dpkg-query'):
+        return []
+    out = subprocess.run(
+        ['dpkg-query', '-W', '-f', '${Package} ${db:Status-Abbrev}\n'] +
+        HOST_PACKAGES, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True).stdout
+    installed = {line.split()[0] for line in out.splitlines()
+                 if len(line.split()) > 1 and line.split()[1] == 'ii'}
+    return [p for p in HOST_PACKAGES if p not in installed]
+
+
+def prepare_host(ci):
+    """Install the real-data tests' Debian packages and the test guest's
+    kernel where asked to (CI, or NOVA_LITE_INSTALL_PACKAGES=1); say what
+    is missing otherwise. The daemons (libvirtd, tgtd) are started by the
+    tests' fixtures when they do not answer."""
+    install = ci or os.environ.get('NOVA_LITE_INSTALL_PACKAGES') == '1'
+    missing = _missing_packages()
+    if missing and install:
+        if os.geteuid() != 0 or not _which('apt-get'):
+            print('Cannot install %s (needs root and apt-get): the '
+                  'real-data tests will fail.' % ' '.join(missing),
+                  flush=True)
+        else:
+            print('Installing Debian packages: %s' % ' '.join(missing),
+                  flush=True)
+            env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+            proc = subprocess.run(
+                ['apt-get', 'install', '-y', '-q'] + missing,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                text=True, env=env)
+            if proc.returncode != 0:
+                # A stale package index: refresh it once and retry.
+                subprocess.run(['apt-get', 'update', '-q'], env=env,
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+                proc = subprocess.run(
+                    ['apt-get', 'install', '-y', '-q'] + missing,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    text=True, env=env)
+            if proc.returncode != 0:
+                sys.stdout.write(proc.stdout[-3000:])
+                print('apt-get install failed: the real-data tests will '
+                      'fail.', flush=True)
+        missing = _missing_packages()
+    if missing:
+        print('Missing Debian packages for the real-data tests (libvirt '
+              'guests, iSCSI): %s. Those tests skip; install them, or set '
+              'NOVA_LITE_INSTALL_PACKAGES=1 (root).' % ' '.join(missing),
+              flush=True)
+        return
+    if install:
+        proc = subprocess.run(
+            [sys.executable, os.path.join(ROOT, 'tools', 'guest',
+                                          'build.py'),
+             '--download-kernel'], cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            sys.stdout.write(proc.stdout[-3000:])
+            print('The test guest did not build: the real-data tests will '
+                  'fail.', flush=True)
+
+
 def ensure_venv(with_tests):
     """Create .venv and (re)install when the requirements changed."""
     files = TEST_REQS if with_tests else RUN_REQS
+    extras = TEST_EXTRAS
+    if with_tests:
+        extras += ',' + (LIBVIRT_EXTRA if _has_libvirt_library()
+                         else NO_LIBVIRT_EXTRA)
     stamp_name = ('test' if with_tests else 'run') + (
-        '-latest' if LATEST else '')
+        '-latest' if LATEST else '') + ('-' + extras if with_tests else '')
     stamp = os.path.join(VENV, '.nova-lite-%s-stamp' % stamp_name)
     digest = _digest(files, stamp_name)
     if not os.path.exists(PY):
@@ -118,7 +221,7 @@ def ensure_venv(with_tests):
         'test' if with_tests else 'runtime'), flush=True)
     pins = ['--upgrade'] if LATEST else ['-c', CONSTRAINTS]
     if with_tests:
-        _pip('install', *pins, '-e', '.[%s]' % TEST_EXTRAS,
+        _pip('install', *pins, '-e', '.[%s]' % extras,
              '-r', 'test-requirements.txt')
     else:
         _pip('install', *pins, '-e', '.[%s]' % RUN_EXTRAS)
@@ -316,8 +419,9 @@ def _reachable(host, port):
 
 
 def cmd_test(argv):
-    ensure_venv(with_tests=True)
     ci = os.environ.get('CI', '').lower() == 'true'
+    prepare_host(ci)
+    ensure_venv(with_tests=True)
     env = dict(os.environ)
     env.setdefault('PYTHONUNBUFFERED', '1')
     tiers = [('unit', './tests/unit'), ('functional', './tests/functional'),
@@ -327,6 +431,8 @@ def cmd_test(argv):
     if ci:
         env['NOVA_LITE_REQUIRE_DB_BACKENDS'] = '1'
         env['NOVA_LITE_REQUIRE_INTEGRATION'] = '1'
+        env['NOVA_LITE_REQUIRE_LIBVIRT'] = '1'
+        env['NOVA_LITE_REQUIRE_TGT'] = '1'
     if not missing or ci:
         tiers.append(('integration', './tests/integration'))
         tiers.append(('tempest', None))

@@ -18,10 +18,10 @@ Inputs, all from Debian packages:
   the kernel installed on the machine; the newest one that has its
   modules; without one, the kernel an earlier ``--download-kernel``
   unpacked in the cache). ``--download-kernel`` instead fetches the
-  package with ``apt-get download`` and unpacks it with ``dpkg-deb -x`` under the
-  cache: nothing is installed, so the package's postinst (which rebuilds
-  the host's own initramfs, the slow part of installing a kernel) never
-  runs and ``/boot`` is left alone. CI uses that;
+  package with ``apt-get download`` and unpacks it with ``dpkg-deb -x``
+  under the cache: nothing is installed, so the package's postinst
+  (which rebuilds the host's own initramfs, the slow part of installing
+  a kernel) never runs and ``/boot`` is left alone. CI uses that;
 * ``busybox-static`` (``/bin/busybox``, statically linked): the shell and
   tools of the initramfs;
 * the kernel modules the guest needs (``MODULES`` and what they depend on,
@@ -37,10 +37,9 @@ idle). Otherwise the ``vmlinuz`` itself is used.
 
 The result is cached under ``.cache/guest/<key>/`` (``vmlinux`` or
 ``vmlinuz``, ``initramfs.img``), the key a digest of every input and of
-this script,
-so a rebuild happens only when one of them changes. The initramfs is
-written here (cpio ``newc``, gzip), deterministic, without root or the
-``cpio`` tool. The last line printed is JSON: ``{"kernel": ...,
+this script, so a rebuild happens only when one of them changes. The
+initramfs is written here (cpio ``newc``, gzip), deterministic, without
+root or the ``cpio`` tool. The last line printed is JSON: ``{"kernel": ...,
 "initramfs": ..., "cmdline": ..., "channel": ...}``.
 """
 
