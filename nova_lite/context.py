@@ -9,8 +9,6 @@ take it as their first argument.
 from oslo_context import context
 from oslo_db.sqlalchemy import enginefacade
 
-from nova_lite import exception
-
 
 @enginefacade.transaction_context_provider
 class RequestContext(context.RequestContext):
@@ -78,11 +76,6 @@ def get_admin_context(read_deleted='no'):
     return RequestContext(user_id=None, project_id=None, is_admin=True,
                           read_deleted=read_deleted, overwrite=False,
                           roles=['admin', 'service'])
-
-
-def require_context(ctxt):
-    if not ctxt.is_admin and not (ctxt.user_id and ctxt.project_id):
-        raise exception.Forbidden()
 
 
 def is_service_request(ctxt):

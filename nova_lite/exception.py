@@ -320,10 +320,6 @@ class VolumeBackendNotFound(NotFound):
     msg_fmt = _("Can't find service: %(host)s")
 
 
-class VersionNotFoundForAPIMethod(NotFound):
-    msg_fmt = _('API version %(version)s is not supported on this method.')
-
-
 # -- 405/406 --------------------------------------------------------------
 
 class InvalidGlobalAPIVersion(NovaLiteException):

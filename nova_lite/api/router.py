@@ -13,7 +13,6 @@ import collections
 
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
-from oslo_utils import uuidutils
 import routes
 import webob
 import webob.dec
@@ -222,7 +221,3 @@ def call_handler(api, req, handler, version, urlvars, body=None):
     for key, value in result.headers.items():
         resp.headers[key] = value
     return resp
-
-
-def is_uuid(value):
-    return uuidutils.is_uuid_like(value)

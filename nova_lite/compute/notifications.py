@@ -27,7 +27,6 @@ LOG = logging.getLogger(__name__)
 
 VOLUME_ATTACH = 'volume_attach'
 VOLUME_DETACH = 'volume_detach'
-VOLUME_SWAP = 'volume_swap'
 
 START = 'start'
 END = 'end'

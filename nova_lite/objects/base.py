@@ -119,10 +119,4 @@ def reads(context):
     return db_api.context_manager.reader.connection.using(context)
 
 
-def require_found(obj, exc_class, **kwargs):
-    if obj is None:
-        raise exc_class(**kwargs)
-    return obj
-
-
 __all__ = ['NovaLiteObject', 'NovaLiteObjectRegistry', 'exception']

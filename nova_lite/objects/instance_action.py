@@ -40,7 +40,6 @@ SWAP_VOLUME = 'swap_volume'
 SHELVE = 'shelve'
 SHELVE_OFFLOAD = 'shelveOffload'
 UNSHELVE = 'unshelve'
-UPDATE_VOLUME = 'update_volume'
 RESTORE = 'restore'
 
 
