@@ -167,7 +167,7 @@ def _taken_over(context, bdm):
             context, bdm.volume_id, bdm.instance_uuid)
     except exception.VolumeBDMNotFound:
         return False
-    return current.id == bdm.id and \
+    return current.uuid == bdm.uuid and \
         current.task_generation != bdm.task_generation
 
 

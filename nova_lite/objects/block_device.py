@@ -58,16 +58,21 @@ _BDMS = models.BlockDeviceMapping.__table__
 _COLUMNS = tuple(_BDMS.c.keys())
 
 _INSERT = sa.insert(_BDMS)
+# A row is this object's by its id and its uuid: SQLite gives the id of a
+# deleted last row to the next insert, and a workflow still holding the
+# deleted mapping must not update or delete its successor (a new attach
+# of the same volume).
+_THIS_ROW = sa.and_(_BDMS.c.id == sa.bindparam('bdm_id'),
+                    _BDMS.c.uuid == sa.bindparam('bdm_uuid'))
 # The SET clause is made of the parameters given that are columns.
-_UPDATE = sa.update(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
-_DELETE = sa.delete(_BDMS).where(_BDMS.c.id == sa.bindparam('bdm_id'))
+_UPDATE = sa.update(_BDMS).where(_THIS_ROW)
+_DELETE = sa.delete(_BDMS).where(_THIS_ROW)
 # The delete of a row whose task this object's generation still holds (a
 # service that took the task over raised it: the delete is then not ours).
 _DELETE_FENCED = sa.delete(_BDMS).where(
-    _BDMS.c.id == sa.bindparam('bdm_id'),
-    _BDMS.c.task_generation == sa.bindparam('generation'))
+    _THIS_ROW, _BDMS.c.task_generation == sa.bindparam('generation'))
 _DELETE_IF_PENDING = sa.delete(_BDMS).where(
-    _BDMS.c.id == sa.bindparam('bdm_id'),
+    _THIS_ROW,
     _BDMS.c.attachment_id.is_(None), _BDMS.c.connection_info.is_(None))
 # A volume_id of None means IS NULL (the mappings of no volume), as an
 # ORM filter_by(volume_id=None) did.
@@ -90,7 +95,7 @@ def _task_clause(expected_task, expected_owner, expected_step,
                  expected_updated_at, expected_generation=_ANY):
     """The compare of a task move: the mapping still carries the task,
     owner, step, generation and (when given) last move the caller read."""
-    clauses = [_BDMS.c.id == sa.bindparam('bdm_id')]
+    clauses = [_THIS_ROW]
     for column, value in ((_BDMS.c.task, expected_task),
                           (_BDMS.c.task_owner, expected_owner),
                           (_BDMS.c.task_step, expected_step),
@@ -105,14 +110,14 @@ def _task_clause(expected_task, expected_owner, expected_step,
 
 
 @db_api.context_manager.writer.connection
-def _move_task(context, bdm_id, values, expected_task, expected_owner,
+def _move_task(context, row, values, expected_task, expected_owner,
                expected_step, expected_updated_at, expected_generation):
     """Compare-and-swap of the task columns; the number of rows moved."""
     return context.connection.execute(
         sa.update(_BDMS).where(_task_clause(
             expected_task, expected_owner, expected_step,
             expected_updated_at, expected_generation)),
-        dict(values, bdm_id=bdm_id)).rowcount
+        dict(values, **row)).rowcount
 
 
 @db_api.context_manager.reader.connection
@@ -139,25 +144,23 @@ def _create(context, values):
 
 
 @db_api.context_manager.writer.connection
-def _update(context, bdm_id, values):
-    """The number of rows updated (0: the mapping is gone)."""
-    return context.connection.execute(
-        _UPDATE, dict(values, bdm_id=bdm_id)).rowcount
+def _update(context, row, values):
+    """The number of rows updated (0: the mapping is gone). ``row``: the
+    object's ``_row()``, as every statement below takes it."""
+    return context.connection.execute(_UPDATE, dict(values, **row)).rowcount
 
 
 @db_api.context_manager.writer.connection
-def _destroy(context, bdm_id, generation):
+def _destroy(context, row, generation):
     if generation is _ANY:
-        return context.connection.execute(
-            _DELETE, {'bdm_id': bdm_id}).rowcount
+        return context.connection.execute(_DELETE, row).rowcount
     return context.connection.execute(
-        _DELETE_FENCED, {'bdm_id': bdm_id, 'generation': generation}).rowcount
+        _DELETE_FENCED, dict(row, generation=generation)).rowcount
 
 
 @db_api.context_manager.writer.connection
-def _destroy_if_pending(context, bdm_id):
-    return context.connection.execute(
-        _DELETE_IF_PENDING, {'bdm_id': bdm_id}).rowcount
+def _destroy_if_pending(context, row):
+    return context.connection.execute(_DELETE_IF_PENDING, row).rowcount
 
 
 @db_api.context_manager.reader.connection
@@ -309,7 +312,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         # updated_at is set here rather than by the column's onupdate.
         values['updated_at'] = timeutils.utcnow()
         try:
-            updated = _update(self._context, self.id, values)
+            updated = _update(self._context, self._row(), values)
         except db_exc.DBDuplicateEntry as exc:
             _translate_duplicate(exc, values)
         if not updated:
@@ -325,13 +328,17 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
             return self.task_generation
         return _ANY
 
+    def _row(self):
+        """What names this object's row in a statement: its id and uuid."""
+        return {'bdm_id': self.id, 'bdm_uuid': self.uuid}
+
     def destroy(self, context=None):
         """Delete the mapping, if its task generation is still the one
         this object read (a conditional delete: a service that took the
         task over meanwhile raised it, and the row is then no longer this
         object's to delete); True if it was deleted. ``context``: the
         transaction to delete in (default: the object's)."""
-        return bool(_destroy(context or self._context, self.id,
+        return bool(_destroy(context or self._context, self._row(),
                              self._generation()))
 
     def destroy_if_pending(self):
@@ -339,7 +346,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         attachment yet: a compare-and-swap); True if it was deleted. The
         attach workflow notices the mapping is gone at its next write and
         undoes what it did."""
-        return bool(_destroy_if_pending(self._context, self.id))
+        return bool(_destroy_if_pending(self._context, self._row()))
 
     # -- the operation in flight (crash safety) ---------------------------
     # Every move of the task columns is a compare-and-swap on the task and
@@ -364,7 +371,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
             values['task_data'] = jsonutils.dumps(values['task_data'])
         if expected_generation is None:
             expected_generation = self._generation()
-        moved = _move_task(self._context, self.id, values, expected_task,
+        moved = _move_task(self._context, self._row(), values, expected_task,
                            expected_owner, expected_step,
                            expected_updated_at, expected_generation)
         if not moved:

@@ -263,6 +263,38 @@ class _ObjectTests(object):
         bdm.attachment_id = uuidutils.generate_uuid()
         self.assertRaises(exception.VolumeBDMNotFound, bdm.save)
 
+    def test_a_deleted_mappings_copy_never_touches_its_successor(self):
+        # A workflow still holding a mapping that was deleted (released
+        # by an operator) must not move, save or delete the next mapping
+        # of the volume, even where the database gives it the same id
+        # (SQLite reuses the id of a deleted last row).
+        instance = self._instance()
+        volume_id = uuidutils.generate_uuid()
+        old = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id)
+        old.create()
+        old.start_task('attaching', 'nova-lite-api:a', step='accepted')
+        stale = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, volume_id, instance.uuid)
+        self.assertTrue(old.destroy())
+        new = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, volume_id)
+        new.create()
+        new.start_task('attaching', 'nova-lite-api:a', step='accepted')
+        new = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, volume_id, instance.uuid)
+        stale.id = new.id   # as SQLite hands it out again
+        self.assertRaises(exception.TaskOwnerChanged, stale.move_task,
+                          'reserving', owner='nova-lite-conductor:k')
+        stale.device_name = '/dev/vdz'
+        self.assertRaises(exception.VolumeBDMNotFound, stale.save)
+        self.assertFalse(stale.destroy())
+        self.assertFalse(stale.destroy_if_pending())
+        read = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            self.ctxt, volume_id, instance.uuid)
+        self.assertEqual((new.uuid, 'accepted', new.device_name),
+                         (read.uuid, read.task_step, read.device_name))
+
     def test_task_moves_are_compare_and_swap(self):
         instance = self._instance()
         bdm = objects.BlockDeviceMapping.new_volume(
