@@ -29,7 +29,7 @@ OFFSET = 512 * 1024
 class MigrationTestCase(base.TestCase):
     CONF = {'volume.enabled_backends': ['file', 'file2'],
             'file2.volume_driver': 'file',
-            'recovery.stalled_after': 30}
+            'recovery.stalled_after': 60}
 
     def setUp(self):
         super().setUp()
