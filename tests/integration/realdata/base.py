@@ -31,6 +31,8 @@ enough: the database is not what they prove)::
 
 import os
 
+from oslo_utils import uuidutils
+
 from tests.guest import agent
 from tests.guest import fixture as guest_fixture
 from tests.integration import base
@@ -41,6 +43,12 @@ BOOT_TIMEOUT = 180
 
 
 class RealDataDeployment(deploy.Deployment):
+    def __init__(self, backend, **kwargs):
+        tag = uuidutils.generate_uuid()[:8]
+        kwargs.setdefault('compute_hosts', ('compute1-%s' % tag,
+                                            'compute2-%s' % tag))
+        super().__init__(backend, **kwargs)
+
     def _setUp(self):
         self.useFixture(guest_fixture.Libvirtd())
         self.guest_image = self.useFixture(guest_fixture.GuestImage()).guest
