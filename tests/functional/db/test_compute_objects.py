@@ -283,7 +283,12 @@ class _ObjectTests(object):
         new.start_task('attaching', 'nova-lite-api:a', step='accepted')
         new = objects.BlockDeviceMapping.get_by_volume_and_instance(
             self.ctxt, volume_id, instance.uuid)
-        stale.id = new.id   # as SQLite hands it out again
+        # The stale copy, with the id the database handed out again (as
+        # SQLite does; MariaDB and PostgreSQL do not).
+        stale = objects.BlockDeviceMapping(self.ctxt, **dict(
+            {name: getattr(stale, name) for name in stale.fields
+             if stale.obj_attr_is_set(name)}, id=new.id))
+        stale.obj_reset_changes()
         self.assertRaises(exception.TaskOwnerChanged, stale.move_task,
                           'reserving', owner='nova-lite-conductor:k')
         stale.device_name = '/dev/vdz'
