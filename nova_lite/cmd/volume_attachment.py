@@ -149,7 +149,7 @@ def _refresh(conf):
         crashpoint.hit(crashpoint.MANAGE_REFRESH_AFTER_MOVE)
     except Exception:
         if new is not None and bdm.task_step != tasks.REFRESHED:
-            _delete_attachment(client, svc, new['id'])
+            block_storage.delete_attachment(svc, client, new['id'])
         bdm.end_task()
         if locked_here:
             _unlock(instance)
@@ -160,13 +160,6 @@ def _refresh(conf):
     print('Volume %s of server %s: attachment %s replaced by %s.' % (
         bdm.volume_id, instance.uuid, old_attachment_id, new['id']))
     return 0
-
-
-def _delete_attachment(client, svc, attachment_id):
-    try:
-        client.attachment_delete(svc, attachment_id)
-    except exception.VolumeAttachmentNotFound:
-        pass
 
 
 def _unlock(instance):

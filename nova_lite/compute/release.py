@@ -82,17 +82,6 @@ def released(bdm):
             bdm.device_name)
 
 
-def delete_attachment(context, volume_client, attachment_id):
-    """Delete the attachment as the compute service (the OSSA-2023-003
-    guard lets the service delete what a server holds); one already gone
-    is fine."""
-    try:
-        return volume_client.attachment_delete(
-            block_storage.service_context(context), attachment_id)
-    except exception.VolumeAttachmentNotFound:
-        return None
-
-
 def delete_volume(context, volume_client, volume_id):
     """Delete a ``delete_on_termination`` volume; one already gone is
     fine."""
@@ -107,7 +96,8 @@ def release_mapping(context, volume_client, bdm, keep_volume=False):
     is never deleted with ``keep_volume``). Raises what block storage
     raises (the mapping then stays, for a retry)."""
     if bdm.attachment_id:
-        delete_attachment(context, volume_client, bdm.attachment_id)
+        block_storage.delete_attachment(context, volume_client,
+                                        bdm.attachment_id)
     if bdm.delete_on_termination and bdm.volume_id and not keep_volume:
         delete_volume(context, volume_client, bdm.volume_id)
     bdm.destroy()
@@ -129,7 +119,7 @@ def finish_local_detach(context, volume_client, bdm):
     volume_id, attachment_id, _info, _device = released(bdm)
     data = bdm.get_task_data()
     if attachment_id:
-        delete_attachment(context, volume_client, attachment_id)
+        block_storage.delete_attachment(context, volume_client, attachment_id)
     if bdm.delete_on_termination and volume_id and \
             not data.get('keep_volume'):
         delete_volume(context, volume_client, volume_id)
@@ -164,7 +154,8 @@ def finish_offloaded_swap(context, volume_client, bdm):
     Harmless when done already."""
     old_attachment_id = bdm.get_task_data().get('old_attachment_id')
     if old_attachment_id:
-        delete_attachment(context, volume_client, old_attachment_id)
+        block_storage.delete_attachment(context, volume_client,
+                                        old_attachment_id)
     complete_migration(context, volume_client, bdm)
     try:
         bdm.end_task()

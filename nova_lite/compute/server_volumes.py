@@ -420,11 +420,8 @@ class ServerVolumes(object):
             raise exception.MultiattachSwapVolumeNotSupported()
 
     def release_new_attachment(self, context, attachment_id):
-        try:
-            self.api.volume_client.attachment_delete(
-                block_storage.service_context(context), attachment_id)
-        except Exception:
-            LOG.exception('Could not delete attachment %s', attachment_id)
+        block_storage.delete_attachment(context, self.api.volume_client,
+                                        attachment_id, log_errors=True)
 
     def _swap_volume_shelved_offloaded(self, context, instance, bdm,
                                        old_volume, new_volume_id):

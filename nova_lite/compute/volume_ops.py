@@ -136,12 +136,8 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
 
 
 def _delete_attachment(context, volume_client, attachment_id):
-    try:
-        volume_client.attachment_delete(_svc(context), attachment_id)
-    except exception.VolumeAttachmentNotFound:
-        pass
-    except Exception:
-        LOG.exception('Could not delete attachment %s', attachment_id)
+    block_storage.delete_attachment(context, volume_client, attachment_id,
+                                    log_errors=True)
 
 
 def _still_used_on_host(context, driver, volume_client, volume_id, result):

@@ -123,13 +123,8 @@ def _roll_back(context, volume_client, notifier, instance, bdm, attachment_id,
     LOG.info('Attaching volume %s to %s failed in the conductor: %s',
              bdm.volume_id, instance.uuid, exc)
     if attachment_id:
-        try:
-            volume_client.attachment_delete(
-                block_storage.service_context(context), attachment_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
-        except Exception:
-            LOG.exception('Could not delete attachment %s', attachment_id)
+        block_storage.delete_attachment(context, volume_client,
+                                        attachment_id, log_errors=True)
     bdm.destroy()
     if isinstance(exc, messaging.MessagingTimeout):
         _remove_orphan_bdm(context, instance, bdm.volume_id)
@@ -190,13 +185,8 @@ def _leave(context, volume_client, bdm, attachment_id, exc):
                 'service (%s); leaving it to that service', bdm.volume_id,
                 bdm.instance_uuid, exc)
     if attachment_id:
-        try:
-            volume_client.attachment_delete(
-                block_storage.service_context(context), attachment_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
-        except Exception:
-            LOG.exception('Could not delete attachment %s', attachment_id)
+        block_storage.delete_attachment(context, volume_client,
+                                        attachment_id, log_errors=True)
 
 
 @contextlib.contextmanager

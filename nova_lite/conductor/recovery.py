@@ -414,7 +414,7 @@ def _finish_fenced_detach(ctxt, volume_client, bdm):
         release.step_aside(bdm)
     _volume_id, attachment_id, _info, _device = release.released(bdm)
     if attachment_id:
-        release.delete_attachment(ctxt, volume_client, attachment_id)
+        block_storage.delete_attachment(ctxt, volume_client, attachment_id)
     bdm.destroy()
 
 
@@ -522,10 +522,7 @@ def _unrecorded_attachments(svc, volume_client, bdm, volume_id=None):
 
 def _delete_attachments(svc, volume_client, attachment_ids):
     for attachment_id in attachment_ids:
-        try:
-            volume_client.attachment_delete(svc, attachment_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
+        block_storage.delete_attachment(svc, volume_client, attachment_id)
 
 
 def _roll_detaching(svc, volume_client, volume_id):

@@ -1,7 +1,9 @@
 """How compute and conductor reach block storage.
 
 ``get_client(conf)`` returns the ``VolumeClient`` for ``[volume] client``;
-``service_context(ctxt)`` makes a context act as the compute service. The
+``service_context(ctxt)`` makes a context act as the compute service;
+``delete_attachment(ctxt, client, attachment_id)`` deletes one as the
+service, one already gone being fine. The
 contract every client keeps is in ``base``; ``local`` calls
 ``nova_lite.volume.api`` directly, ``cinder`` goes over REST with
 python-cinderclient (imported only when it is configured).
@@ -11,6 +13,7 @@ from nova_lite.volume.client import base
 
 VolumeClient = base.VolumeClient
 service_context = base.service_context
+delete_attachment = base.delete_attachment
 
 
 def get_client(conf):

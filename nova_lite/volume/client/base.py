@@ -155,6 +155,12 @@ Details of the implementations (``local``, ``cinder``):
 
 import abc
 
+from oslo_log import log as logging
+
+from nova_lite import exception
+
+LOG = logging.getLogger(__name__)
+
 
 class VolumeClient(abc.ABC):
     def __init__(self, conf):
@@ -226,3 +232,21 @@ def service_context(ctxt):
         svc.roles = list(svc.roles) + ['service']
     svc.enforcer = getattr(ctxt, 'enforcer', None)
     return svc
+
+
+def delete_attachment(ctxt, client, attachment_id, log_errors=False):
+    """Delete ``attachment_id`` as the compute service (the OSSA-2023-003
+    guard lets the service delete what a server holds): the client's
+    result, or None when it was already gone. ``log_errors``: any other
+    failure is logged, not raised (a roll back that goes on without it:
+    an attachment left over is found by the settling)."""
+    try:
+        return client.attachment_delete(service_context(ctxt),
+                                        attachment_id)
+    except exception.VolumeAttachmentNotFound:
+        return None
+    except Exception:
+        if not log_errors:
+            raise
+        LOG.exception('Could not delete attachment %s', attachment_id)
+        return None
