@@ -181,11 +181,8 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
             volume_ops.release_connection(ctxt, driver, volume_client,
                                           new_volume_id, new_attachment_id,
                                           new_info)
-        try:
-            volume_client.roll_detaching(block_storage.service_context(ctxt),
-                                         bdm.volume_id)
-        except (exception.InvalidVolume, exception.VolumeNotFound):
-            pass    # not detaching (anymore), or gone
+        block_storage.roll_detaching(block_storage.service_context(ctxt),
+                                     volume_client, bdm.volume_id)
         bdm.end_task()
         instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT,
                                       exc=exc, host=host)

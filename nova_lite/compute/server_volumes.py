@@ -215,7 +215,9 @@ class ServerVolumes(object):
         except Exception:
             with excutils.save_and_reraise_exception():
                 if mark:
-                    self.api.volume_client.roll_detaching(context, volume_id)
+                    block_storage.roll_detaching(
+                        context, self.api.volume_client, volume_id,
+                        log_errors=True)
                 bdm.end_task()
 
     def _start_detach_task(self, context, bdm, volume, local=False):
@@ -392,8 +394,9 @@ class ServerVolumes(object):
                     mode=bdm.attach_mode)
             except Exception:
                 with excutils.save_and_reraise_exception():
-                    self.api.volume_client.roll_detaching(
-                        context, old_volume_id)
+                    block_storage.roll_detaching(
+                        context, self.api.volume_client, old_volume_id,
+                        log_errors=True)
             bdm.move_task(tasks.RESERVED, data=dict(
                 data, new_attachment_id=attachment['id']))
             instance_action.InstanceAction.action_start(
@@ -406,8 +409,9 @@ class ServerVolumes(object):
             with excutils.save_and_reraise_exception():
                 if attachment is not None:
                     self.release_new_attachment(context, attachment['id'])
-                    self.api.volume_client.roll_detaching(
-                        context, old_volume_id)
+                    block_storage.roll_detaching(
+                        context, self.api.volume_client, old_volume_id,
+                        log_errors=True)
                 try:
                     bdm.end_task()
                 except exception.TaskOwnerChanged:

@@ -306,11 +306,8 @@ def detach(context, driver, volume_client, notifier, instance, bdm,
             bdm.move_task(tasks.GUEST_DETACHED)
     except Exception:
         with excutils.save_and_reraise_exception():
-            try:
-                volume_client.roll_detaching(svc, volume_id)
-            except Exception:
-                LOG.exception('Could not roll back detaching of %s',
-                              volume_id)
+            block_storage.roll_detaching(svc, volume_client, volume_id,
+                                         log_errors=True)
             if tracked:
                 bdm.end_task()
     crashpoint.hit(crashpoint.COMPUTE_DETACH_AFTER_GUEST_DETACH)
@@ -327,11 +324,8 @@ def detach(context, driver, volume_client, notifier, instance, bdm,
                                bdm.attachment_id, bdm.get_connection_info())
         except Exception:
             with excutils.save_and_reraise_exception():
-                try:
-                    volume_client.roll_detaching(svc, volume_id)
-                except Exception:
-                    LOG.exception('Could not roll back detaching of %s',
-                                  volume_id)
+                block_storage.roll_detaching(svc, volume_client, volume_id,
+                                             log_errors=True)
     with instance_action.transaction(context):
         bdm.destroy()
         if event is not None:
@@ -344,10 +338,8 @@ def release_swap(context, volume_client, old_volume_id, new_attachment_id):
     """Undo the API's part of a swap that cannot run: the new volume's
     attachment is deleted and the old volume is no longer detaching."""
     _delete_attachment(context, volume_client, new_attachment_id)
-    try:
-        volume_client.roll_detaching(_svc(context), old_volume_id)
-    except Exception:
-        LOG.exception('Could not roll back detaching of %s', old_volume_id)
+    block_storage.roll_detaching(_svc(context), volume_client, old_volume_id,
+                                 log_errors=True)
 
 
 def swap(context, driver, volume_client, instance, bdm, new_volume_id,

@@ -525,14 +525,6 @@ def _delete_attachments(svc, volume_client, attachment_ids):
         block_storage.delete_attachment(svc, volume_client, attachment_id)
 
 
-def _roll_detaching(svc, volume_client, volume_id):
-    try:
-        volume_client.roll_detaching(svc, volume_id)
-    except (exception.InvalidVolume, exception.VolumeNotFound):
-        # Not marked detaching (a multiattach volume), or gone.
-        pass
-
-
 def _roll_back(settler, host, bdm, reason):
     """Give back what the task took (the attachment it made, the volume's
     ``detaching``) and record why (``reason``: who really stopped) where
@@ -554,7 +546,7 @@ def _roll_back(settler, host, bdm, reason):
         bdm.destroy()
         event = ATTACH_EVENT
     elif bdm.task == tasks.DETACHING:
-        _roll_detaching(svc, volume_client, bdm.volume_id)
+        block_storage.roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
         event = DETACH_EVENT
     elif bdm.task == tasks.SWAPPING:
@@ -566,7 +558,7 @@ def _roll_back(settler, host, bdm, reason):
         elif new_volume_id:
             _delete_attachments(svc, volume_client, _unrecorded_attachments(
                 svc, volume_client, bdm, volume_id=new_volume_id))
-        _roll_detaching(svc, volume_client, bdm.volume_id)
+        block_storage.roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
         event = SWAP_EVENT
     else:

@@ -250,3 +250,19 @@ def delete_attachment(ctxt, client, attachment_id, log_errors=False):
             raise
         LOG.exception('Could not delete attachment %s', attachment_id)
         return None
+
+
+def roll_detaching(ctxt, client, volume_id, log_errors=False):
+    """Give the volume back its ``in-use`` after a detach that did not
+    happen. A volume not marked ``detaching`` (a multiattach volume, or
+    one settled meanwhile) or gone is fine; ``log_errors``: any other
+    failure is logged, not raised (inside a roll back that re-raises the
+    error that caused it)."""
+    try:
+        client.roll_detaching(ctxt, volume_id)
+    except (exception.InvalidVolume, exception.VolumeNotFound):
+        pass
+    except Exception:
+        if not log_errors:
+            raise
+        LOG.exception('Could not roll back detaching of %s', volume_id)
