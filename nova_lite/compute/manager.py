@@ -566,7 +566,7 @@ class ComputeManager(manager.Manager):
                 LOG.info('Already attaching volume %s to %s',
                          bdm.volume_id, instance.uuid)
                 return
-            self._cast_operation(context, instance, 'compute_attach_volume',
+            self._cast_operation(context, instance, tasks.COMPUTE_ATTACH_EVENT,
                                  volume_ops.attach, context, self.driver,
                                  self.volume_client, self.notifier, instance,
                                  bdm)
@@ -630,7 +630,8 @@ class ComputeManager(manager.Manager):
                 volume_ops.detach(context, self.driver, self.volume_client,
                                   self.notifier, instance, bdm, event=event,
                                   tracked=tracked)
-        self._cast_operation(context, instance, 'compute_detach_volume', run,
+        self._cast_operation(context, instance,
+                             tasks.COMPUTE_DETACH_EVENT, run,
                              with_event=True)
 
     @staticmethod
@@ -672,4 +673,4 @@ class ComputeManager(manager.Manager):
                 volume_ops.swap(context, self.driver, self.volume_client,
                                 instance, bdm, new_volume_id,
                                 new_attachment_id, tracked=tracked)
-        self._cast_operation(context, instance, 'compute_swap_volume', run)
+        self._cast_operation(context, instance, tasks.COMPUTE_SWAP_EVENT, run)

@@ -59,13 +59,6 @@ from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
-FINISHED = 'finished'
-ROLLED_BACK = 'rolled back'
-
-ATTACH_EVENT = 'compute_attach_volume'
-DETACH_EVENT = 'compute_detach_volume'
-SWAP_EVENT = 'compute_swap_volume'
-
 
 def settle(context, driver, volume_client, notifier, host, in_hand=(),
            stalled_before=None):
@@ -88,7 +81,7 @@ def _settle_one(context, driver, volume_client, notifier, host, bdm):
                                                      read_deleted=True)
     except exception.InstanceNotFound:
         bdm.destroy()
-        return ROLLED_BACK
+        return tasks.ROLLED_BACK
     if bdm.task == tasks.ATTACHING:
         return _settle_attach(ctxt, driver, volume_client, notifier, host,
                               instance, bdm)
@@ -121,9 +114,10 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
                         attachment_id, bdm.volume_id)
         else:
             bdm.end_task()
-            instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT,
+            instance_action.settle_events(ctxt, instance.uuid,
+                                          tasks.COMPUTE_ATTACH_EVENT,
                                           host=host)
-            return FINISHED
+            return tasks.FINISHED
     exc = exception.OperationInterrupted(
         task='attach', volume_id=bdm.volume_id,
         reason='the compute service on %s stopped' % host)
@@ -132,13 +126,14 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
     volume_ops.release_connection(ctxt, driver, volume_client, bdm.volume_id,
                                   attachment_id, info)
     bdm.destroy()
-    instance_action.settle_events(ctxt, instance.uuid, ATTACH_EVENT, exc=exc,
+    instance_action.settle_events(ctxt, instance.uuid,
+                                  tasks.COMPUTE_ATTACH_EVENT, exc=exc,
                                   host=host)
     instance_fault.InstanceFault.record(ctxt, instance.uuid, exc, host=host)
     notifier.notify_volume(ctxt, instance, notifications.VOLUME_ATTACH,
                            notifications.ERROR, bdm.volume_id, exc=exc,
                            bdm=bdm)
-    return ROLLED_BACK
+    return tasks.ROLLED_BACK
 
 
 def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):
@@ -152,9 +147,10 @@ def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):
     volume_ops.release_connection(ctxt, driver, volume_client, volume_id,
                                   attachment_id, info)
     bdm.destroy()
-    instance_action.settle_events(ctxt, instance.uuid, DETACH_EVENT,
+    instance_action.settle_events(ctxt, instance.uuid,
+                                  tasks.COMPUTE_DETACH_EVENT,
                                   host=host)
-    return FINISHED
+    return tasks.FINISHED
 
 
 def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
@@ -184,13 +180,15 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
         block_storage.roll_detaching(block_storage.service_context(ctxt),
                                      volume_client, bdm.volume_id)
         bdm.end_task()
-        instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT,
+        instance_action.settle_events(ctxt, instance.uuid,
+                                      tasks.COMPUTE_SWAP_EVENT,
                                       exc=exc, host=host)
         instance_fault.InstanceFault.record(
             ctxt, instance.uuid, exc, host=host)
-        return ROLLED_BACK
-    instance_action.settle_events(ctxt, instance.uuid, SWAP_EVENT, host=host)
-    return FINISHED
+        return tasks.ROLLED_BACK
+    instance_action.settle_events(ctxt, instance.uuid,
+                                  tasks.COMPUTE_SWAP_EVENT, host=host)
+    return tasks.FINISHED
 
 
 # -- a host that comes back ---------------------------------------------------

@@ -50,6 +50,17 @@ SWAPPED = 'swapped'                # host: the mapping is the new volume's
 # A refresh records ACCEPTED, RESERVED (its new attachment made) and:
 REFRESHED = 'refreshed'            # the mapping has the new attachment
 
+# How settling ended an operation (what the settling reports and logs).
+FINISHED = 'finished'
+ROLLED_BACK = 'rolled back'
+REDRIVEN = 're-driven'      # accepted work whose message was lost: sent again
+
+# The instance action events of the volume operations' steps.
+CONDUCTOR_ATTACH_EVENT = 'conductor_attach_volume'
+COMPUTE_ATTACH_EVENT = 'compute_attach_volume'
+COMPUTE_DETACH_EVENT = 'compute_detach_volume'
+COMPUTE_SWAP_EVENT = 'compute_swap_volume'
+
 API_BINARY = 'nova-lite-api'
 MANAGE_BINARY = 'nova-lite-manage'
 # The lock reason of a server whose attachment is being refreshed.

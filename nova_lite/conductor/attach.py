@@ -71,8 +71,6 @@ from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
-EVENT = 'conductor_attach_volume'
-
 
 def _remove_orphan_bdm(context, instance, volume_id):
     """After a timed-out reservation by a host older than RPC 1.2, which
@@ -250,7 +248,8 @@ def _attach(context, compute_rpcapi, volume_client, instance, volume_id, bdm,
     crashpoint.hit(crashpoint.CONDUCTOR_ATTACH_AFTER_TAKE)
     attachment_id = None
     try:
-        with instance_action.EventReporter(context, EVENT, host,
+        with instance_action.EventReporter(context,
+                                           tasks.CONDUCTOR_ATTACH_EVENT, host,
                                            instance.uuid) as event:
             offloaded = instance.vm_state == states.SHELVED_OFFLOADED
             if not offloaded:

@@ -79,13 +79,6 @@ from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
-ROLLED_BACK = 'rolled back'
-FINISHED = 'finished'
-REDRIVEN = 're-driven'
-
-ATTACH_EVENT = 'conductor_attach_volume'
-DETACH_EVENT = 'compute_detach_volume'
-SWAP_EVENT = 'compute_swap_volume'
 
 # Why an item is settled now (what ``_due`` answers).
 _STALLED = 'stalled'
@@ -316,7 +309,7 @@ def _finish_local_deletes(context, volume_client, me, stalled_before):
         if deleted:
             LOG.warning('Finished the interrupted delete of server %s '
                         '(owner %s)', instance.uuid, previous_owner)
-            finished.append((instance, FINISHED))
+            finished.append((instance, tasks.FINISHED))
     return finished
 
 
@@ -355,7 +348,7 @@ def _settle_refresh(context, volume_client, bdm):
     or found by server and volume, deleted); the server unlocked."""
     if bdm.task_step == tasks.REFRESHED:
         finish_refresh(context, volume_client, bdm)
-        return FINISHED
+        return tasks.FINISHED
     svc = block_storage.service_context(context)
     new_id = bdm.get_task_data().get('new_attachment_id')
     _delete_attachments(svc, volume_client, [new_id] if new_id else [
@@ -364,7 +357,7 @@ def _settle_refresh(context, volume_client, bdm):
     bdm.end_task()
     unlock_refreshed(instance_obj.Instance.get_by_uuid(
         context, bdm.instance_uuid))
-    return ROLLED_BACK
+    return tasks.ROLLED_BACK
 
 
 def _settle(settler, bdm, previous_owner, why, host):
@@ -383,25 +376,28 @@ def _settle(settler, bdm, previous_owner, why, host):
             _finish_fenced_detach(ctxt, volume_client, bdm)
         else:
             release.finish_local_detach(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid, DETACH_EVENT,
+        instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                      tasks.COMPUTE_DETACH_EVENT,
                                       host=host)
-        return FINISHED
+        return tasks.FINISHED
     if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.SWAPPED:
         # A shelved-offloaded server's swap, which the API runs without a
         # host, or a fenced host's swap that got this far.
         ctxt = tasks.request_context(context, bdm)
         release.finish_offloaded_swap(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid, SWAP_EVENT,
+        instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                      tasks.COMPUTE_SWAP_EVENT,
                                       host=host)
-        return FINISHED
+        return tasks.FINISHED
     if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.GUEST_SWAPPED:
         # Only a fenced host's swap reaches here at this step: its guest
         # had the new volume: finished.
         ctxt = tasks.request_context(context, bdm)
         _finish_fenced_swap(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid, SWAP_EVENT,
+        instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                      tasks.COMPUTE_SWAP_EVENT,
                                       host=host)
-        return FINISHED
+        return tasks.FINISHED
     return _roll_back(settler, host, bdm,
                       _reason(settler, bdm, previous_owner, why))
 
@@ -447,9 +443,10 @@ def _redrive(settler, bdm, host):
                           bdm.instance_uuid)
     if bdm.task == tasks.DETACHING and bdm.get_task_data().get('local'):
         release.finish_local_detach(ctxt, settler.volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid, DETACH_EVENT,
+        instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                      tasks.COMPUTE_DETACH_EVENT,
                                       host=host)
-        return FINISHED
+        return tasks.FINISHED
     if bdm.task == tasks.ATTACHING:
         try:
             volume = settler.volume_client.get(
@@ -461,7 +458,7 @@ def _redrive(settler, bdm, host):
             ctxt, instance, bdm.volume_id, None, bdm.tag,
             bdm.delete_on_termination, bool(volume.get('multiattach')),
             bdm=bdm, do_cast=True)
-        return REDRIVEN
+        return tasks.REDRIVEN
     if settler.hosts.state(instance.host) != fencing.UP:
         LOG.info('The %s of volume %s of %s waits for its host %s, which '
                  'is down', bdm.task, bdm.volume_id, instance.uuid,
@@ -471,12 +468,12 @@ def _redrive(settler, bdm, host):
         settler.compute_api.detach_volume(
             ctxt, instance, bdm.volume_id, bdm.attachment_id,
             task_ref=bdm.task_ref())
-        return REDRIVEN
+        return tasks.REDRIVEN
     data = bdm.get_task_data()
     settler.compute_api.swap_volume(
         ctxt, instance, bdm.volume_id, data['new_volume_id'],
         data['new_attachment_id'], task_ref=bdm.task_ref())
-    return REDRIVEN
+    return tasks.REDRIVEN
 
 
 def _delete_on_fenced_hosts(settler):
@@ -504,7 +501,7 @@ def _delete_on_fenced_hosts(settler):
                 LOG.warning('Deleted server %s without its host %s, which is '
                             'forced down (owner %s)', instance.uuid, host,
                             previous_owner)
-                deleted.append((instance, FINISHED))
+                deleted.append((instance, tasks.FINISHED))
     return deleted
 
 
@@ -544,11 +541,11 @@ def _roll_back(settler, host, bdm, reason):
             svc, volume_client, [attachment_id] if attachment_id
             else _unrecorded_attachments(svc, volume_client, bdm))
         bdm.destroy()
-        event = ATTACH_EVENT
+        event = tasks.CONDUCTOR_ATTACH_EVENT
     elif bdm.task == tasks.DETACHING:
         block_storage.roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
-        event = DETACH_EVENT
+        event = tasks.COMPUTE_DETACH_EVENT
     elif bdm.task == tasks.SWAPPING:
         data = bdm.get_task_data()
         new_volume_id = data.get('new_volume_id')
@@ -560,7 +557,7 @@ def _roll_back(settler, host, bdm, reason):
                 svc, volume_client, bdm, volume_id=new_volume_id))
         block_storage.roll_detaching(svc, volume_client, bdm.volume_id)
         bdm.end_task()
-        event = SWAP_EVENT
+        event = tasks.COMPUTE_SWAP_EVENT
     else:
         LOG.warning('No settling rule for task %s of volume %s of %s',
                     bdm.task, bdm.volume_id, bdm.instance_uuid)
@@ -580,4 +577,4 @@ def _roll_back(settler, host, bdm, reason):
                                    notifications.VOLUME_ATTACH,
                                    notifications.ERROR, bdm.volume_id,
                                    exc=exc, bdm=bdm)
-    return ROLLED_BACK
+    return tasks.ROLLED_BACK

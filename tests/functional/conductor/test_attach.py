@@ -70,12 +70,12 @@ class _AttachTestCase(base.TestCase):
         def observe(method, ctxt, **kwargs):
             volume_id = kwargs.get('volume_id') or kwargs['bdm'].volume_id
             bdm = self.mapping(volume_id, self.instance)
-            [event] = self.events(self.instance)[attach.EVENT]
+            [event] = self.events(self.instance)[tasks.CONDUCTOR_ATTACH_EVENT]
             return bdm, event
         self.compute.observe = observe
 
     def attach_event(self):
-        [event] = self.events(self.instance)[attach.EVENT]
+        [event] = self.events(self.instance)[tasks.CONDUCTOR_ATTACH_EVENT]
         return event
 
     def assert_failure_recorded(self, exc_class, volume_id):
@@ -121,7 +121,8 @@ class AttachWorkflowTest(_AttachTestCase):
         # The API recorded the action; the conductor only its event.
         self.assertEqual([instance_action.ATTACH_VOLUME],
                          [a.action for a in self.actions(self.instance)])
-        self.assertEqual([attach.EVENT], list(self.events(self.instance)))
+        self.assertEqual([tasks.CONDUCTOR_ATTACH_EVENT],
+                         list(self.events(self.instance)))
         event = self.attach_event()
         self.assertEqual((self.CONDUCTOR, instance_action.RESULT_SUCCESS),
                          (event.host, event.result))

@@ -77,7 +77,7 @@ class SettleTest(base.TestCase):
         self.assertEqual(
             sorted(item.volume_id for item, outcome in settled
                    if item.task == tasks.ATTACHING and
-                   outcome == recovery.ROLLED_BACK),
+                   outcome == tasks.ROLLED_BACK),
             sorted(c.args[4] for c in calls
                    if c.args[2:4] == ('volume_attach', 'error')))
         return sorted((item.volume_id, outcome) for item, outcome in settled)
@@ -87,7 +87,7 @@ class SettleTest(base.TestCase):
         self.assertEqual([], self.volumes.live_attachments(volume_id))
         self.assertEqual('available',
                          self.volumes.volumes[volume_id]['status'])
-        [event] = self.events(instance)[recovery.ATTACH_EVENT]
+        [event] = self.events(instance)[tasks.CONDUCTOR_ATTACH_EVENT]
         self.assertEqual(instance_action.RESULT_ERROR, event.result)
         fault = self.fault(instance)
         self.assertEqual(event.details, fault.message)
@@ -102,18 +102,18 @@ class SettleTest(base.TestCase):
         live = self.volumes.live_attachments(volume_id)
         self.assertEqual([bdm.get_task_data().get('attachment_id')],
                          [a['id'] for a in live] or [None])
-        self.assertNotIn(recovery.ATTACH_EVENT, self.events(instance))
+        self.assertNotIn(tasks.CONDUCTOR_ATTACH_EVENT, self.events(instance))
         self.assertIsNone(self.fault(instance))
 
     def test_own_work_at_start_or_when_stalled(self):
         fresh = self.attach_in_flight(ME, 1)
         stalled = self.attach_in_flight(ME, STALLED_AFTER + 30)
-        self.assertEqual([(stalled[1], recovery.ROLLED_BACK)],
+        self.assertEqual([(stalled[1], tasks.ROLLED_BACK)],
                          self.settle())
         self.assert_rolled_back(*stalled, who='%s stopped moving it' % ME)
         self.assert_left_alone(*fresh, owner=ME)
         # At start, whatever it owned is rolled back, fresh or not.
-        self.assertEqual([(fresh[1], recovery.ROLLED_BACK)],
+        self.assertEqual([(fresh[1], tasks.ROLLED_BACK)],
                          self.settle(at_start=True))
         self.assert_rolled_back(*fresh, who='%s restarted' % ME)
 
@@ -133,8 +133,8 @@ class SettleTest(base.TestCase):
         up = self.attach_in_flight('nova-lite-conductor:c3', 1)
         up_stalled = self.attach_in_flight('nova-lite-conductor:c3',
                                            STALLED_AFTER + 30)
-        self.assertEqual(sorted([(fenced[1], recovery.ROLLED_BACK),
-                                 (up_stalled[1], recovery.ROLLED_BACK)]),
+        self.assertEqual(sorted([(fenced[1], tasks.ROLLED_BACK),
+                                 (up_stalled[1], tasks.ROLLED_BACK)]),
                          self.settle())
         self.assert_rolled_back(*fenced,
                                 who='nova-lite-conductor:c4 was forced down')
@@ -151,7 +151,7 @@ class SettleTest(base.TestCase):
                                       STALLED_AFTER - 30, tasks.ACCEPTED)
         stalled = self.attach_in_flight('nova-lite-api:a1',
                                         STALLED_AFTER + 30, tasks.ACCEPTED)
-        self.assertEqual([(stalled[1], recovery.REDRIVEN)], self.settle())
+        self.assertEqual([(stalled[1], tasks.REDRIVEN)], self.settle())
         [(method, cast)] = self.conductors.casts
         self.assertEqual(('attach_volume', stalled[1], stalled[0].uuid),
                          (method, cast['volume_id'], cast['instance'].uuid))
@@ -180,8 +180,8 @@ class SettleTest(base.TestCase):
         in_reservation = self.attach_in_flight(ME, 1, host=FENCED_HOST)
         held = self.mapping(in_reservation[1], in_reservation[0])
         self.assertEqual(
-            sorted([(host_owned[1], recovery.ROLLED_BACK),
-                    (in_reservation[1], recovery.ROLLED_BACK)]),
+            sorted([(host_owned[1], tasks.ROLLED_BACK),
+                    (in_reservation[1], tasks.ROLLED_BACK)]),
             self.settle(in_hand={held.uuid}))
         self.assert_rolled_back(*host_owned, who='the compute host %s was '
                                 'forced down' % FENCED_HOST)
@@ -215,15 +215,15 @@ class SettleTest(base.TestCase):
         taken = self.detach_in_flight(
             'nova-lite-compute:%s' % FENCED_HOST, tasks.GUEST_DETACHING)
         queued = self.detach_in_flight('nova-lite-api:a1', tasks.ACCEPTED)
-        self.assertEqual(sorted([(taken[1], recovery.FINISHED),
-                                 (queued[1], recovery.FINISHED)]),
+        self.assertEqual(sorted([(taken[1], tasks.FINISHED),
+                                 (queued[1], tasks.FINISHED)]),
                          self.settle())
         for instance, volume_id in (taken, queued):
             self.assertIsNone(self.mapping(volume_id, instance))
             self.assertEqual([], self.volumes.live_attachments(volume_id))
             self.assertEqual([], [
-                e for e in self.events(instance).get(recovery.DETACH_EVENT,
-                                                     [])
+                e for e in self.events(instance).get(
+                    tasks.COMPUTE_DETACH_EVENT, [])
                 if e.result != instance_action.RESULT_SUCCESS])
         self.assertEqual([], self.compute.casts)
 
@@ -244,7 +244,7 @@ class SettleTest(base.TestCase):
         instance, volume_id = self.detach_in_flight(
             'nova-lite-api:a1', tasks.ACCEPTED, seconds_ago=600, host='h3')
         bdm = self.mapping(volume_id, instance)
-        self.assertEqual([(volume_id, recovery.REDRIVEN)], self.settle())
+        self.assertEqual([(volume_id, tasks.REDRIVEN)], self.settle())
         [(method, cast)] = self.compute.casts
         self.assertEqual(('detach_volume', volume_id, bdm.task_ref()),
                          (method, cast['volume_id'], cast['task_ref']))
