@@ -265,23 +265,24 @@ class RealDataTestCase(base.IntegrationTestCase):
         return guest
 
     # -- the storage's view -----------------------------------------------
-    def volume_backend(self, volume_id, volume=None):
+    def volume_backend(self, volume_id):
         """The backend of the volume (``iscsi``, ``file``), from its
         ``host@backend#pool``."""
-        volume = volume or self.show_volume(volume_id)
-        return volume['os-vol-host-attr:host'].partition(
+        return self.show_volume(volume_id)['os-vol-host-attr:host'].partition(
             '@')[2].partition('#')[0]
+
+    def storage_id(self, volume_id):
+        """The id naming the volume's storage: its file, its target (the
+        volume it was migrated into, once a migration gave it one)."""
+        return self.show_volume(volume_id)[
+            'os-vol-mig-status-attr:name_id'] or volume_id
 
     def volume_path(self, volume_id):
         """The file of the volume's bytes (a ``file`` volume, an iSCSI
         LUN's backing store)."""
-        volume = self.show_volume(volume_id)
-        storage_id = volume.get('os-vol-mig-status-attr:name_id') or \
-            volume_id
         return os.path.join(
-            self.deployment.volumes_dirs[self.volume_backend(volume_id,
-                                                             volume)],
-            'volume-%s' % storage_id)
+            self.deployment.volumes_dirs[self.volume_backend(volume_id)],
+            'volume-%s' % self.storage_id(volume_id))
 
     def host_write(self, volume_id, offset, data):
         with open(self.volume_path(volume_id), 'r+b') as f:
@@ -299,4 +300,4 @@ class RealDataTestCase(base.IntegrationTestCase):
         """The volume's target on tgtd (``iscsi.Target``), or None when
         tgtd exports it to no host."""
         return self.deployment.tgtd.targets().get('%svolume-%s' % (
-            self.deployment.tgtd.prefix, volume_id))
+            self.deployment.tgtd.prefix, self.storage_id(volume_id)))

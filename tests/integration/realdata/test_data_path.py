@@ -7,6 +7,8 @@ domain XML say where a disk is, or is no longer, exported and plugged.
 
 Volumes are on the ``iscsi`` backend (the deployment's default) unless a
 test says otherwise; each test boots as few guests as it can.
+``TestMigrationAndSettling`` has a deployment of its own whose conductor
+settles every second.
 """
 
 from tests.guest import agent
@@ -23,7 +25,7 @@ def dev(device):
     return device.rsplit('/', 1)[-1]
 
 
-class TestDataPath(base.RealDataTestCase):
+class DataPathTestCase(base.RealDataTestCase):
 
     def attach(self, server_id, volume_id, api=None, **fields):
         """Attach below 2.101 (synchronous: 200 once the host plugged
@@ -53,6 +55,9 @@ class TestDataPath(base.RealDataTestCase):
         initiator = target.acl[0]
         self.assertIn(initiator, [s[2] for s in target.sessions], target)
         return initiator
+
+
+class TestDataPath(DataPathTestCase):
 
     def test_host_bytes_reach_the_guest_and_its_writes_the_next_one(self):
         servers = self.create_server_on_each_host()
@@ -227,3 +232,92 @@ class TestDataPath(base.RealDataTestCase):
             self.assertEqual(GUEST_BYTES,
                              guest.read(volume_id, GUEST_OFFSET, 16))
         self.assert_exported_to_one_host(volumes[base.ISCSI])
+
+
+class TestMigrationAndSettling(DataPathTestCase):
+    # The conductor settles, every second, what stopped moving 5 s ago
+    # (and its sweep of tgtd's targets unexports what no connected
+    # attachment needs).
+    EXTRA_CONF = {'recovery': {'settle_interval': 1, 'stalled_after': 5}}
+
+    GHOST = {'host': 'ghost-host', 'mode': 'rw',
+             'initiator': 'iqn.2010-10.org.nova-lite.test:ghost'}
+
+    def retype(self, volume_id, backend):
+        """Retype with a migration (``on-demand``) onto ``backend``; waits
+        until the migration succeeded."""
+        resp = self.api.post('/v3/demo/volumes/%s/action' % volume_id,
+                             body={'os-retype': {
+                                 'new_type': self.deployment.volume_type(
+                                     backend),
+                                 'migration_policy': 'on-demand'}})
+        self.assertEqual(202, resp.status, resp)
+
+        def migrated():
+            volume = self.show_volume(volume_id)
+            if volume['migration_status'] == 'error':
+                raise AssertionError('migration failed: %s' % volume)
+            return (volume['migration_status'] == 'success' and
+                    volume['os-vol-host-attr:host'].endswith(
+                        '@%s#%s' % (backend, backend)))
+
+        self.wait_for(migrated, message=lambda: 'volume %s not migrated '
+                      'to %s: %s' % (volume_id, backend,
+                                     self.show_volume(volume_id)))
+
+    def leave_a_dead_connection(self, volume_id):
+        """What a process that died in ``initialize_connection`` leaves:
+        the volume's target exported to one more initiator, its host
+        record written now, no attachment (the iscsi driver of the
+        deployment's configuration, in this process)."""
+        from nova_lite.volume import drivers
+        driver = drivers.get_driver(self.deployment.conf, base.ISCSI)
+        driver.initialize_connection(
+            {'id': volume_id, 'name_id': self.storage_id(volume_id),
+             'size': 1}, self.GHOST)
+
+    def test_migrated_onto_iscsi_the_volume_stays_with_its_guest(self):
+        server_id = self.active_server()
+        volume_id = self.create_volume(backend=base.FILE)
+        self.host_write(volume_id, 0, HOST_BYTES)
+        device = self.attach(server_id, volume_id)
+        guest = self.guest(server_id)
+        guest.wait_for_disk(volume_id)
+        guest.write(volume_id, GUEST_OFFSET, GUEST_BYTES)
+
+        # The block copy moves the bytes into the LUN under the guest,
+        # which reads and writes the iSCSI volume from then on (the live
+        # disk keeps its serial: the volume keeps its id).
+        self.retype(volume_id, base.ISCSI)
+        self.assertNotEqual(volume_id, self.storage_id(volume_id))
+        self.assertEqual(HOST_BYTES, self.host_read(volume_id, 0, 16))
+        self.assertEqual(GUEST_BYTES,
+                         self.host_read(volume_id, GUEST_OFFSET, 16))
+        self.assertEqual(HOST_BYTES, guest.read(volume_id, 0, 16))
+        guest.write(volume_id, 2 * GUEST_OFFSET, b'after-migration!')
+        self.assertEqual(b'after-migration!',
+                         self.host_read(volume_id, 2 * GUEST_OFFSET, 16))
+        self.assertEqual({dev(device): volume_id},
+                         self.domain_disks(server_id, inactive=True))
+        initiator = self.assert_exported_to_one_host(volume_id)
+
+        # Once the dead connection's record is older than stalled_after,
+        # settling unexports it, and only it: the guest keeps its disk.
+        self.leave_a_dead_connection(volume_id)
+        self.assertIn(self.GHOST['initiator'], self.target(volume_id).acl)
+        self.wait_for(lambda: self.GHOST['initiator'] not in getattr(
+            self.target(volume_id), 'acl', ()), timeout=base.BOOT_TIMEOUT,
+            message='the dead connection was never unexported')
+        guest.write(volume_id, 3 * GUEST_OFFSET, b'after-settling!!')
+        self.assertEqual(b'after-settling!!',
+                         self.host_read(volume_id, 3 * GUEST_OFFSET, 16))
+        self.assertEqual(b'after-migration!',
+                         guest.read(volume_id, 2 * GUEST_OFFSET, 16))
+        self.assertEqual(initiator,
+                         self.assert_exported_to_one_host(volume_id))
+
+        resp = self.detach_volume(server_id, volume_id)
+        self.assertEqual(202, resp.status, resp)
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertFalse(guest.has_disk(volume_id))
+        self.assertIsNone(self.target(volume_id))
