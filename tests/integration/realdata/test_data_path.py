@@ -49,8 +49,8 @@ class DataPathTestCase(base.RealDataTestCase):
         logged in (the guest's QEMU); returns the initiator."""
         target = self.target(volume_id)
         self.assertIsNotNone(target, 'volume %s has no target' % volume_id)
-        self.assertEqual(self.volume_path(volume_id),
-                         target.luns[1]['path'])
+        self.assertEqual({'path': self.volume_path(volume_id),
+                          'readonly': False}, target.luns[1])
         self.assertEqual(1, len(target.acl), target)
         initiator = target.acl[0]
         self.assertIn(initiator, [s[2] for s in target.sessions], target)
