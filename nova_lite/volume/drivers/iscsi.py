@@ -555,7 +555,9 @@ class ISCSIDriver(file_driver.FileDriver):
         return sorted(set(done))
 
     def _mine(self, targets):
-        """``{volume id: Target}`` of this backend's volume targets."""
+        """``{storage id: Target}`` of this backend's volume targets (the
+        id in a target's name is the volume's ``name_id`` once a
+        migration gave it one)."""
         prefix = self.iqn({'id': ''})
         return {iqn[len(prefix):]: target for iqn, target in targets.items()
                 if iqn.startswith(prefix) and len(iqn) > len(prefix)}
@@ -597,14 +599,20 @@ class ISCSIDriver(file_driver.FileDriver):
         """Unbind the initiators no connected attachment of ``wanted``
         needs and whose record (rewritten at each connection) is older
         than ``stalled_before`` (naive UTC), or missing; a target left
-        with none goes. Returns ``[(volume id, 'unexported')]``."""
+        with none goes. A target is matched to its volume by the storage
+        id its name holds (``name_id`` for a migrated volume). Returns
+        ``[(volume id, 'unexported')]`` (the id in the target's name for
+        a target no connected attachment names)."""
         cutoff = (calendar.timegm(stalled_before.timetuple())
                   if stalled_before != datetime.datetime.max
                   else float('inf'))
         done = []
-        for volume_id, target in self._mine(self.tgtadm.targets()).items():
-            volume, connectors = wanted.get(volume_id) or (
-                {'id': volume_id}, [])
+        by_storage = {self.storage_id(volume): (volume, connectors)
+                      for volume, connectors in wanted.values()}
+        for storage_id, target in self._mine(self.tgtadm.targets()).items():
+            volume, connectors = by_storage.get(storage_id) or (
+                {'id': storage_id}, [])
+            volume_id = volume['id']
             needed = {(c or {}).get('initiator') for c in connectors}
             if connectors and not [i for i in target.acl
                                    if i not in needed]:

@@ -1,26 +1,53 @@
 """Scaffolding of the real-data tier.
 
 ``RealDataDeployment`` is ``tests.integration.deployment.Deployment``
-with the libvirt driver: before anything starts it checks that libvirtd
-answers and that the test guest builds (``tests.guest.fixture``: a skip
-saying what is missing, a failure with ``NOVA_LITE_REQUIRE_LIBVIRT=1``),
-makes a directory QEMU's user can reach and points the compute services'
-``instances_path`` and the ``file`` backend's ``volumes_dir`` into it,
-and configures ``[libvirt]`` for the guest (TCG, its kernel, initramfs
-and agent channel; no shutdown grace). Both compute services share the
-machine's libvirtd; each sees the domains it made.
+with the libvirt driver and real block storage: before anything starts it
+checks that libvirtd answers and that the test guest builds
+(``tests.guest.fixture``: a skip saying what is missing, a failure with
+``NOVA_LITE_REQUIRE_LIBVIRT=1``) and that tgtd runs
+(``tests.fixtures.tgt.Tgtd``, the node's daemon: a failure with
+``NOVA_LITE_REQUIRE_TGT=1``), makes a directory QEMU's user can reach and
+points the compute services' ``instances_path`` into it, and configures
+``[libvirt]`` for the guest (TCG, its kernel, initramfs and agent channel;
+no shutdown grace). Two backends, each with its ``volumes_dir`` in that
+directory:
+
+* ``iscsi`` (the default: the ``__DEFAULT__`` type has no backend and
+  ``iscsi`` is enabled first): a tgtd target per connected volume, CHAP,
+  the ACL by the host's initiator name, on the node's tgtd under a target
+  prefix of the deployment's own (the fixture deletes whatever targets and
+  accounts with that prefix are left at cleanup); the guests' disks are
+  QEMU's iSCSI initiator logged in to 127.0.0.1:3260;
+* ``file``: a plain file the domain opens.
+
+After setUp, ``volume_types`` names a type per backend and per
+multiattach: ``{(backend, multiattach): type name}`` (made through the
+API; ``volume_type('file')``, ``volume_type('iscsi', multiattach=True)``).
+
+The compute services are named uniquely per deployment (``compute1-<hex>``,
+``compute2-<hex>``): they share the machine's libvirtd with every other
+deployment running, and a compute host reaps the domains that name it as
+their host but that its database does not give it.
 
 ``RealDataTestCase`` adds, on top of ``IntegrationTestCase``'s API
-helpers, what only the guest and the host can tell:
+helpers, what only the guest and the hypervisor and the storage can tell:
 
 * ``guest(server_id)``: the agent of the server's guest
   (``tests.guest.agent.Guest``: ``disks()``, ``read``, ``write``,
   ``wait_for_disk``...), found through the domain's live XML;
 * ``domain_disks(server_id)``: ``{target dev: serial}`` of the domain
   (the live XML, or the definition with ``inactive=True``);
-* ``host_write``/``host_read``: bytes of a ``file`` volume on the host.
+* ``host_write``/``host_read``: bytes of a volume on the host, in its
+  backend's file (the ``file`` volume, or the iSCSI LUN's backing file);
+* ``target(volume_id)``: the volume's tgtd target
+  (``nova_lite.volume.drivers.iscsi.Target``: ``acl``, ``luns``,
+  ``sessions``...) as ``tgtadm --op show`` has it, or None;
+* ``create_volume(backend=..., multiattach=...)``,
+  ``create_servers(count, ...)`` (a multi-create), ``wait_for_attached``
+  (an asynchronous attach done), ``set_compute_status`` (a host that
+  takes no new server).
 
-Add scenarios as ``test_*.py`` modules of this package (one backend is
+Add scenarios as ``test_*.py`` modules of this package (one database is
 enough: the database is not what they prove)::
 
     class TestDataPath(base.RealDataTestCase):
@@ -33,6 +60,7 @@ import os
 
 from oslo_utils import uuidutils
 
+from tests.fixtures import tgt as tgt_fixture
 from tests.guest import agent
 from tests.guest import fixture as guest_fixture
 from tests.integration import base
@@ -40,6 +68,10 @@ from tests.integration import deployment as deploy
 
 # A guest boots in ~5 s idle, ~15 s on a loaded two-core machine (TCG).
 BOOT_TIMEOUT = 180
+
+ISCSI = 'iscsi'
+FILE = 'file'
+BACKENDS = (ISCSI, FILE)
 
 
 class RealDataDeployment(deploy.Deployment):
@@ -52,9 +84,20 @@ class RealDataDeployment(deploy.Deployment):
     def _setUp(self):
         self.useFixture(guest_fixture.Libvirtd())
         self.guest_image = self.useFixture(guest_fixture.GuestImage()).guest
+        # Its cleanup (this deployment's targets and accounts) runs after
+        # the services stopped.
+        self.tgtd = self.useFixture(tgt_fixture.Tgtd())
         self.shared = self.useFixture(guest_fixture.SharedDir()).path
-        self.volumes_dir = os.path.join(self.shared, 'volumes')
-        os.makedirs(self.volumes_dir, mode=0o755)
+        self.volumes_dirs = {name: os.path.join(self.shared, name)
+                             for name in BACKENDS}
+        for path in self.volumes_dirs.values():
+            os.makedirs(path, mode=0o755)
+        # ``volumes_dir``: the ``file`` backend's.
+        self.volumes_dir = self.volumes_dirs[FILE]
+        iscsi_conf = {'volume_driver': 'iscsi',
+                      'volumes_dir': self.volumes_dirs[ISCSI]}
+        for key, value in self.tgtd.conf_overrides(ISCSI).items():
+            iscsi_conf[key.partition('.')[2]] = value
         conf = {
             'DEFAULT': {
                 'compute_driver': 'libvirt',
@@ -73,14 +116,36 @@ class RealDataDeployment(deploy.Deployment):
                 'device_detach_attempts': 3,
                 'device_detach_timeout': 5,
             },
-            'volume': {'enabled_backends': 'file'},
-            'file': {'volume_driver': 'file',
-                     'volumes_dir': self.volumes_dir},
+            'volume': {'enabled_backends': ','.join(BACKENDS)},
+            ISCSI: iscsi_conf,
+            FILE: {'volume_driver': 'file',
+                   'volumes_dir': self.volumes_dirs[FILE]},
         }
         for section, options in self.extra_conf.items():
             conf.setdefault(section, {}).update(options)
         self.extra_conf = conf
         super()._setUp()
+        self.volume_types = self._make_volume_types()
+
+    def _make_volume_types(self):
+        api = self.admin_api.as_(volume_version='3.0')
+        types = {}
+        for backend in BACKENDS:
+            for multiattach in (False, True):
+                name = '%s%s' % (backend, '-multiattach' if multiattach
+                                 else '')
+                specs = {'volume_backend_name': backend}
+                if multiattach:
+                    specs['multiattach'] = '<is> True'
+                resp = api.post('/v3/admin/types', body={'volume_type': {
+                    'name': name, 'extra_specs': specs}})
+                if resp.status != 200:
+                    raise AssertionError('volume type %s: %r' % (name, resp))
+                types[(backend, multiattach)] = name
+        return types
+
+    def volume_type(self, backend=ISCSI, multiattach=False):
+        return self.volume_types[(backend, multiattach)]
 
 
 class RealDataTestCase(base.IntegrationTestCase):
@@ -98,6 +163,74 @@ class RealDataTestCase(base.IntegrationTestCase):
         server_id = self.create_server(**fields)
         self.wait_for_server_status(server_id, 'ACTIVE')
         return server_id
+
+    def create_volume(self, size=1, api=None, project_id='demo',
+                      backend=None, multiattach=False, **fields):
+        """A volume of ``backend`` (``iscsi``, ``file``; None: the
+        default type's, iscsi), multiattach or not (its type), unless
+        ``volume_type`` is given; waits until ``available``."""
+        if backend is not None or multiattach:
+            fields.setdefault('volume_type', self.deployment.volume_type(
+                backend or ISCSI, multiattach))
+        return super().create_volume(size=size, api=api,
+                                     project_id=project_id, **fields)
+
+    def create_servers(self, count, api=None, **fields):
+        """A multi-create of ``count`` servers (``min_count``, at 2.105
+        unless ``api`` says otherwise): the ids of the servers it made
+        (those of the reservation it answers), each cleaned up."""
+        api = api or self.api.as_(compute_version='2.105')
+        server = {'name': 'integration-%s' % self.getUniqueString(),
+                  'flavorRef': '1', 'imageRef': self.IMAGE_REF,
+                  'min_count': count, 'return_reservation_id': True}
+        server.update(fields)
+        resp = api.post('/v2.1/servers', body={'server': server})
+        self.assertEqual(202, resp.status, resp)
+        reservation = resp.body['reservation_id']
+        admin = self.admin_api.as_(compute_version='2.3')
+        seen = {}
+
+        def made():
+            listed = admin.get('/v2.1/servers/detail?all_tenants=1')
+            self.assertEqual(200, listed.status, listed)
+            seen['ids'] = [
+                s['id'] for s in listed.body['servers']
+                if s['OS-EXT-SRV-ATTR:reservation_id'] == reservation]
+            return len(seen['ids']) == count
+
+        self.wait_for(made, message=lambda: 'reservation %s made %s' % (
+            reservation, seen.get('ids')))
+        for server_id in seen['ids']:
+            self.addCleanup(self._delete_server, server_id)
+        return seen['ids']
+
+    def set_compute_status(self, host, status):
+        """Enable or disable (``status``) the compute service of ``host``
+        (``PUT /v2.1/os-services/{id}``, 2.53): a disabled host gets no
+        new server. A disable is undone at cleanup."""
+        api = self.admin_api.as_(compute_version='2.53')
+        service = self.deployment.services()[('nova-lite-compute', host)]
+        resp = api.put('/v2.1/os-services/%s' % service['id'],
+                       body={'status': status})
+        self.assertEqual(200, resp.status, resp)
+        if status == 'disabled':
+            self.addCleanup(self.set_compute_status, host, 'enabled')
+
+    def wait_for_attached(self, server_id, volume_id):
+        """Wait until the volume's block-storage attachment to the server
+        is ``attached`` (the host connected it: an asynchronous attach,
+        2.101 and later, is done); returns the volume's view."""
+        def attached():
+            volume = self.show_volume(volume_id)
+            if volume['status'] == 'error':
+                raise AssertionError('volume went to error: %s' % volume)
+            return volume if any(
+                a['server_id'] == server_id
+                for a in volume['attachments']) else None
+
+        return self.wait_for(attached, message='volume %s never attached '
+                             'to %s: %s' % (volume_id, server_id,
+                                            self.show_volume(volume_id)))
 
     # -- the hypervisor's view -------------------------------------------
     def _domain(self, server_id):
@@ -131,10 +264,25 @@ class RealDataTestCase(base.IntegrationTestCase):
             self._guests[server_id] = guest
         return guest
 
-    # -- the volume's bytes on the host -----------------------------------
+    # -- the storage's view -----------------------------------------------
+    def volume_backend(self, volume_id):
+        """The backend of the volume (``iscsi``, ``file``), from its
+        ``host@backend#pool``."""
+        return self.show_volume(volume_id)['os-vol-host-attr:host'].partition(
+            '@')[2].partition('#')[0]
+
+    def storage_id(self, volume_id):
+        """The id naming the volume's storage: its file, its target (the
+        volume it was migrated into, once a migration gave it one)."""
+        return self.show_volume(volume_id)[
+            'os-vol-mig-status-attr:name_id'] or volume_id
+
     def volume_path(self, volume_id):
-        return os.path.join(self.deployment.volumes_dir,
-                            'volume-%s' % volume_id)
+        """The file of the volume's bytes (a ``file`` volume, an iSCSI
+        LUN's backing store)."""
+        return os.path.join(
+            self.deployment.volumes_dirs[self.volume_backend(volume_id)],
+            'volume-%s' % self.storage_id(volume_id))
 
     def host_write(self, volume_id, offset, data):
         with open(self.volume_path(volume_id), 'r+b') as f:
@@ -147,3 +295,9 @@ class RealDataTestCase(base.IntegrationTestCase):
         with open(self.volume_path(volume_id), 'rb') as f:
             f.seek(offset)
             return f.read(length)
+
+    def target(self, volume_id):
+        """The volume's target on tgtd (``iscsi.Target``), or None when
+        tgtd exports it to no host."""
+        return self.deployment.tgtd.targets().get('%svolume-%s' % (
+            self.deployment.tgtd.prefix, self.storage_id(volume_id)))

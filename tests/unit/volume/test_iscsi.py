@@ -801,6 +801,27 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([], self.driver.ensure_exports(connected,
                                                         self.stalled(1)))
 
+    def test_a_migrated_volume_stays_exported(self):
+        # A volume migrated onto this backend keeps its id; its storage
+        # (file, target) is named by its name_id, the id of the volume
+        # it was migrated into.
+        volume = dict(self.volume, id='migrated-volume-id',
+                      name_id=VOLUME['id'])
+        self.connect(volume=volume)
+
+        def connected():
+            return {volume['id']: (volume, [H1])}
+        self.driver.ensure_exports(connected)            # the sentinel
+        self.assertEqual([], self.driver.ensure_exports(connected,
+                                                        self.stalled(1)))
+        self.assert_exported_to([I1])
+        # Unneeded once its attachment is gone (named by the target: by
+        # its storage).
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(lambda: {},
+                                                    self.stalled(1)))
+        self.assertIsNone(self.tgtd.target())
+
     def test_a_target_no_attachment_needs_goes(self):
         self.connect()
         self.tgtd.target()['acl'].append('ALL')
