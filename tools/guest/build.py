@@ -140,7 +140,10 @@ handle() {
         for d in /sys/block/vd*; do
             [ -e "$d" ] || continue
             s=$(cat $d/serial 2>/dev/null)
-            out="$out ${d##*/},${s:--},$(($(cat $d/size) * 512)),$(cat $d/ro)"
+            z=$(cat $d/size 2>/dev/null) || continue
+            r=$(cat $d/ro 2>/dev/null) || continue
+            # A disk unplugged while listed is left out.
+            out="$out ${d##*/},${s:--},$((z * 512)),$r"
         done
         echo "$out" ;;
     READ)
