@@ -184,12 +184,13 @@ class TestFaults(base.RealDataTestCase):
         return server_id, host, volume_id
 
     # -- the compute service killed mid-attach and mid-detach -----------------
-    def _crash(self, host, point, request):
+    def _crash(self, server_id, volume_id, host, point, request):
         """Restart the compute service of ``host`` with ``point`` armed,
         send ``request`` (202), wait for the SIGKILL, start the service
-        again, and wait until the point's operation settled (the volume
-        ``in-use`` or ``available`` as ``CASES`` says, its action's events
-        finished). Returns whether it ended attached."""
+        again, and wait until the point's operation settled as ``CASES``
+        says (the volume ``in-use`` or ``available``, the action's events
+        finished, an ``Error`` one saying why when rolled back). Returns
+        whether it ended attached."""
         outcome, workflow = crash.CASES[point]
         mark = os.path.join(tempfile.mkdtemp(), 'crashed')
         self.deployment.restart_armed(host, point, mark)
@@ -199,35 +200,42 @@ class TestFaults(base.RealDataTestCase):
         self.deployment.wait_crashed(host, mark)
         self.deployment.restart_disarmed(host)
         attached = (outcome == crash.FINISHED) == (workflow == 'attach')
-        return attached
+        action = '%s_volume' % workflow
+        status = 'in-use' if attached else 'available'
 
-    def _settled(self, server_id, volume_id, action, attached):
-        volume = self.show_volume(volume_id)
-        if volume['status'] != ('in-use' if attached else 'available'):
-            return False
-        events = self.events(server_id, action)
-        return events and all(e['finish_time'] for e in events)
+        def settled():
+            if self.show_volume(volume_id)['status'] != status:
+                return False
+            events = self.events(server_id, action)
+            return events and all(e['finish_time'] for e in events)
+        self.wait_for(settled, timeout=crash.SETTLE_TIMEOUT,
+                      message=lambda: '%s: not %s within %ss: %s' % (
+                          point, status, crash.SETTLE_TIMEOUT,
+                          self.show_volume(volume_id)))
+        if outcome == crash.ROLLED_BACK:
+            event = self.failed_event(server_id, action)
+            self.assertIn('stopped', event['details'])
+        return attached
 
     def _crash_attach_then_detach(self, attach_point, detach_point):
         data = b'crash-%s' % attach_point[-10:].encode()
         server_id, host, volume_id = self.server_with_volume(data)
-        attached = self._crash(host, attach_point, lambda: self.attach_volume(
-            server_id, volume_id, api=self.async_api))
-        self.wait_for(lambda: self._settled(server_id, volume_id,
-                                            'attach_volume', attached),
-                      timeout=crash.SETTLE_TIMEOUT)
-        if attached:
+
+        def attach():
+            return self.attach_volume(server_id, volume_id,
+                                      api=self.async_api)
+
+        def detach():
+            return self.detach_volume(server_id, volume_id,
+                                      api=self.async_api)
+
+        if self._crash(server_id, volume_id, host, attach_point, attach):
             self.assert_attached(server_id, volume_id, data)
         else:
             self.assert_detached(server_id, volume_id)
             self.attach(server_id, volume_id, data)
 
-        attached = self._crash(host, detach_point, lambda: self.detach_volume(
-            server_id, volume_id, api=self.async_api))
-        self.wait_for(lambda: self._settled(server_id, volume_id,
-                                            'detach_volume', attached),
-                      timeout=crash.SETTLE_TIMEOUT)
-        if attached:
+        if self._crash(server_id, volume_id, host, detach_point, detach):
             self.assert_attached(server_id, volume_id, data)
             self.detach(server_id, volume_id)
         else:
