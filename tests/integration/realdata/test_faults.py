@@ -36,8 +36,12 @@ EVENTS = '2.84'         # instance action events with their details
 
 class TestFaults(base.RealDataTestCase):
     # The conductor's settling (and with it the iscsi backends'
-    # ensure_exports) every second.
-    EXTRA_CONF = {'recovery': {'settle_interval': 1}}
+    # ensure_exports) every second; a guest that ignores an unplug is
+    # given up on after 3 requests 5 s apart.
+    DETACH_ATTEMPTS = 3
+    EXTRA_CONF = {'recovery': {'settle_interval': 1},
+                  'libvirt': {'device_detach_attempts': DETACH_ATTEMPTS,
+                              'device_detach_timeout': 5}}
 
     @classmethod
     def make_deployment(cls):
@@ -336,7 +340,8 @@ class TestFaults(base.RealDataTestCase):
         resp = self.detach_volume(server_id, volume_id, api=self.async_api)
         self.assertEqual(202, resp.status, resp)
         event = self.failed_event(server_id, 'detach_volume')
-        self.assertIn('did not release it after', event['details'])
+        self.assertIn('did not release it after %d requests' %
+                      self.DETACH_ATTEMPTS, event['details'])
         self.wait_for_volume_status(volume_id, 'in-use')
         self.assert_attached(server_id, volume_id, data)
         guest.write(volume_id, 4096, b'still-writable!!')
