@@ -11,7 +11,9 @@ services reaching libvirtd through a forwarder of the test's):
   disk, no target exports the volume);
 * libvirtd out of reach (the forwarder stopped, its connections cut):
   an attach fails, rolled back everywhere, its action event saying why;
-  with libvirtd back, the attach works and the guest reads the bytes;
+  with libvirtd back, the attach works and the guest reads the bytes; a
+  detach without libvirtd fails the same way, the volume still attached
+  everywhere;
 * tgtd stopped (the private one): the same, and after tgtd started
   again (with no targets) the attach works;
 * a guest that ignores the unplug: the detach fails after
@@ -288,6 +290,19 @@ class TestFaults(base.RealDataTestCase):
 
         proxy.start()
         self.attach(server_id, volume_id, data)
+
+        # A detach without libvirtd fails too, and the volume stays
+        # attached everywhere.
+        proxy.stop()
+        resp = self.detach_volume(server_id, volume_id, api=self.async_api)
+        self.assertEqual(202, resp.status, resp)
+        event = self.failed_event(server_id, 'detach_volume')
+        self.assertIn('Connection to the hypervisor is broken',
+                      event['details'])
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.assert_attached(server_id, volume_id, data)
+
+        proxy.start()
         self.detach(server_id, volume_id)
 
     def test_tgtd_stopped(self):
