@@ -9,14 +9,17 @@ for everything it owns, and every ``[recovery] settle_interval`` seconds
 for what it owns that has not moved for ``stalled_after`` seconds and is
 not in hand (a message lost in a broker failover, for instance).
 
-* **attach**: finished when the guest has the disk and block storage has
-  the connection (the mapping has its ``connection_info``): the
-  attachment is completed (volume ``in-use``) and the task ended; rolled
-  back otherwise: the guest device (if any) and the attachment are
-  removed, the host disconnects unless another attachment on the host
-  uses the connection, the mapping is destroyed (volume ``available``),
-  and the user sees why (the action's open events end with the error, an
-  instance fault, an ``instance.volume_attach.error`` notification).
+* **attach**: finished when block storage has the connection (the
+  mapping has its ``connection_info``): the guest gets the disk if it
+  does not have it (a hypervisor keeps its guests across a service
+  restart: the guest may still lack it), the attachment is completed
+  (volume ``in-use``) and the task ended; rolled back otherwise (or when
+  the guest cannot be given the disk): the guest device (if any) and the
+  attachment are removed, the host disconnects unless another attachment
+  on the host uses the connection, the mapping is destroyed (volume
+  ``available``), and the user sees why (the action's open events end
+  with the error, an instance fault, an ``instance.volume_attach.error``
+  notification).
 * **detach**: finished (it is what the user asked for; every step is
   idempotent): guest device removed, the mapping out of the server's way
   (``releasing``), attachment and mapping removed.
@@ -105,6 +108,11 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
     has_disk = bool(bdm.device_name) and driver.has_volume(
         instance, bdm.device_name)
     attachment_id = _attachment_id(bdm)
+    if not has_disk and info and attachment_id and bdm.device_name:
+        # Connected, and the guest does not have the disk: a hypervisor
+        # keeps its guests across a service restart (a guest restored
+        # from the mappings has it already). It gets the disk now.
+        has_disk = _give_disk(ctxt, driver, instance, bdm, info)
     if has_disk and info and attachment_id:
         try:
             volume_client.attachment_complete(svc, attachment_id)
@@ -134,6 +142,25 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
                            notifications.ERROR, bdm.volume_id, exc=exc,
                            bdm=bdm)
     return tasks.ROLLED_BACK
+
+
+def _give_disk(ctxt, driver, instance, bdm, info):
+    """Attach the connected volume of ``bdm`` to the guest, in the mode
+    block storage granted (the connection's ``access_mode``); False when
+    the driver cannot (the attach is rolled back)."""
+    mode = ((info.get('data') or {}).get('access_mode') or
+            bdm.effective_attach_mode)
+    try:
+        driver.attach_volume(ctxt, info, instance, bdm.device_name,
+                             mode=mode)
+    except Exception:
+        LOG.exception('Could not give the guest of %s its volume %s at %s; '
+                      'rolling the attach back', instance.uuid,
+                      bdm.volume_id, bdm.device_name)
+        return False
+    LOG.info('Gave the guest of %s its connected volume %s at %s',
+             instance.uuid, bdm.volume_id, bdm.device_name)
+    return True
 
 
 def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):

@@ -247,3 +247,55 @@ class SettlingTest(base.AttachmentTestCase):
                           second.take_over_task, 'nova-lite-conductor:c2')
         self.assertEqual('nova-lite-conductor:c1',
                          self.mapping(volume_id).task_owner)
+
+
+class ComputeSettlingTest(base.AttachmentTestCase):
+    """An attach a compute host left at ``connected`` (block storage has
+    the connection, the mapping its ``connection_info``) when its service
+    died, and a hypervisor that kept the guest across the restart (as
+    libvirt's does): the guest never got the disk."""
+
+    def left_connected(self):
+        """The server's attached volume, its mapping put back at
+        ``connected`` and its disk taken from the guest; the host's
+        manager."""
+        from nova_lite.compute import recovery
+        volume_id = self.attached_volume()
+        host = self.admin_api.get('/v2.1/servers/%s' % self.server_id).body[
+            'server']['OS-EXT-SRV-ATTR:host']
+        [manager] = [s.manager for s in self.sys.system.services
+                     if s.binary == 'nova-lite-compute' and s.host == host]
+        base.set_rows(
+            models.BlockDeviceMapping,
+            models.BlockDeviceMapping.volume_id == volume_id,
+            task=tasks.ATTACHING, task_owner='nova-lite-compute:%s' % host,
+            task_step=tasks.CONNECTED, task_data='{}',
+            task_updated_at=obj_base.utcnow().replace(tzinfo=None))
+        del manager.driver.guests[self.server_id].devices['/dev/vdb']
+
+        def settle():
+            return [(bdm.volume_id, outcome) for bdm, outcome in
+                    recovery.settle(context.get_admin_context(),
+                                    manager.driver, manager.volume_client,
+                                    manager.notifier, host)]
+        return volume_id, manager, settle
+
+    def test_the_guest_gets_the_disk(self):
+        volume_id, manager, settle = self.left_connected()
+        self.assertEqual([(volume_id, 'finished')], settle())
+        device = manager.driver.guests[self.server_id].devices['/dev/vdb']
+        self.assertEqual((volume_id, 'rw'), (
+            device['connection_info']['serial'], device['mode']))
+        self.assertEqual('in-use', self.show_volume(volume_id)['status'])
+        mapping = objects.BlockDeviceMapping.get_by_volume_and_instance(
+            context.get_admin_context(), volume_id, self.server_id)
+        self.assertEqual((None, '/dev/vdb'),
+                         (mapping.task, mapping.device_name))
+
+    def test_rolled_back_when_the_guest_cannot_get_it(self):
+        volume_id, manager, settle = self.left_connected()
+        # The guest is gone: the disk cannot be given.
+        del manager.driver.guests[self.server_id]
+        self.assertEqual([(volume_id, 'rolled back')], settle())
+        self.wait_for_volume_status(volume_id, 'available')
+        self.assertEqual([], self.attachments(self.server_id))
