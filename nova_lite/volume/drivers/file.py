@@ -53,6 +53,27 @@ attaches volumes must see the same directory.
 ]
 
 
+def read_records(where, key):
+    """``{record[key] (or the file's name, unquoted): record}`` of the
+    JSON records (``*.json``) in the directory ``where``; none when it is
+    missing. A record removed or being written meanwhile is passed over."""
+    try:
+        names = sorted(os.listdir(where))
+    except FileNotFoundError:
+        return {}
+    result = {}
+    for name in names:
+        if not name.endswith('.json'):
+            continue
+        try:
+            with open(os.path.join(where, name)) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            continue
+        result[record.get(key) or parse.unquote(name[:-5])] = record
+    return result
+
+
 class FileDriver(base.VolumeDriver):
     OPTS = OPTS
     STORAGE_PROTOCOL = 'file'
@@ -137,22 +158,7 @@ class FileDriver(base.VolumeDriver):
         self._forget_hosts(volume, self.connection_host(connector) or None)
 
     def connections(self, volume):
-        where = self._connections_dir(volume)
-        try:
-            names = sorted(os.listdir(where))
-        except FileNotFoundError:
-            return {}
-        result = {}
-        for name in names:
-            if not name.endswith('.json'):
-                continue
-            try:
-                with open(os.path.join(where, name)) as f:
-                    record = json.load(f)
-            except (OSError, ValueError):
-                continue    # removed (or being written) meanwhile
-            result[record.get('host', parse.unquote(name[:-5]))] = record
-        return result
+        return read_records(self._connections_dir(volume), 'host')
 
     # -- the connection record ------------------------------------------
     def _host_file(self, volume, host):

@@ -779,22 +779,7 @@ class ISCSIDriver(file_driver.FileDriver):
 
     def _records(self, volume):
         """``{host (or initiator): record}`` of the volume."""
-        where = self._records_dir(volume)
-        try:
-            names = sorted(os.listdir(where))
-        except FileNotFoundError:
-            return {}
-        result = {}
-        for name in names:
-            if not name.endswith('.json'):
-                continue
-            try:
-                with open(os.path.join(where, name)) as f:
-                    record = json.load(f)
-            except (OSError, ValueError):
-                continue
-            result[record.get('key') or parse.unquote(name[:-5])] = record
-        return result
+        return file_driver.read_records(self._records_dir(volume), 'key')
 
     def _record_times(self, volume):
         """``{initiator: latest modification time of its records}``."""
