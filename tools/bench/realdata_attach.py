@@ -69,6 +69,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import attach_load  # noqa: E402  (its nearest-rank percentiles)
 import fixtures  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
@@ -98,20 +101,6 @@ DETACH_PHASES = [('api', 'accepted'), ('handover', 'guest_detaching'),
 def log(message, *args):
     print('realdata_attach: ' + (message % args if args else message),
           file=sys.stderr, flush=True)
-
-
-def percentile(values, pct):
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, int(round(pct / 100.0 * len(ordered) + 0.4999)))
-    return ordered[min(rank, len(ordered)) - 1]
-
-
-def summary(seconds):
-    return {'p50': round(percentile(seconds, 50) * 1000.0, 1),
-            'p99': round(percentile(seconds, 99) * 1000.0, 1),
-            'n': len(seconds)}
 
 
 class Observer(object):
@@ -321,8 +310,9 @@ def main(argv=None):
         report[mode] = {}
         for op, rows in ops.items():
             if rows:
-                report[mode][op] = {name: summary([r[name] for r in rows])
-                                    for name in rows[0]}
+                report[mode][op] = {
+                    name: attach_load.summary_ms([r[name] for r in rows])
+                    for name in rows[0]}
     print(json.dumps({
         'runs': args.runs,
         'poll_interval_s': args.poll_interval,

@@ -10,12 +10,12 @@ touching what the node shares.
   when libvirtd stops); ``start()`` lets it connect again. The node's
   libvirtd, shared by every test, is never stopped.
 * ``FaultsDeployment``: ``RealDataDeployment`` whose compute services
-  reach libvirtd through a ``UnixForwarder`` (``libvirtd_proxy``), with
-  two ``iscsi`` backends: ``iscsi`` (the default for new volumes) on the
-  node's tgtd under a target prefix of its own (``tgtd``), and
-  ``tgtprivate`` on a tgtd of its own (``private_tgtd``) that a test may
-  stop and start; a volume type naming it (``volume_backend_name``)
-  places a volume there.
+  reach libvirtd through a ``UnixForwarder`` (``libvirtd_proxy``), and
+  a third backend beside the deployment's ``iscsi`` (the default for new
+  volumes: the node's tgtd under a target prefix of the deployment's,
+  ``tgtd``) and ``file``: ``tgtprivate``, iSCSI on a tgtd of its own
+  (``private_tgtd``) that a test may stop and start; a volume type naming
+  it (``volume_backend_name``) places a volume there.
 """
 
 import contextlib
@@ -33,7 +33,6 @@ LIBVIRT_SOCKET = '/var/run/libvirt/libvirt-sock'
 CHUNK = 1 << 16
 ACCEPT_POLL = 0.2
 
-SHARED_BACKEND = 'iscsi'
 PRIVATE_BACKEND = 'tgtprivate'
 
 
@@ -148,23 +147,22 @@ def backend_conf(tgtd, volumes_dir):
 
 
 class FaultsDeployment(base.RealDataDeployment):
-    """See the module docstring. ``volumes_dir`` is the shared backend's
-    (``host_write``/``host_read``), ``private_volumes_dir`` the private
-    one's."""
+    """See the module docstring: the real-data deployment (its ``iscsi``
+    backend on the node's tgtd, ``file`` beside it) with a second iSCSI
+    backend on a tgtd of its own (``private_tgtd``, its LUN files in
+    ``private_volumes_dir``), and the compute services reaching libvirtd
+    through ``libvirtd_proxy``."""
 
     def _setUp(self):
-        self.tgtd = self.useFixture(tgt.Tgtd())
         self.private_tgtd = self.useFixture(tgt.Tgtd(private=True))
         self.libvirtd_proxy = self.useFixture(
             UnixForwarder(LIBVIRT_SOCKET, 'libvirt-sock'))
-        shared_dir = self.useFixture(fixtures.TempDir()).path
         self.private_volumes_dir = self.useFixture(fixtures.TempDir()).path
         conf = {
             'libvirt': {'connection_uri': 'qemu+unix:///system?socket=%s'
                         % self.libvirtd_proxy.path},
-            'volume': {'enabled_backends': '%s,%s' % (SHARED_BACKEND,
-                                                      PRIVATE_BACKEND)},
-            SHARED_BACKEND: backend_conf(self.tgtd, shared_dir),
+            'volume': {'enabled_backends': ','.join(
+                base.BACKENDS + (PRIVATE_BACKEND,))},
             PRIVATE_BACKEND: backend_conf(self.private_tgtd,
                                           self.private_volumes_dir),
         }
@@ -172,4 +170,4 @@ class FaultsDeployment(base.RealDataDeployment):
             conf.setdefault(section, {}).update(options)
         self.extra_conf = conf
         super()._setUp()
-        self.volumes_dir = shared_dir
+        self.volumes_dirs[PRIVATE_BACKEND] = self.private_volumes_dir
