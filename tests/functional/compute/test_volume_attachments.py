@@ -220,6 +220,13 @@ class AttachGuardsTest(AttachmentTestCase):
         manager = self.compute_manager()
         bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
             nl_context.get_admin_context(), volume_id, self.server_id)
+
+        def host_done():
+            # The volume reads in-use once the attachment is complete,
+            # before the host ends the attach's task and leaves it.
+            with manager._working_on(bdm, 'attach') as mine:
+                return mine
+        system.wait_for(host_done)
         with manager._working_on(bdm, 'attach') as mine:
             self.assertTrue(mine)
             self.detach(self.server_id, volume_id)
