@@ -261,10 +261,10 @@ def main(argv=None):
     results = {SYNC: {'attach': [], 'detach': []},
                ASYNC: {'attach': [], 'detach': []}}
     engine = sa.create_engine(deployment.connection_url)
+    api = deploy.HTTPClient(deployment.base_url, token='demo:demo',
+                            compute_version='2.37', volume_version='3.27')
+    server_id = None
     try:
-        api = deploy.HTTPClient(deployment.base_url, token='demo:demo',
-                                compute_version='2.37',
-                                volume_version='3.27')
         resp = api.post('/v2.1/servers', body={'server': {
             'name': 'bench', 'flavorRef': '1', 'imageRef': IMAGE_REF,
             'networks': 'none'}})
@@ -303,6 +303,14 @@ def main(argv=None):
         guest.close()
         conn.close()
     finally:
+        if server_id is not None:
+            # Its domain goes with it (the deployment's cleanup stops the
+            # services, not the node's guests).
+            api.delete('/v2.1/servers/%s' % server_id)
+            deadline = time.monotonic() + TIMEOUT
+            while (api.get('/v2.1/servers/%s' % server_id).status != 404 and
+                   time.monotonic() < deadline):
+                time.sleep(0.2)
         engine.dispose()
         deployment.cleanUp()
     report = {}
