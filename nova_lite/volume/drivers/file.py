@@ -53,6 +53,31 @@ attaches volumes must see the same directory.
 ]
 
 
+def remove_file(path, what='remove'):
+    """Delete the file ``path``; one already gone is fine."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise exception.VolumeBackendAPIException(
+            data='cannot %s %s: %s' % (what, path, e.strerror))
+
+
+def remove_records(where, path=None):
+    """Remove the record ``path`` or (None) every record in the directory
+    ``where``."""
+    if path is not None:
+        paths = [path]
+    else:
+        try:
+            paths = [os.path.join(where, n) for n in os.listdir(where)]
+        except FileNotFoundError:
+            return
+    for each in paths:
+        remove_file(each)
+
+
 def read_records(where, key):
     """``{record[key] (or the file's name, unquoted): record}`` of the
     JSON records (``*.json``) in the directory ``where``; none when it is
@@ -108,14 +133,7 @@ class FileDriver(base.VolumeDriver):
         return {'provider_location': path}
 
     def delete_volume(self, volume):
-        path = self._path(volume)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as e:
-            raise exception.VolumeBackendAPIException(
-                data='cannot delete %s: %s' % (path, e.strerror))
+        remove_file(self._path(volume), 'delete')
         self._forget_hosts(volume, None)
 
     def extend_volume(self, volume, new_size):
@@ -219,21 +237,8 @@ class FileDriver(base.VolumeDriver):
         """Remove ``host``'s record, or (``host`` None: the volume is
         deleted) every record and the directory."""
         where = self._connections_dir(volume)
-        if host is not None:
-            paths = [self._host_file(volume, host)]
-        else:
-            try:
-                paths = [os.path.join(where, n) for n in os.listdir(where)]
-            except FileNotFoundError:
-                return
-        for path in paths:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise exception.VolumeBackendAPIException(
-                    data='cannot remove %s: %s' % (path, e.strerror))
+        remove_records(where, None if host is None
+                       else self._host_file(volume, host))
         if host is None:
             try:
                 os.rmdir(where)

@@ -398,14 +398,7 @@ class ISCSIDriver(file_driver.FileDriver):
         with self._lock(volume):
             target = self.tgtadm.targets().get(self.iqn(volume))
             self._remove_target(volume, target)
-        path = self._path(volume)
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as e:
-            raise exception.VolumeBackendAPIException(
-                data='cannot delete %s: %s' % (path, e.strerror))
+        file_driver.remove_file(self._path(volume), 'delete')
         try:
             os.rmdir(self._records_dir(volume))
         except OSError:
@@ -819,19 +812,6 @@ class ISCSIDriver(file_driver.FileDriver):
 
     def _forget(self, volume, key):
         """Remove ``key``'s record, or (None) every record."""
-        if key is not None:
-            paths = [self._record_file(volume, key)]
-        else:
-            where = self._records_dir(volume)
-            try:
-                paths = [os.path.join(where, n) for n in os.listdir(where)]
-            except FileNotFoundError:
-                return
-        for path in paths:
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
-            except OSError as e:
-                raise exception.VolumeBackendAPIException(
-                    data='cannot remove %s: %s' % (path, e.strerror))
+        file_driver.remove_records(
+            self._records_dir(volume),
+            None if key is None else self._record_file(volume, key))
