@@ -103,9 +103,7 @@ def _refresh(conf):
             args.connector_path, e))
         return 4
     try:
-        instance = instance_obj.Instance.get_by_uuid(ctxt, args.instance_uuid)
-        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
-            ctxt, args.volume_id, args.instance_uuid)
+        instance, bdm = _server_and_mapping(ctxt, args)
     except exception.NotFound as e:
         print(str(e))
         return 1
@@ -160,6 +158,14 @@ def _refresh(conf):
     print('Volume %s of server %s: attachment %s replaced by %s.' % (
         bdm.volume_id, instance.uuid, old_attachment_id, new['id']))
     return 0
+
+
+def _server_and_mapping(ctxt, args):
+    """The server ``args.instance_uuid`` and its mapping of
+    ``args.volume_id``; ``NotFound`` when either is missing."""
+    instance = instance_obj.Instance.get_by_uuid(ctxt, args.instance_uuid)
+    return instance, bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+        ctxt, args.volume_id, args.instance_uuid)
 
 
 def _unlock(instance):
@@ -253,9 +259,7 @@ def _release(conf):
     args = conf.command
     policy.init(conf)
     try:
-        instance = instance_obj.Instance.get_by_uuid(ctxt, args.instance_uuid)
-        bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
-            ctxt, args.volume_id, args.instance_uuid)
+        instance, bdm = _server_and_mapping(ctxt, args)
     except exception.NotFound as e:
         print(str(e))
         return 1
