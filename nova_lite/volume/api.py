@@ -378,16 +378,7 @@ class API(object):
         ``[(volume id, 'exported' or 'unexported')]``."""
         exported = []
         for backend, driver in drivers.get_backends(self.conf).items():
-            def connected(backend=backend):
-                result = {}
-                for attachment in attachment_db.connected_on_backend(
-                        ctxt, backend):
-                    entry = result.setdefault(attachment.volume_id, (
-                        _volume_dict(attachment.volume), []))
-                    connector = attachment_db.connector_of(attachment)
-                    connector.setdefault('host', attachment.attached_host)
-                    entry[1].append(connector)
-                return result
+            connected = self.connected_reader(ctxt, backend)
             try:
                 exported.extend(driver.ensure_exports(connected,
                                                       stalled_before))
@@ -395,6 +386,26 @@ class API(object):
                 LOG.exception('Could not ensure the exports of backend %s',
                               backend)
         return exported
+
+    @staticmethod
+    def connected_reader(ctxt, backend):
+        """The ``connected`` reader ``VolumeDriver.ensure_exports`` is given
+        for ``backend``: ``connected(volume_id=None, detaching=True)`` reads
+        ``{volume id: (volume, [connector, ...])}`` of the volumes with
+        live connected attachments (only ``volume_id``'s when given;
+        without the attachments whose detach has begun unless
+        ``detaching``), each connector with its attachment's host."""
+        def connected(volume_id=None, detaching=True):
+            result = {}
+            for attachment in attachment_db.connected_on_backend(
+                    ctxt, backend, volume_id, detaching):
+                entry = result.setdefault(attachment.volume_id, (
+                    _volume_dict(attachment.volume), []))
+                connector = attachment_db.connector_of(attachment)
+                connector.setdefault('host', attachment.attached_host)
+                entry[1].append(connector)
+            return result
+        return connected
 
     def _settle_extend(self, ctxt, volume):
         if volume.host not in drivers.get_backends(self.conf):

@@ -184,16 +184,21 @@ def attachment_get_all(ctxt, project_id=None, filters=None, marker=None,
 
 
 @db_api.context_manager.reader
-def connected_on_backend(ctxt, backend):
+def connected_on_backend(ctxt, backend, volume_id=None, detaching=True):
     """The live attachments of ``backend``'s volumes that hold a host
     connection (connected; a detach begun still holds it until the
-    backend disconnects), ORM rows with their volume and specs loaded, by
-    volume."""
+    backend disconnects, unless ``detaching`` is false), ORM rows with
+    their volume and specs loaded, by volume; only ``volume_id``'s when
+    given."""
     query = _attachment_query().join(Attachment.volume).where(
         Volume.host == backend, Volume.deleted.is_(False),
         Attachment.attach_status.in_(st.LIVE_ATTACHMENT),
         Attachment.connection_info.is_not(None)).order_by(
             Attachment.volume_id, Attachment.id)
+    if volume_id is not None:
+        query = query.where(Attachment.volume_id == volume_id)
+    if not detaching:
+        query = query.where(Attachment.detach_time.is_(None))
     return ctxt.session.execute(query).unique().scalars().all()
 
 

@@ -113,10 +113,15 @@ class VolumeDriver(abc.ABC):
         again what it lost (its target daemon was restarted) and, with
         ``stalled_before`` (naive UTC), unexport what a process that died
         mid-connection left to a host no connected attachment needs, once
-        older than that. ``connected()`` reads the database: ``{volume
-        id: (volume, [connector, ...])}``, the volumes of this backend
-        with live connected attachments, each with the attachments'
-        connectors (call it only when needed). Returns ``[(volume id,
+        older than that. ``connected(volume_id=None, detaching=True)``
+        reads the database: ``{volume id: (volume, [connector, ...])}``,
+        the volumes of this backend with live connected attachments, each
+        with the attachments' connectors (call it only when needed); only
+        ``volume_id``'s when given, and without the attachments whose
+        detach has begun unless ``detaching`` (a detach marks its
+        attachment before it calls ``terminate_connection``: read so
+        under the lock ``terminate_connection`` takes, what is exported
+        again is never a host being disconnected). Returns ``[(volume id,
         'exported' or 'unexported')]``. A backend that exports nothing
         does nothing."""
         return []

@@ -93,10 +93,10 @@ of what must be exported: ``ensure_exports``, called by the conductor at
 start and with its periodic settling (``[recovery] settle_interval``),
 sees that tgtd lost its targets (a sentinel target the driver makes is
 gone) and exports again every volume with connected attachments to their
-hosts' initiators (a connection made meanwhile re-creates its own
-target); and it unexports the leftovers of dead processes (above). It
-reads the database only when tgtd lost the sentinel or has targets of the
-backend.
+hosts' initiators (a connection made meanwhile re-creates its own target;
+a host whose detach has begun is left to its disconnect); and it
+unexports the leftovers of dead processes (above). It reads the database
+only when tgtd lost the sentinel or has targets of the backend.
 
 Every process that enables this backend (the API serving ``/v3``, the
 conductor, compute hosts with ``[volume] client = local``) must run on the
@@ -535,13 +535,8 @@ class ISCSIDriver(file_driver.FileDriver):
                         'or this backend is new): exporting the connected '
                         'volumes of backend %s again', self._sentinel(),
                         self.backend_name)
-            exported = self._export_again(wanted)
-            if exported:
-                # A host detached while the database was read: it is
-                # unexported below, from a second read.
-                wanted = connected()
-                stalled_before = stalled_before or datetime.datetime.max
-                done.extend((volume_id, 'exported') for volume_id in exported)
+            done.extend((volume_id, 'exported') for volume_id
+                        in self._export_again(wanted, connected))
             self._create_target(self._sentinel(), self.tgtadm.targets())
         if stalled_before is not None:
             done.extend(self._unexport_leftovers(wanted, stalled_before))
@@ -555,20 +550,41 @@ class ISCSIDriver(file_driver.FileDriver):
         return {iqn[len(prefix):]: target for iqn, target in targets.items()
                 if iqn.startswith(prefix) and len(iqn) > len(prefix)}
 
-    def _export_again(self, wanted):
-        """Export each volume of ``wanted`` to its connectors' initiators;
-        returns the ids of those something was missing for."""
+    def _initiators(self, connectors):
+        """``{initiator: (host key, connector)}`` of ``connectors``."""
+        initiators = {}
+        for connector in connectors:
+            initiator = (connector or {}).get('initiator')
+            if initiator and is_initiator_name(initiator):
+                key = self.connection_host(connector) or initiator
+                initiators[initiator] = (key, connector)
+        return initiators
+
+    def _export_again(self, wanted, connected):
+        """Export each volume of ``wanted`` to the initiators of its
+        attachments that are connected and not detaching, read again
+        under the volume's lock; returns the ids of those something was
+        missing for.
+
+        The read under the lock is what keeps a detach from being undone:
+        a detach marks its attachment as detaching (``detach_time``) in
+        the database before it takes the lock to disconnect the host, so
+        either this read sees the mark and leaves the host, or the host
+        is bound before the detach's ``terminate_connection`` unbinds
+        it."""
         exported = []
         for volume_id, (volume, connectors) in wanted.items():
-            initiators = {}
-            for connector in connectors:
-                initiator = (connector or {}).get('initiator')
-                if initiator and is_initiator_name(initiator):
-                    key = self.connection_host(connector) or initiator
-                    initiators[initiator] = (key, connector)
-            if not initiators or not os.path.exists(self._path(volume)):
+            if (not self._initiators(connectors) or
+                    not os.path.exists(self._path(volume))):
                 continue
             with self._lock(volume):
+                current = connected(volume_id=volume_id, detaching=False)
+                if volume_id not in current:
+                    continue
+                volume, connectors = current[volume_id]
+                initiators = self._initiators(connectors)
+                if not initiators:
+                    continue
                 targets = self.tgtadm.targets()
                 target = targets.get(self.iqn(volume))
                 bound = set(target.acl) if target is not None else set()

@@ -230,6 +230,46 @@ class RestartedTgtdTest(ISCSITestCase):
             obj_base.utcnow().replace(tzinfo=None) -
             datetime.timedelta(hours=1)))
 
+    def test_settling_never_exports_again_a_host_being_detached(self):
+        # The export pass reads the connected attachments, then takes each
+        # volume's lock to bind their hosts. A detach that begins and
+        # disconnects the host in between (its attachment row not yet
+        # deleted) must not find the host bound again behind it.
+        volume = self.create_volume()
+        self.write(volume['id'])
+        attachment = self.attach(volume['id'])
+        self.complete(attachment['id'])
+        info = attachment['connection_info']
+        ctxt = context.get_admin_context()
+        self.tgtd.kill()
+        self.tgtd.start()
+        read = volume_api.API(self.conf).connected_reader(ctxt, 'iscsi')
+
+        def connected(volume_id=None, detaching=True):
+            result = read(volume_id, detaching)
+            if volume_id is None:
+                # The detach, in ``volume/api.py``'s order: marked under
+                # the volume row's lock, then the backend's disconnect.
+                [connector] = result[volume['id']][1]
+                self.assertEqual([], attachment_db.attachment_begin_detach(
+                    ctxt, attachment['id'], volume['id'], 'compute1'))
+                self.driver.terminate_connection(
+                    result[volume['id']][0], connector)
+            return result
+        self.assertEqual([], self.driver.ensure_exports(connected))
+        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                              if 'volume-' in iqn])
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
+                          len(DATA))
+        # A detach that failed is undone: the next export pass (tgtd lost
+        # its targets again) exports the host again.
+        attachment_db.attachment_abort_detach(ctxt, attachment['id'])
+        self.tgtd.kill()
+        self.tgtd.start()
+        self.assertEqual([(volume['id'], 'exported')],
+                         volume_api.API(self.conf).ensure_exports(ctxt))
+        self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
+
 
 class DeadProcessLeftoverTest(ISCSITestCase):
     """A process that died between the backend's connect and the

@@ -255,7 +255,7 @@ class RestartTest(TgtdTestCase):
         d2 = self.connect(v2, H2, mode='ro')
         connected = {v1['id']: (v1, [dict(H1, mode='rw')]),
                      v2['id']: (v2, [dict(H2, mode='ro')])}
-        self.assertEqual([], self.driver.ensure_exports(lambda: connected))
+        self.assertEqual([], self.driver.ensure_exports(lambda **_: connected))
 
         self.tgtd.kill()
         self.tgtd.start()
@@ -263,7 +263,7 @@ class RestartTest(TgtdTestCase):
                           len(DATA))
         self.assertEqual(sorted([(v1['id'], 'exported'),
                                  (v2['id'], 'exported')]),
-                         self.driver.ensure_exports(lambda: connected))
+                         self.driver.ensure_exports(lambda **_: connected))
         self.assertEqual(DATA, tgt.qemu_read(d1, I1, 0, len(DATA)))
         self.assertEqual(b'second volume...',
                          tgt.qemu_read(d2, I2, 0, 16))
@@ -273,7 +273,7 @@ class RestartTest(TgtdTestCase):
                              read_only=False)
         self.assertIn('write protected', result.stderr)
         # Done once: the next run finds the sentinel.
-        self.assertEqual([], self.driver.ensure_exports(lambda: connected))
+        self.assertEqual([], self.driver.ensure_exports(lambda **_: connected))
 
     def test_a_session_resumes_once_exported_again(self):
         volume = self.create()
@@ -300,7 +300,7 @@ class RestartTest(TgtdTestCase):
         self.tgtd.kill()
         self.tgtd.start()
         self.assertEqual([(volume['id'], 'exported')],
-                         self.driver.ensure_exports(lambda: connected))
+                         self.driver.ensure_exports(lambda **_: connected))
         out, err = reader.communicate(timeout=tgt.DEADLINE)
         self.assertEqual(0, reader.returncode, err)
         self.assertEqual(DATA + DATA, tgt.parse_dump(out, 32))

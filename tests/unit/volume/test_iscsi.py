@@ -729,19 +729,20 @@ class ISCSIDriverTest(testtools.TestCase):
         self.connect(H2, mode='ro')
         reads = []
 
-        def connected():
-            reads.append(1)
+        def connected(volume_id=None, detaching=True):
+            reads.append(volume_id)
             return {VOLUME['id']: (self.volume, [dict(H1, mode='rw'),
                                                  dict(H2, mode='ro')])}
         # First run: no sentinel yet, everything is ensured (nothing was
-        # missing: nothing exported again, no second read).
+        # missing: nothing exported again), each volume read again under
+        # its lock.
         self.assertEqual([], self.driver.ensure_exports(connected))
-        self.assertEqual(1, len(reads))
+        self.assertEqual([None, VOLUME['id']], reads)
         self.assertIsNotNone(self.tgtd.target(
             PREFIX + 'nova-lite-exports-iscsi1'))
         # tgtd still has its targets: not even the database is read.
         self.assertEqual([], self.driver.ensure_exports(connected))
-        self.assertEqual(1, len(reads))
+        self.assertEqual(2, len(reads))
         # tgtd restarted: nothing left.
         self.tgtd.targets.clear()
         self.tgtd.accounts.clear()
@@ -752,15 +753,29 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual(['h1', 'h2'],
                          sorted(self.driver.connections(self.volume)))
 
-    def test_ensure_exports_unbinds_a_host_detached_meanwhile(self):
-        reads = [{VOLUME['id']: (self.volume, [H1, H2])},
-                 {VOLUME['id']: (self.volume, [H2])}]
-        self.driver.ensure_exports(lambda: reads.pop(0))
+    def test_ensure_exports_leaves_a_host_detached_meanwhile(self):
+        # The database is read again under the volume's lock, without the
+        # attachments being detached: h1's detach began after the first
+        # read (its disconnect, waiting for the lock, unbinds nothing:
+        # h1 must not be bound behind it).
+        reads = []
+
+        def connected(volume_id=None, detaching=True):
+            reads.append((volume_id, detaching))
+            if volume_id is None:
+                return {VOLUME['id']: (self.volume, [H1, H2])}
+            return {VOLUME['id']: (self.volume, [H2])}
+        self.assertEqual([(VOLUME['id'], 'exported')],
+                         self.driver.ensure_exports(connected))
+        self.assertEqual([(None, True), (VOLUME['id'], False)], reads)
         self.assert_exported_to([I2])
         self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
-        reads = [{VOLUME['id']: (self.volume, [H1])}, {}]
+        # Every host gone meanwhile: no target is made.
         self.tgtd.targets.clear()
-        self.driver.ensure_exports(lambda: reads.pop(0))
+
+        def connected(volume_id=None, detaching=True):
+            return {} if volume_id else {VOLUME['id']: (self.volume, [H1])}
+        self.assertEqual([], self.driver.ensure_exports(connected))
         self.assertIsNone(self.tgtd.target())
 
     def test_ensure_exports_skips_what_it_cannot_export(self):
@@ -784,8 +799,8 @@ class ISCSIDriverTest(testtools.TestCase):
         self.connect(H2)
         reads = []
 
-        def connected():
-            reads.append(1)
+        def connected(volume_id=None, detaching=True):
+            reads.append(volume_id)
             return {VOLUME['id']: (self.volume, [H2])}
         self.driver.ensure_exports(connected)            # the sentinel
         # Not stalled yet (a connection may be under way): left.
@@ -809,7 +824,7 @@ class ISCSIDriverTest(testtools.TestCase):
                       name_id=VOLUME['id'])
         self.connect(volume=volume)
 
-        def connected():
+        def connected(volume_id=None, detaching=True):
             return {volume['id']: (volume, [H1])}
         self.driver.ensure_exports(connected)            # the sentinel
         self.assertEqual([], self.driver.ensure_exports(connected,
