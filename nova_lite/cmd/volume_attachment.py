@@ -14,8 +14,6 @@ from oslo_serialization import jsonutils
 from nova_lite.compute import api as compute_api
 from nova_lite.compute import fencing
 from nova_lite.compute import release
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.conductor import recovery
 from nova_lite import context as nl_context
 from nova_lite import crashpoint
@@ -26,6 +24,8 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 from nova_lite import policy
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 _BDM_FIELDS = ('instance_uuid', 'volume_id', 'device_name', 'attachment_id',

@@ -25,7 +25,6 @@ from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.compute import server_volumes
 from nova_lite.compute import shelve_api
-from nova_lite.compute import states
 from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -35,6 +34,7 @@ from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite import states
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

@@ -34,9 +34,9 @@ import time
 
 from oslo_log import log as logging
 
-from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
+from nova_lite import states
 from nova_lite import utils
 
 LOG = logging.getLogger(__name__)

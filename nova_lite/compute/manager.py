@@ -22,8 +22,6 @@ from nova_lite.compute import notifications
 from nova_lite.compute import recovery
 from nova_lite.compute import rpcapi
 from nova_lite.compute import shelve_ops
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -35,6 +33,8 @@ from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite import policy
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

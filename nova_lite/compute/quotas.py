@@ -18,11 +18,11 @@ from oslo_db import exception as db_exc
 import sqlalchemy as sa
 
 from nova_lite.compute import flavors
-from nova_lite.compute import states
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import quota
+from nova_lite import states
 
 # Resources counted from the servers, in the order Nova reports them.
 COUNTED = ('instances', 'cores', 'ram')

@@ -49,8 +49,6 @@ from oslo_log import log as logging
 
 from nova_lite.compute import notifications
 from nova_lite.compute import release
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
@@ -58,6 +56,8 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

@@ -38,12 +38,12 @@ waits for a host that an administrator then forces down, at once.
 
 from oslo_log import log as logging
 
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

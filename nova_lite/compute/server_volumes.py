@@ -18,8 +18,6 @@ from oslo_utils import strutils
 from nova_lite.compute import checks
 from nova_lite.compute import fencing
 from nova_lite.compute import release
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -28,6 +26,8 @@ from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ here.
 """
 
 from nova_lite.compute import checks
-from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite import states
 
 
 class Shelving(object):

@@ -23,12 +23,12 @@ instance lock (API-CONTRACT.md 3, the volume-ops-when-shelved spec).
 
 from oslo_log import log as logging
 
-from nova_lite.compute import states
 from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
+from nova_lite import states
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

@@ -32,12 +32,12 @@ from oslo_utils import excutils
 
 from nova_lite.compute import notifications
 from nova_lite.compute import release
-from nova_lite.compute import tasks
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

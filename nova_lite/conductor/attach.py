@@ -21,7 +21,7 @@ name) or cast it (2.101: the user got 202 already).
    attachment is completed at once without a connector instead (``in-use``;
    the connection is made at unshelve).
 
-Who owns the attach is recorded on the mapping (``compute.tasks``): the
+Who owns the attach is recorded on the mapping (``nova_lite.tasks``): the
 API creates it owned by the API; the conductor takes it over first (a
 message delivered twice, or an attach cancelled meanwhile, finds it taken
 and does nothing), records the attachment id as soon as block storage
@@ -58,8 +58,6 @@ from oslo_utils import excutils
 
 from nova_lite.compute import fencing
 from nova_lite.compute import notifications
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.conductor import reservations
 from nova_lite import crashpoint
 from nova_lite import exception
@@ -67,6 +65,8 @@ from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)

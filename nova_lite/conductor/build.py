@@ -14,7 +14,6 @@ look attached).
 from oslo_log import log as logging
 
 from nova_lite.compute import release
-from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import block_device as bdm_obj
@@ -22,6 +21,7 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite import states
 
 LOG = logging.getLogger(__name__)
 

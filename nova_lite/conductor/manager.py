@@ -5,7 +5,6 @@ import oslo_messaging as messaging
 
 from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi as compute_rpcapi
-from nova_lite.compute import tasks
 from nova_lite.conductor import attach
 from nova_lite.conductor import build
 from nova_lite.conductor import recovery
@@ -14,6 +13,7 @@ from nova_lite.conductor import unshelve
 from nova_lite import exception
 from nova_lite import manager
 from nova_lite import policy
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION

@@ -64,8 +64,6 @@ from nova_lite.compute import fencing
 from nova_lite.compute import notifications
 from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import exception
 from nova_lite.objects import base as obj_base
@@ -74,6 +72,8 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite import states
+from nova_lite import tasks
 from nova_lite.volume import api as volume_service
 from nova_lite.volume import client as block_storage
 

@@ -15,13 +15,13 @@ the event ``conductor_unshelve_instance``'s error.
 
 from oslo_log import log as logging
 
-from nova_lite.compute import states
 from nova_lite.conductor import build
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite import states
 
 LOG = logging.getLogger(__name__)
 

@@ -13,11 +13,11 @@ from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 import sqlalchemy as sa
 
-from nova_lite.compute import states
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.objects import base
+from nova_lite import states
 
 _UNSET = object()
 

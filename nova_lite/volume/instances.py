@@ -34,7 +34,7 @@ _BDM = sa.table('block_device_mappings',
                 sa.column('attachment_id'),
                 sa.column('volume_id'),
                 sa.column('task'))
-# The compute side's task of a swap (nova_lite.compute.tasks.SWAPPING).
+# The compute side's task of a swap (nova_lite.tasks.SWAPPING).
 SWAPPING = 'swapping'
 
 

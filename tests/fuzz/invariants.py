@@ -15,9 +15,9 @@
 
 import sqlalchemy as sa
 
-from nova_lite.compute import states
 from nova_lite.db import api as db_api
 from nova_lite.db import models
+from nova_lite import states
 from nova_lite.volume import drivers
 from nova_lite.volume import status as st
 from tests.fixtures import system

@@ -17,8 +17,8 @@ import testtools
 from testtools import content
 
 from nova_lite.compute import driver as compute_driver
-from nova_lite.compute import states
 from nova_lite import exception
+from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import required

@@ -22,12 +22,12 @@ from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
 from nova_lite.compute import flavors
-from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_fault
 from nova_lite.policies import servers as policies
+from nova_lite import states
 from nova_lite import utils
 
 

@@ -28,10 +28,10 @@ from nova_lite.api import router
 from nova_lite.api.schemas import volume_attachments as schema
 from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
-from nova_lite.compute import states
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.policies import volumes_attachments as policies
+from nova_lite import states
 
 
 def _serialize(bdm, want):

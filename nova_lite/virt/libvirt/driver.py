@@ -54,10 +54,10 @@ from oslo_utils import excutils
 
 from nova_lite.compute import driver
 from nova_lite.compute import flavors
-from nova_lite.compute import states
 from nova_lite.conf import base as conf_base
 from nova_lite import exception
 from nova_lite.i18n import _
+from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig
 from nova_lite.virt.libvirt import host as vhost
 

@@ -7,12 +7,12 @@ are put in the state a death leaves."""
 
 import datetime
 
-from nova_lite.compute import tasks
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 from nova_lite.volume.client import local as local_client
 from tests.functional.compute import test_volume_attachments as base

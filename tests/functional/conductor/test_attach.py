@@ -11,13 +11,13 @@ import oslo_messaging as messaging
 import sqlalchemy as sa
 
 from nova_lite.compute import rpcapi as compute_rpcapi
-from nova_lite.compute import states
-from nova_lite.compute import tasks
 from nova_lite.conductor import attach
 from nova_lite.conductor import recovery
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
+from nova_lite import states
+from nova_lite import tasks
 from tests.functional.conductor import base
 
 API_OWNER = 'nova-lite-api:api1'

@@ -7,13 +7,13 @@ told it was accepted), a compute host's only once it is forced down
 deleted, the mapping gone, the event's error and a fault recorded, naming
 who stopped."""
 
-from nova_lite.compute import tasks
 from nova_lite.conductor import recovery
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
+from nova_lite import tasks
 from nova_lite.volume import client as block_storage
 from tests.functional.conductor import base
 

@@ -5,10 +5,10 @@ failure leaves the server idle where it was, with a fault."""
 
 import oslo_messaging as messaging
 
-from nova_lite.compute import states
 from nova_lite.conductor import unshelve
 from nova_lite import exception
 from nova_lite.objects import instance_action
+from nova_lite import states
 from tests.functional.conductor import base
 
 # Longer ago than service_down_time.

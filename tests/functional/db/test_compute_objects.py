@@ -11,7 +11,6 @@ from unittest import mock
 from oslo_utils import uuidutils
 import testtools
 
-from nova_lite.compute import states
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite.db import migration
@@ -19,6 +18,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite import states
 from tests.fixtures import database as db_fixture
 from tests.fixtures import rows
 

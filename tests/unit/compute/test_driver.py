@@ -6,8 +6,8 @@ from unittest import mock
 import fixtures
 
 from nova_lite.compute import driver
-from nova_lite.compute import states
 from nova_lite import exception
+from nova_lite import states
 from tests import base
 from tests.unit.compute import fakes
 

@@ -8,8 +8,8 @@ from unittest import mock
 import fixtures
 
 from nova_lite.compute import driver as compute_driver
-from nova_lite.compute import states
 from nova_lite import exception
+from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig
 from nova_lite.virt.libvirt import driver as libvirt_driver
 from tests import base

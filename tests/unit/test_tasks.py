@@ -3,9 +3,9 @@ when ``[recovery] stalled_after`` is not well above the waits nothing
 keeps alive, and the in-hand set of a process."""
 
 from nova_lite.compute import manager as compute_manager
-from nova_lite.compute import tasks
 from nova_lite.conductor import manager as conductor_manager
 from nova_lite import exception
+from nova_lite import tasks
 from tests import base
 
 

@@ -3,8 +3,8 @@
 import testtools
 
 from nova_lite.compute import checks
-from nova_lite.compute import states
 from nova_lite import exception
+from nova_lite import states
 from tests.unit.compute import fakes
 
 
