@@ -55,6 +55,102 @@ FINISHED = 'finished'
 ROLLED_BACK = 'rolled back'
 REDRIVEN = 're-driven'      # accepted work whose message was lost: sent again
 
+# Who records a step in the normal course of its task.
+API = 'API'
+CONDUCTOR = 'conductor'
+COMPUTE = 'compute'
+MANAGE = 'nova-lite-manage'
+
+# What settling does with a task its owner left at a step.
+FINISH = 'finish'
+ROLL_BACK = 'roll back'
+REDRIVE = 're-drive'
+
+
+class Step(collections.namedtuple('Step', 'owner next on_crash')):
+    """One durable step of a task: ``owner``, the side that records it
+    in the normal course (``API``, ``CONDUCTOR``, ``COMPUTE``,
+    ``MANAGE``); ``next``, the steps the task may move to from it (any
+    step may end it); ``on_crash``, what settling does with a task its
+    owner left there (``FINISH``, ``ROLL_BACK``, ``REDRIVE``)."""
+
+
+#: Every task's steps: ``{task: {step: Step}}``. ``BlockDeviceMapping``
+#: refuses a task started at a step not listed here and a move not
+#: listed (``check_step``, ``check_move``), and
+#: doc/source/contributor/crash-safety.rst's tables say the same (a unit
+#: test compares them). Settling a fenced host's work follows its own
+#: table there (``Fencing``); the steps of the work done without a host
+#: are ``WITHOUT_HOST``'s.
+STEPS = {
+    ATTACHING: {
+        ACCEPTED: Step(API, (RESERVING,), REDRIVE),
+        RESERVING: Step(CONDUCTOR, (RESERVED,), ROLL_BACK),
+        # Recorded again with the attachment id on the row (a
+        # shelved-offloaded server's attach, completed without a host).
+        RESERVED: Step(CONDUCTOR, (RESERVED, CAST), ROLL_BACK),
+        CAST: Step(COMPUTE, (CONNECTING,), ROLL_BACK),
+        CONNECTING: Step(COMPUTE, (CONNECTED,), ROLL_BACK),
+        CONNECTED: Step(COMPUTE, (), FINISH),
+    },
+    DETACHING: {
+        # To ``releasing`` and ``local_detaching``: finished without the
+        # host (a fenced one's, or one with no host).
+        ACCEPTED: Step(API, (GUEST_DETACHING, RELEASING, LOCAL_DETACHING),
+                       REDRIVE),
+        GUEST_DETACHING: Step(COMPUTE, (GUEST_DETACHED, RELEASING), FINISH),
+        GUEST_DETACHED: Step(COMPUTE, (RELEASING,), FINISH),
+        RELEASING: Step(COMPUTE, (), FINISH),
+        LOCAL_DETACHING: Step(API, (), FINISH),
+    },
+    SWAPPING: {
+        ACCEPTED: Step(API, (RESERVED,), ROLL_BACK),
+        # To ``swapped``: a shelved-offloaded server's swap.
+        RESERVED: Step(API, (CONNECTING, SWAPPED), REDRIVE),
+        CONNECTING: Step(COMPUTE, (CONNECTED,), ROLL_BACK),
+        CONNECTED: Step(COMPUTE, (GUEST_SWAPPED,), ROLL_BACK),
+        GUEST_SWAPPED: Step(COMPUTE, (SWAPPED,), FINISH),
+        SWAPPED: Step(COMPUTE, (), FINISH),
+    },
+    REFRESHING: {
+        ACCEPTED: Step(MANAGE, (RESERVED,), ROLL_BACK),
+        RESERVED: Step(MANAGE, (REFRESHED,), ROLL_BACK),
+        REFRESHED: Step(MANAGE, (), FINISH),
+    },
+}
+
+#: The steps that differ for work done without a host (a detach with
+#: ``local`` in its data; a shelved-offloaded server's swap, which the API
+#: runs alone): ``{task: {step: Step}}``.
+WITHOUT_HOST = {
+    DETACHING: {
+        ACCEPTED: Step(API, (LOCAL_DETACHING,), FINISH),
+        LOCAL_DETACHING: Step(API, (), FINISH),
+    },
+    SWAPPING: {
+        ACCEPTED: Step(API, (RESERVED,), ROLL_BACK),
+        RESERVED: Step(API, (SWAPPED,), ROLL_BACK),
+        SWAPPED: Step(API, (), FINISH),
+    },
+}
+
+
+def check_step(task, step):
+    """``ValueError`` unless ``step`` is one of ``task``'s (``STEPS``)."""
+    if step not in STEPS.get(task, {}):
+        raise ValueError('%r is not a step of the task %r' % (step, task))
+
+
+def check_move(task, step, next_step):
+    """``ValueError`` unless ``task`` may move from ``step`` to
+    ``next_step`` (``STEPS``): a workflow recording a step out of its
+    order is a bug, refused before anything is written."""
+    check_step(task, step)
+    if next_step not in STEPS[task][step].next:
+        raise ValueError('the task %r cannot move from %r to %r' % (
+            task, step, next_step))
+
+
 # The instance action events of the volume operations' steps.
 CONDUCTOR_ATTACH_EVENT = 'conductor_attach_volume'
 COMPUTE_ATTACH_EVENT = 'compute_attach_volume'

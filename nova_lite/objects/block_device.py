@@ -18,6 +18,7 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import base
+from nova_lite import tasks
 
 SOURCE_VOLUME = 'volume'
 SOURCE_IMAGE = 'image'
@@ -382,9 +383,10 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
             setattr(self, name, value)
         self.obj_reset_changes(list(values))
 
-    def set_task(self, task, owner, step=None, data=None):
+    def set_task(self, task, owner, step, data=None):
         """The task a mapping not created yet is created with (one
         insert); ``start_task`` starts one on an existing mapping."""
+        tasks.check_step(task, step)
         self.task = task
         self.task_owner = owner
         self.task_step = step
@@ -395,13 +397,14 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         generation = self._generation()
         return 1 if generation is _ANY else generation + 1
 
-    def start_task(self, task, owner, step=None, data=None):
+    def start_task(self, task, owner, step, data=None):
         """Record that ``owner`` ('<binary>:<host>') starts ``task`` on
         this mapping, with the next generation (the messages of an
         earlier task of the mapping no longer match it);
         ``VolumeTaskInProgress`` (409) if another operation is in flight
         on it, ``VolumeBDMNotFound`` (404) if the mapping is gone (a
         detach finished since it was read)."""
+        tasks.check_step(task, step)
         for _attempt in range(2):
             try:
                 self._cas_task({'task': task, 'task_owner': owner,
@@ -434,7 +437,10 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         step's own ``changes`` of other fields, e.g. ``connection_info``,
         in the same statement), if it is still at the step this object
         read, under the same owner; ``TaskOwnerChanged`` otherwise (so of
-        two deliveries of one message, only one moves it on)."""
+        two deliveries of one message, only one moves it on). A move the
+        task's table does not list (``tasks.STEPS``) is a ``ValueError``,
+        before anything is written."""
+        tasks.check_move(self.task, self.task_step, step)
         unknown = set(changes) - set(_MODEL_FIELDS) | (
             set(changes) & set(_TASK_FIELDS))
         if unknown:
@@ -488,12 +494,13 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                                           ref.get('step'),
                                           ref.get('generation'))
 
-    def hand_over_task(self, task, owner, step=None, data=None):
+    def hand_over_task(self, task, owner, step, data=None):
         """Replace the task this object read with ``task`` of ``owner``
         (with the next generation), if it is still at the step and owner
         read (a compare-and-swap); ``TaskOwnerChanged`` otherwise. For a
         task that is over in all but its clearing (see
         ``compute.server_volumes``)."""
+        tasks.check_step(task, step)
         self._cas_task({'task': task, 'task_owner': owner, 'task_step': step,
                         'task_data': data,
                         'task_generation': self._next_generation()},

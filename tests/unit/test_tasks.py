@@ -1,12 +1,138 @@
-"""The settling's rules that need no database: a service refuses to start
-when ``[recovery] stalled_after`` is not well above the waits nothing
-keeps alive, and the in-hand set of a process."""
+"""The settling's rules that need no database: the table of every task's
+steps (and the contributor docs' tables saying the same), a service
+refuses to start when ``[recovery] stalled_after`` is not well above the
+waits nothing keeps alive, and the in-hand set of a process."""
+
+import os
+import re
 
 from nova_lite.compute import manager as compute_manager
 from nova_lite.conductor import manager as conductor_manager
 from nova_lite import exception
 from nova_lite import tasks
 from tests import base
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'doc', 'source', 'contributor',
+    'crash-safety.rst')
+OWNERS = {'API': tasks.API, 'conductor': tasks.CONDUCTOR,
+          'compute': tasks.COMPUTE, 'nova-lite-manage': tasks.MANAGE}
+# crash-safety.rst's sections with tables of a task's steps: which task,
+# and the table (by its order in the section) of work without a host.
+SECTIONS = {'Attach': (tasks.ATTACHING, None),
+            'Detach': (tasks.DETACHING, None),
+            'Swap': (tasks.SWAPPING, 1),
+            'Refresh': (tasks.REFRESHING, None),
+            'Detach without a host': (tasks.DETACHING, 0)}
+
+
+def doc_tables(text):
+    """``[(section title, [rows])]`` of the simple tables of ``text``,
+    each row a list of its columns' text (continuation lines joined)."""
+    lines = text.splitlines()
+    tables = []
+    section = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if (i + 1 < len(lines) and line.strip() and
+                re.match(r'^-{3,}$', lines[i + 1]) and
+                len(lines[i + 1]) >= len(line.rstrip())):
+            section = line.strip()
+        if re.match(r'^=+( +=+)+$', line):
+            spans = [m.span() for m in re.finditer(r'=+', line)]
+            end = [j for j in range(i + 1, len(lines))
+                   if lines[j] == line]
+            header_end, table_end = end[0], end[1]
+            rows = []
+            for row in lines[header_end + 1:table_end]:
+                cells = [row[a:b if k < len(spans) - 1 else None].strip()
+                         for k, (a, b) in enumerate(spans)]
+                if cells[0] or not rows:
+                    rows.append(cells)
+                else:
+                    rows[-1] = [(p + ' ' + c).strip()
+                                for p, c in zip(rows[-1], cells)]
+            tables.append((section, rows))
+            i = table_end + 1
+            continue
+        i += 1
+    return tables
+
+
+def on_crash(text):
+    """The settling's action a row's last column names first."""
+    found = [(text.find(word), action) for word, action in (
+        ('re-drive', tasks.REDRIVE), ('roll back', tasks.ROLL_BACK),
+        ('finish', tasks.FINISH)) if word in text]
+    return min(found)[1] if found else None
+
+
+class StepsTest(base.TestCase):
+    def test_every_next_step_is_a_step_of_its_task(self):
+        for table in (tasks.STEPS, tasks.WITHOUT_HOST):
+            for task, steps in table.items():
+                for step, spec in steps.items():
+                    self.assertTrue(set(spec.next) <= set(steps),
+                                    (task, step, spec.next))
+                    self.assertIn(spec.on_crash, (
+                        tasks.FINISH, tasks.ROLL_BACK, tasks.REDRIVE))
+        for task, steps in tasks.WITHOUT_HOST.items():
+            self.assertTrue(set(steps) <= set(tasks.STEPS[task]), task)
+            for step, spec in steps.items():
+                # Every move without a host is one the table allows.
+                self.assertTrue(
+                    set(spec.next) <= set(tasks.STEPS[task][step].next),
+                    (task, step))
+
+    def test_moves_are_checked(self):
+        tasks.check_move(tasks.ATTACHING, tasks.ACCEPTED, tasks.RESERVING)
+        tasks.check_move(tasks.SWAPPING, tasks.RESERVED, tasks.SWAPPED)
+        self.assertRaises(ValueError, tasks.check_move, tasks.ATTACHING,
+                          tasks.ACCEPTED, tasks.CAST)
+        self.assertRaises(ValueError, tasks.check_move, tasks.DETACHING,
+                          tasks.RELEASING, tasks.GUEST_DETACHED)
+        self.assertRaises(ValueError, tasks.check_move, None, None,
+                          tasks.ACCEPTED)
+        self.assertRaises(ValueError, tasks.check_step, tasks.REFRESHING,
+                          tasks.CAST)
+        self.assertRaises(ValueError, tasks.check_step, tasks.DETACHING,
+                          None)
+
+    def test_the_contributor_docs_tables_say_the_same(self):
+        with open(DOC) as f:
+            tables = doc_tables(f.read())
+        seen = {task: set() for task in tasks.STEPS}
+        checked = 0
+        by_section = {}
+        for section, rows in tables:
+            names = [n for n in SECTIONS if section.startswith(n)]
+            if not names:
+                continue
+            name = max(names, key=len)
+            index = by_section.setdefault(name, 0)
+            by_section[name] += 1
+            task, without_host_table = SECTIONS[name]
+            for row in rows:
+                step_name = re.fullmatch(r'(?:detach )?``(\w+)``', row[0])
+                if not step_name or (name.startswith('Detach without') and
+                                     not row[0].startswith('detach ')):
+                    continue
+                step = step_name.group(1)
+                table = tasks.STEPS
+                if index == without_host_table:
+                    table = tasks.WITHOUT_HOST
+                self.assertIn(step, table[task], (section, row))
+                spec = table[task][step]
+                self.assertEqual(
+                    (spec.owner, spec.on_crash),
+                    (OWNERS.get(row[1]), on_crash(row[-1])),
+                    '%s: %s' % (section, row))
+                seen[task].add(step)
+                checked += 1
+        for task, steps in tasks.STEPS.items():
+            self.assertEqual(set(steps), seen[task], task)
+        self.assertGreater(checked, 20)
 
 
 class StalledAfterTest(base.TestCase):

@@ -310,28 +310,32 @@ class _ObjectTests(object):
         other = objects.BlockDeviceMapping.get_by_volume_and_instance(
             self.ctxt, bdm.volume_id, instance.uuid)
         self.assertRaises(exception.VolumeTaskInProgress, other.start_task,
-                          'detaching', 'nova-lite-api:b')
+                          'detaching', 'nova-lite-api:b', 'accepted')
+        # A move its task's table does not list is refused, unwritten.
+        self.assertRaises(ValueError, bdm.move_task, 'cast',
+                          owner='nova-lite-compute:c1')
         # The owner hands it over with its step and data.
-        bdm.move_task('cast', owner='nova-lite-compute:c1',
+        bdm.move_task('reserving', owner='nova-lite-conductor:c1',
                       data={'attachment_id': 'x'})
         read = objects.BlockDeviceMapping.get_by_volume_and_instance(
             self.ctxt, bdm.volume_id, instance.uuid)
-        self.assertEqual(('attaching', 'nova-lite-compute:c1', 'cast',
+        self.assertEqual(('attaching', 'nova-lite-conductor:c1', 'reserving',
                           {'attachment_id': 'x'}),
                          (read.task, read.task_owner, read.task_step,
                           read.get_task_data()))
         # The old owner's copy can no longer move it.
-        self.assertRaises(exception.TaskOwnerChanged, other.move_task, 'x')
+        self.assertRaises(exception.TaskOwnerChanged, other.move_task,
+                          'reserving')
         # Two settlers read the stalled task; only one takes it over.
         first = objects.BlockDeviceMapping.get_with_tasks(
-            self.ctxt, owners=['nova-lite-compute:c1'])
+            self.ctxt, owners=['nova-lite-conductor:c1'])
         second = objects.BlockDeviceMapping.get_with_tasks(self.ctxt)
         self.assertEqual([bdm.id], [b.id for b in first])
         first[0].take_over_task('nova-lite-conductor:k1')
         self.assertRaises(exception.TaskOwnerChanged,
                           second[0].take_over_task, 'nova-lite-conductor:k2')
         self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
-            self.ctxt, owners=['nova-lite-compute:c1']))
+            self.ctxt, owners=['nova-lite-conductor:c1']))
         # Only the current owner ends it.
         self.assertRaises(exception.TaskOwnerChanged, read.end_task)
         first[0].end_task()
@@ -358,8 +362,8 @@ class _ObjectTests(object):
         settler.take_over_task('nova-lite-conductor:k1')
         self.assertEqual((2, 'nova-lite-conductor:k1'),
                          (settler.task_generation, settler.task_owner))
-        self.assertRaises(exception.TaskOwnerChanged, bdm.move_task, 'cast',
-                          owner='nova-lite-compute:c1')
+        self.assertRaises(exception.TaskOwnerChanged, bdm.move_task,
+                          'reserved')
         self.assertRaises(exception.TaskOwnerChanged, bdm.touch_task)
         self.assertRaises(exception.TaskOwnerChanged, bdm.end_task)
         self.assertFalse(bdm.destroy())
@@ -409,7 +413,7 @@ class _ObjectTests(object):
         bdm = objects.BlockDeviceMapping.new_volume(
             self.ctxt, instance.uuid, uuidutils.generate_uuid())
         bdm.create()
-        bdm.start_task('detaching', 'nova-lite-compute:c1')
+        bdm.start_task('detaching', 'nova-lite-compute:c1', 'accepted')
         moved = bdm.task_updated_at
         self.assertEqual([], objects.BlockDeviceMapping.get_with_tasks(
             self.ctxt, updated_before=moved))
