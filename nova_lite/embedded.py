@@ -17,12 +17,13 @@ from oslo_log import log as logging
 
 from nova_lite.api import app as api_app
 from nova_lite.api.handlers import identity
+from nova_lite.compute import service as compute_service
+from nova_lite.conductor import service as conductor_service
 from nova_lite.conf import base as conf_base
 from nova_lite.db import api as db_api
 from nova_lite.db import migration
 from nova_lite import objects
 from nova_lite import rpc
-from nova_lite import services
 
 LOG = logging.getLogger(__name__)
 
@@ -41,9 +42,9 @@ class EmbeddedSystem(object):
         db_api.configure(self.conf)
         if self.sync_db:
             migration.upgrade(self.conf)
-        self.services.append(services.conductor_service(self.conf))
+        self.services.append(conductor_service.create(self.conf))
         for host in self.compute_hosts:
-            self.services.append(services.compute_service(self.conf, host))
+            self.services.append(compute_service.create(self.conf, host))
         for svc in self.services:
             svc.start()
         self.app = api_app.init_application(conf=self.conf)

@@ -4,11 +4,11 @@
 import sys
 
 from nova_lite.cmd import worker
-from nova_lite import services
+from nova_lite.compute import service
 
 
 def main(argv=None):
-    return worker.run(services.compute_service, argv)
+    return worker.run(service.create, argv)
 
 
 if __name__ == '__main__':

@@ -3,11 +3,11 @@
 import sys
 
 from nova_lite.cmd import worker
-from nova_lite import services
+from nova_lite.conductor import service
 
 
 def main(argv=None):
-    return worker.run(services.conductor_service, argv)
+    return worker.run(service.create, argv)
 
 
 if __name__ == '__main__':

@@ -17,7 +17,7 @@ is refused rather than silently ignored.
 
 from oslo_utils import strutils
 
-from nova_lite.compute import driver as virt_driver
+from nova_lite import device_names
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import block_device as bdm_obj
@@ -123,7 +123,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
     """BlockDeviceMapping objects (not yet created) for one server: the
     root disk at ``/dev/vda`` and the other volumes on the next free
     names (a requested name is kept)."""
-    root = virt_driver.DEFAULT_ROOT_DEVICE
+    root = device_names.DEFAULT_ROOT_DEVICE
     bdms = []
     has_root = any(p['boot_index'] == 0 for p in parsed)
     if not has_root:
@@ -139,7 +139,7 @@ def build_mappings(context, instance_uuid, parsed, image_ref):
             name = p['device_name']
         else:
             while True:
-                name = '/dev/vd%s' % virt_driver.device_letters(next_index)
+                name = '/dev/vd%s' % device_names.device_letters(next_index)
                 next_index += 1
                 if name not in used:
                     break

@@ -28,41 +28,18 @@ and libvirt):
 
 import abc
 import os
-import string
 import threading
 import time
 
 from oslo_log import log as logging
 
+from nova_lite import device_names
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import states
 from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
-
-DEFAULT_ROOT_DEVICE = '/dev/vda'
-
-
-def device_letters(index):
-    """0 -> 'a', 25 -> 'z', 26 -> 'aa' (the Linux disk naming)."""
-    letters = ''
-    index += 1
-    while index:
-        index, rest = divmod(index - 1, 26)
-        letters = string.ascii_lowercase[rest] + letters
-    return letters
-
-
-def _split_device(name):
-    """'/dev/vdb' -> ('vd', 'b'); None for names that do not parse."""
-    if not name:
-        return None
-    base = name.rsplit('/', 1)[-1]
-    for prefix in ('xvd', 'vd', 'sd', 'hd'):
-        if base.startswith(prefix) and base[len(prefix):].isalpha():
-            return prefix, base[len(prefix):]
-    return None
 
 
 class ComputeDriver(abc.ABC):
@@ -96,19 +73,21 @@ class ComputeDriver(abc.ABC):
         (as libvirt does, which ignores the request) the next free name of
         the root disk's bus is chosen.
         """
-        root = _split_device(instance.root_device_name or
-                             DEFAULT_ROOT_DEVICE) or ('vd', 'a')
+        root = device_names.split(
+            instance.root_device_name or
+            device_names.DEFAULT_ROOT_DEVICE) or ('vd', 'a')
         used = set(used_names)
-        if requested and requested not in used and _split_device(requested):
+        if (requested and requested not in used and
+                device_names.split(requested)):
             return requested
         if requested:
             LOG.info('Device %s is in use or not a disk name on %s; '
                      'choosing another', requested, instance.uuid)
-        used_letters = {p[1] for p in map(_split_device, used)
+        used_letters = {p[1] for p in map(device_names.split, used)
                         if p and p[0] == root[0]}
         index = 0
         while True:
-            letters = device_letters(index)
+            letters = device_names.device_letters(index)
             if letters not in used_letters:
                 return '/dev/%s%s' % (root[0], letters)
             index += 1

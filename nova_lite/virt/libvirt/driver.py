@@ -55,6 +55,7 @@ from oslo_utils import excutils
 from nova_lite.compute import driver
 from nova_lite.compute import flavors
 from nova_lite.conf import base as conf_base
+from nova_lite import device_names
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import states
@@ -614,4 +615,4 @@ class _VirtioRoot(object):
 
     def __init__(self, instance):
         self.uuid = instance.uuid
-        self.root_device_name = driver.DEFAULT_ROOT_DEVICE
+        self.root_device_name = device_names.DEFAULT_ROOT_DEVICE

@@ -158,8 +158,55 @@ import abc
 from oslo_log import log as logging
 
 from nova_lite import exception
+from nova_lite.volume import status as st
 
 LOG = logging.getLogger(__name__)
+
+
+# -- the VolumeClient's dicts, from block storage's REST views ------------
+def client_volume(view):
+    """A volume REST view (a dict) as the VolumeClient returns it."""
+    bootable = view.get('bootable')
+    if isinstance(bootable, str):
+        bootable = bootable.lower() == 'true'
+    attachments = [{
+        'attachment_id': a.get('attachment_id'),
+        'server_id': a.get('server_id'),
+        'host_name': a.get('host_name'),
+        'device': a.get('device'),
+        'attached_at': a.get('attached_at'),
+    } for a in view.get('attachments') or []]
+    return {
+        'id': view['id'],
+        'status': view['status'],
+        'attach_status': st.ATTACHED if attachments else st.DETACHED,
+        'size': view['size'],
+        'name': view.get('name'),
+        'description': view.get('description'),
+        'created_at': view.get('created_at'),
+        'snapshot_id': view.get('snapshot_id'),
+        'metadata': dict(view.get('metadata') or {}),
+        'multiattach': bool(view.get('multiattach')),
+        'bootable': bool(bootable),
+        'availability_zone': view.get('availability_zone'),
+        'migration_status': view.get('migration_status'),
+        'volume_type': view.get('volume_type'),
+        'encrypted': bool(view.get('encrypted')),
+        'attachments': attachments,
+    }
+
+
+_ATTACHMENT_KEYS = ('id', 'status', 'instance', 'volume_id', 'attached_at',
+                    'detached_at', 'attach_mode', 'connection_info')
+
+
+def client_attachment(view, shared=None):
+    """An attachment REST view (a dict) as the VolumeClient returns it."""
+    result = {key: view.get(key) for key in _ATTACHMENT_KEYS}
+    result['connection_info'] = dict(result['connection_info'] or {})
+    if shared is not None:
+        result['shared_connections_by_attachment'] = list(shared)
+    return result
 
 
 class VolumeClient(abc.ABC):

@@ -52,7 +52,6 @@ from nova_lite import api_version
 from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite.volume.client import base
-from nova_lite.volume import views
 
 GROUP = 'cinder'
 # noauth2's service token (its user 'service' has the service role).
@@ -186,7 +185,7 @@ class CinderClient(base.VolumeClient):
             ctxt, self._version(api_version.CLIENT_VOLUME_VERSION))
         volume = self._call(exception.VolumeNotFound(volume_id=volume_id),
                             cs.volumes.get, volume_id)
-        return views.client_volume(volume.to_dict())
+        return base.client_volume(volume.to_dict())
 
     def get_all(self, ctxt, limit=None, offset=None):
         cs = self._client(
@@ -194,7 +193,7 @@ class CinderClient(base.VolumeClient):
         search_opts = {'offset': offset} if offset else None
         volumes = self._call(None, lambda: cs.volumes.list(
             detailed=True, search_opts=search_opts, limit=limit))
-        return [views.client_volume(v.to_dict()) for v in volumes]
+        return [base.client_volume(v.to_dict()) for v in volumes]
 
     def create(self, ctxt, size, name=None, description=None,
                volume_type=None, metadata=None, availability_zone=None,
@@ -209,7 +208,7 @@ class CinderClient(base.VolumeClient):
             size, name=name, description=description,
             volume_type=volume_type, availability_zone=availability_zone,
             snapshot_id=snapshot_id, metadata=metadata or None))
-        return views.client_volume(volume.to_dict())
+        return base.client_volume(volume.to_dict())
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
@@ -221,7 +220,7 @@ class CinderClient(base.VolumeClient):
             exception.VolumeNotFound(volume_id=volume_id),
             lambda: cs.attachments.create(volume_id, connector,
                                           instance_uuid, **kwargs))
-        return views.client_attachment(attachment)
+        return base.client_attachment(attachment)
 
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):
@@ -233,7 +232,7 @@ class CinderClient(base.VolumeClient):
         attachment = self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             cs.attachments.update, attachment_id, connector)
-        return views.client_attachment(attachment.to_dict())
+        return base.client_attachment(attachment.to_dict())
 
     def attachment_complete(self, ctxt, attachment_id):
         cs = self._client(ctxt, self._version(
@@ -248,7 +247,7 @@ class CinderClient(base.VolumeClient):
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
             lambda cs: cs.attachments.show(attachment_id).to_dict())
         # A real Cinder does not report shared connections: None (unknown).
-        result = views.client_attachment(
+        result = base.client_attachment(
             attachment,
             shared=attachment.get('shared_connections_by_attachment'))
         result.setdefault('shared_connections_by_attachment', None)
@@ -262,7 +261,7 @@ class CinderClient(base.VolumeClient):
             if value}
         attachments = self._call(None, lambda: cs.attachments.list(
             search_opts=search_opts, detailed=True))
-        return [views.client_attachment(a.to_dict()) for a in attachments]
+        return [base.client_attachment(a.to_dict()) for a in attachments]
 
     def attachment_delete(self, ctxt, attachment_id):
         not_found = exception.VolumeAttachmentNotFound(

@@ -14,7 +14,14 @@ import copy
 from nova_lite import api_version
 from nova_lite.volume import api as volume_api
 from nova_lite.volume.client import base
+from nova_lite.volume import drivers
 from nova_lite.volume import views
+
+
+def check_backends(conf):
+    """Load the enabled backends (``drivers.get_backends``): a wrong
+    configuration fails here, at the start of the process."""
+    drivers.get_backends(conf)
 
 
 class LocalClient(base.VolumeClient):
@@ -26,13 +33,13 @@ class LocalClient(base.VolumeClient):
     # client contract: both answer alike).
     def get(self, ctxt, volume_id):
         volume = self.api.get(ctxt, volume_id, with_metadata=True)
-        return views.client_volume(views.volume_detail(
+        return base.client_volume(views.volume_detail(
             ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
 
     def get_all(self, ctxt, limit=None, offset=None):
         volumes = self.api.get_all(ctxt, limit=limit, offset=offset,
                                    with_metadata=True)
-        return [views.client_volume(views.volume_detail(
+        return [base.client_volume(views.volume_detail(
             ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
             for volume in volumes]
 
@@ -43,14 +50,14 @@ class LocalClient(base.VolumeClient):
             ctxt, size, name=name, description=description,
             volume_type=volume_type, availability_zone=availability_zone,
             snapshot_id=snapshot_id, metadata=metadata or None)
-        return views.client_volume(views.volume_detail(
+        return base.client_volume(views.volume_detail(
             ctxt, volume, api_version.CLIENT_VOLUME_VERSION, conf=self.conf))
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
         attachment = self.api.attachment_create(
             ctxt, volume_id, instance_uuid, connector=connector, mode=mode)
-        return views.client_attachment(views.attachment_detail(attachment))
+        return base.client_attachment(views.attachment_detail(attachment))
 
     def attachment_update(self, ctxt, attachment_id, connector,
                           mountpoint=None):
@@ -60,21 +67,21 @@ class LocalClient(base.VolumeClient):
             connector['mountpoint'] = mountpoint
         attachment = self.api.attachment_update(ctxt, attachment_id,
                                                 connector)
-        return views.client_attachment(views.attachment_detail(attachment))
+        return base.client_attachment(views.attachment_detail(attachment))
 
     def attachment_complete(self, ctxt, attachment_id):
         self.api.attachment_complete(ctxt, attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):
         attachment, shared = self.api.attachment_get(ctxt, attachment_id)
-        return views.client_attachment(views.attachment_detail(attachment),
-                                       shared=shared)
+        return base.client_attachment(views.attachment_detail(attachment),
+                                      shared=shared)
 
     def attachment_get_all(self, ctxt, instance_id=None, volume_id=None):
         filters = {key: value for key, value in (
             ('instance_uuid', instance_id), ('volume_id', volume_id))
             if value}
-        return [views.client_attachment(views.attachment_detail(a))
+        return [base.client_attachment(views.attachment_detail(a))
                 for a in self.api.attachment_get_all(ctxt, filters=filters)]
 
     def attachment_delete(self, ctxt, attachment_id):

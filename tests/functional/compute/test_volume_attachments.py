@@ -7,6 +7,7 @@ from unittest import mock
 
 import sqlalchemy as sa
 
+from nova_lite.compute import service as compute_service
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite.db import models
@@ -628,13 +629,12 @@ class UpdateAndSwapTest(AttachmentTestCase):
 
 class ComputeRestartTest(AttachmentTestCase):
     def restart_compute(self, host='compute1'):
-        from nova_lite import services
         old = [s for s in self.sys.system.services
                if s.binary == 'nova-lite-compute' and s.host == host][0]
         old.stop()
         old.wait()
         self.sys.system.services.remove(old)
-        new = services.compute_service(self.conf, host)
+        new = compute_service.create(self.conf, host)
         new.start()
         self.sys.system.services.append(new)
         return new.manager

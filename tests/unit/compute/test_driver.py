@@ -6,6 +6,7 @@ from unittest import mock
 import fixtures
 
 from nova_lite.compute import driver
+from nova_lite import device_names
 from nova_lite import exception
 from nova_lite import states
 from tests import base
@@ -20,7 +21,7 @@ class DeviceNameTest(base.TestCase):
 
     def test_letters(self):
         self.assertEqual(['a', 'b', 'z', 'aa', 'ab', 'az', 'ba'],
-                         [driver.device_letters(i)
+                         [device_names.device_letters(i)
                           for i in (0, 1, 25, 26, 27, 51, 52)])
 
     def test_next_free_name_after_root(self):
@@ -47,7 +48,8 @@ class DeviceNameTest(base.TestCase):
             instance, ['/dev/sda']))
 
     def test_beyond_z(self):
-        used = ['/dev/vd%s' % driver.device_letters(i) for i in range(26)]
+        used = ['/dev/vd%s' % device_names.device_letters(i)
+                for i in range(26)]
         self.assertEqual('/dev/vdaa',
                          self.driver.get_device_name_for_instance(
                              self.instance, used))

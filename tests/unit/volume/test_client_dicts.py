@@ -3,7 +3,7 @@ both clients read, in-process or over REST)."""
 
 import testtools
 
-from nova_lite.volume import views
+from nova_lite.volume.client import base
 
 
 class ClientVolumeTest(testtools.TestCase):
@@ -31,12 +31,12 @@ class ClientVolumeTest(testtools.TestCase):
             'attachments': [{'attachment_id': 'a1', 'server_id': 's1',
                              'host_name': None, 'device': '/dev/vdb',
                              'attached_at': '2026-11-21T20:36:51.000000'}]}
-        self.assertEqual(expected, views.client_volume(view))
+        self.assertEqual(expected, base.client_volume(view))
 
     def test_a_sparse_view(self):
         # What an older or other block storage may leave out.
-        volume = views.client_volume({'id': 'v1', 'status': 'available',
-                                      'size': 1, 'metadata': None})
+        volume = base.client_volume({'id': 'v1', 'status': 'available',
+                                     'size': 1, 'metadata': None})
         self.assertEqual(
             (None, None, None, None, {}, 'detached', [], False),
             (volume['name'], volume['description'], volume['created_at'],
