@@ -142,7 +142,7 @@ CONDUCTOR_ATTACH_AFTER_HANDOVER = declare(
     'the attach is handed over to the host (committed); the cast was not '
     'sent')
 
-# -- the compute host (compute/volume_ops.py) --------------------------------
+# -- the compute host (compute/host/volume_ops.py) --------------------------
 COMPUTE_ATTACH_AFTER_TAKE = declare(
     'compute.attach.after_take', 'compute',
     'the host took the attach over; nothing connected')

@@ -17,7 +17,7 @@ from oslo_log import log as logging
 
 from nova_lite.api import app as api_app
 from nova_lite.api.handlers import identity
-from nova_lite.compute import service as compute_service
+from nova_lite.compute.host import service as compute_service
 from nova_lite.conductor import service as conductor_service
 from nova_lite.conf import base as conf_base
 from nova_lite.db import api as db_api

@@ -4,7 +4,7 @@
 import sys
 
 from nova_lite.cmd import worker
-from nova_lite.compute import service
+from nova_lite.compute.host import service
 
 
 def main(argv=None):

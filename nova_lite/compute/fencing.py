@@ -14,7 +14,7 @@ longer run, or will be stopped before they touch a disk again. Then, and
 only then, a detach and a delete of its servers are done without it, the
 conductor settles its work in flight at once, and the host itself, when
 it comes back, removes what it no longer owns before it takes work
-(``compute.recovery.reap``).
+(``compute.host.recovery.reap``).
 
 A host with no service row at all (it never started) is ``down``: nothing
 says it is stopped.

@@ -277,7 +277,7 @@ class ServerVolumes(object):
         """No host can detach: the server is shelved-offloaded (no host
         has the disk: Nova's local cleanup), or an administrator forced
         its host down (fenced: its guests are stopped, and the host
-        removes the disk when it comes back, ``compute.recovery.reap``).
+        removes the disk when it comes back, ``compute.host.recovery.reap``).
         The attachment is deleted here and the mapping destroyed, as a
         task the conductor finishes if this process dies
         (``compute.release``)."""

@@ -17,7 +17,7 @@ name) or cast it (2.101: the user got 202 already).
    win. A multiattach volume busy with another server's attach or detach
    is waited for (``conductor.reservations``).
 3. A *cast* to the compute host connects and attaches
-   (``compute.volume_ops.attach``). For a shelved-offloaded server the
+   (``compute.host.volume_ops.attach``). For a shelved-offloaded server the
    attachment is completed at once without a connector instead (``in-use``;
    the connection is made at unshelve).
 
@@ -28,7 +28,7 @@ and does nothing), records the attachment id as soon as block storage
 made it, and hands it over to the compute host in the transaction before
 the cast. After a crash, whatever the conductor owned is rolled back by
 ``conductor.recovery``; what the host owns, the host settles
-(``compute.recovery``). While it runs, the mapping is in this conductor's
+(``compute.host.recovery``). While it runs, the mapping is in this conductor's
 hand (its own periodic settling leaves it alone), and the long waits (the
 reservation call to the host, a busy multiattach volume) keep the task
 alive (``tasks.keep_alive``). A task taken over meanwhile (its host

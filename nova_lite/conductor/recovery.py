@@ -29,7 +29,7 @@ What the conductor settles, and when:
   taken over), swaps rolled back before the guest had the new volume and
   finished from there; and the servers such a host was to delete are
   deleted without it. The host removes what it no longer owns when it
-  comes back (``compute.recovery.reap``).
+  comes back (``compute.host.recovery.reap``).
 
 What it finishes instead of rolling back (``compute.release``): a local
 detach, a shelved-offloaded server's swap whose mapping already names the
@@ -37,7 +37,7 @@ new volume (``swapped``), and a server deleted without a host
 (``deleting``, owned by an API process or a conductor) whose task
 stalled, by releasing its volumes and marking it deleted.
 
-Work a compute host owns is its host's to settle (``compute.recovery``):
+Work a compute host owns is its host's to settle (``compute.host.recovery``):
 only the host knows whether the guest has the disk; unless it is fenced.
 
 Block storage's own operations that a dead process left behind (a volume

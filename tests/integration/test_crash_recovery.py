@@ -96,7 +96,7 @@ CASES = {
                                                    'swap_offloaded'),
     crashpoint.API_SWAP_OFFLOADED_AFTER_MOVE: (FINISHED, 'swap_offloaded'),
     # The volumes a build or an unshelve connects: the host's restart
-    # settles the server's state (compute.manager._recover).
+    # settles the server's state (compute.host.manager._recover).
     crashpoint.COMPUTE_BUILD_AFTER_CONNECT: (ROLLED_BACK, 'build'),
     crashpoint.COMPUTE_UNSHELVE_AFTER_CONNECT: (ROLLED_BACK, 'unshelve'),
     # nova-lite-manage volume_attachment refresh, killed: the conductor

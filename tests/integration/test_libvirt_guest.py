@@ -16,7 +16,7 @@ import uuid
 import testtools
 from testtools import content
 
-from nova_lite.compute import driver as compute_driver
+from nova_lite.compute.host import driver as compute_driver
 from nova_lite import exception
 from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig

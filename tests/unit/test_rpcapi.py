@@ -5,7 +5,7 @@ import testtools
 
 from nova_lite import baserpc
 from nova_lite.compute import api as compute_api
-from nova_lite.compute import manager as compute_manager
+from nova_lite.compute.host import manager as compute_manager
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.conductor import manager as conductor_manager
 from nova_lite.conductor import rpcapi as conductor_rpcapi

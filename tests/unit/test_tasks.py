@@ -6,7 +6,7 @@ waits nothing keeps alive, and the in-hand set of a process."""
 import os
 import re
 
-from nova_lite.compute import manager as compute_manager
+from nova_lite.compute.host import manager as compute_manager
 from nova_lite.conductor import manager as conductor_manager
 from nova_lite import exception
 from nova_lite import tasks

@@ -43,7 +43,7 @@ sys.path.insert(0, ROOT)
 
 from oslo_config import cfg  # noqa: E402
 
-from nova_lite.compute import driver as compute_driver  # noqa: E402
+from nova_lite.compute.host import driver as compute_driver  # noqa: E402
 from nova_lite import conf as nl_conf  # noqa: E402
 from nova_lite import states  # noqa: E402
 from tests.guest import agent  # noqa: E402

@@ -1,7 +1,7 @@
 """The libvirt virt driver: each server a QEMU domain, each volume a disk.
 
 ``[DEFAULT] compute_driver = libvirt``. What it does, by the seams of
-``compute.driver.ComputeDriver``:
+``compute.host.driver.ComputeDriver``:
 
 * **spawn**: define and start a persistent domain (``config.Guest``): the
   flavor's vCPUs and RAM, q35 with ACPI and ``[libvirt] num_pcie_ports``
@@ -52,8 +52,8 @@ import time
 from oslo_log import log as logging
 from oslo_utils import excutils
 
-from nova_lite.compute import driver
 from nova_lite.compute import flavors
+from nova_lite.compute.host import driver
 from nova_lite.conf import base as conf_base
 from nova_lite import device_names
 from nova_lite import exception

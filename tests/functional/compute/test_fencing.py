@@ -44,7 +44,7 @@ class RolledBackDetachTest(base.AttachmentTestCase):
         api = compute_api.get_api(self.conf)
         manager = self.compute_manager()
         logs = self.useFixture(fixtures.FakeLogger(
-            name='nova_lite.compute.manager'))
+            name='nova_lite.compute.host.manager'))
         send = api.compute_rpcapi.detach_volume
         handled = threading.Event()
         handle = manager.detach_volume

@@ -259,7 +259,7 @@ class ComputeSettlingTest(base.AttachmentTestCase):
         """The server's attached volume, its mapping put back at
         ``connected`` and its disk taken from the guest; the host's
         manager."""
-        from nova_lite.compute import recovery
+        from nova_lite.compute.host import recovery
         volume_id = self.attached_volume()
         host = self.admin_api.get('/v2.1/servers/%s' % self.server_id).body[
             'server']['OS-EXT-SRV-ATTR:host']

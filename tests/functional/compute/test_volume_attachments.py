@@ -7,7 +7,7 @@ from unittest import mock
 
 import sqlalchemy as sa
 
-from nova_lite.compute import service as compute_service
+from nova_lite.compute.host import service as compute_service
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite.db import models

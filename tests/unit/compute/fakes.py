@@ -5,7 +5,7 @@ import threading
 
 from oslo_utils import uuidutils
 
-from nova_lite.compute import driver
+from nova_lite.compute.host import driver
 from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import objects

@@ -5,7 +5,7 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.compute import volume_ops
+from nova_lite.compute.host import volume_ops
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import block_device as bdm_obj

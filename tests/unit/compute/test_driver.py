@@ -5,7 +5,7 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.compute import driver
+from nova_lite.compute.host import driver
 from nova_lite import device_names
 from nova_lite import exception
 from nova_lite import states

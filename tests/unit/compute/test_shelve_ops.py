@@ -5,7 +5,7 @@ shelved_offloaded without leaving anything half-attached."""
 
 import fixtures
 
-from nova_lite.compute import shelve_ops
+from nova_lite.compute.host import shelve_ops
 from nova_lite import exception
 from nova_lite import objects
 from tests.unit.compute import fakes

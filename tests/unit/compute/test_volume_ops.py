@@ -3,7 +3,7 @@ what it did when a later one fails."""
 
 from unittest import mock
 
-from nova_lite.compute import volume_ops
+from nova_lite.compute.host import volume_ops
 from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance_action

@@ -47,9 +47,9 @@ uses is never given again.
 
 from oslo_log import log as logging
 
+from nova_lite.compute.host import volume_ops
 from nova_lite.compute import notifications
 from nova_lite.compute import release
-from nova_lite.compute import volume_ops
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj

@@ -23,7 +23,7 @@ instance lock (API-CONTRACT.md 3, the volume-ops-when-shelved spec).
 
 from oslo_log import log as logging
 
-from nova_lite.compute import volume_ops
+from nova_lite.compute.host import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.objects import base as obj_base

@@ -17,12 +17,12 @@ from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
-from nova_lite.compute import driver as virt_driver
+from nova_lite.compute.host import driver as virt_driver
+from nova_lite.compute.host import recovery
+from nova_lite.compute.host import shelve_ops
+from nova_lite.compute.host import volume_ops
 from nova_lite.compute import notifications
-from nova_lite.compute import recovery
 from nova_lite.compute import rpcapi
-from nova_lite.compute import shelve_ops
-from nova_lite.compute import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import manager

@@ -14,7 +14,7 @@ and libvirt):
 * the *host connection* (``connect_volume``/``disconnect_volume``): one per
   volume on this host, whatever number of the host's guests use it. The
   host may only disconnect when block storage says no other attachment on
-  the host still uses the connection (``compute.volume_ops`` asks it);
+  the host still uses the connection (``compute.host.volume_ops`` asks it);
 * the *guest device* (``attach_volume``/``detach_volume``), in the mode of
   its attachment. Guests do I/O through it (``write_device``,
   ``read_device``): a write through a read-only device is refused

@@ -351,7 +351,7 @@ def swap(context, driver, volume_client, instance, bdm, new_volume_id,
     nothing.
 
     The steps, each recorded on the mapping's task before the next one
-    (``compute.recovery`` settles a swap from the last one recorded): the
+    (``compute.host.recovery`` settles a swap from the last one recorded): the
     host takes it over (``connecting``); the new volume is connected
     (``connected``, its connection_info in the task data); the guest is
     moved to it (``guest_swapped``); the new attachment is completed and
