@@ -17,6 +17,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 from oslo_utils import uuidutils
 
+from nova_lite.compute import actions
 from nova_lite.compute import block_device
 from nova_lite.compute import checks
 from nova_lite.compute import fencing
@@ -33,7 +34,6 @@ from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
-from nova_lite.objects import service as service_obj
 from nova_lite import states
 from nova_lite.volume import client as block_storage
 
@@ -66,20 +66,13 @@ class API(object):
             conf, retry=conf.rpc_send_retries)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(
             conf, retry=conf.rpc_send_retries)
-        self._volume_client = None
-        self.volumes = server_volumes.ServerVolumes(self)
-        self.shelving = shelve_api.Shelving(self)
-
-    @property
-    def volume_client(self):
-        """The block-storage client (``nova_lite.volume.client``)."""
-        if self._volume_client is None:
-            self._volume_client = block_storage.get_client(self.conf)
-        return self._volume_client
-
-    @volume_client.setter
-    def volume_client(self, client):
-        self._volume_client = client
+        # The block-storage client (``nova_lite.volume.client``).
+        self.volume_client = block_storage.get_client(conf)
+        self.volumes = server_volumes.ServerVolumes(
+            conf, self.volume_client, self.compute_rpcapi,
+            self.conductor_rpcapi)
+        self.shelving = shelve_api.Shelving(conf, self.compute_rpcapi,
+                                            self.conductor_rpcapi)
 
     # -- lookups -------------------------------------------------------------
     def get(self, context, instance_uuid, read_deleted=False):
@@ -112,14 +105,6 @@ class API(object):
                                     status=status, name=name,
                                     read_deleted=(status or '').upper() ==
                                     'DELETED', limit=limit, marker=marker)
-
-    def host_is_up(self, context, host):
-        try:
-            svc = service_obj.Service.get_by_host_and_binary(
-                context, host, service_obj.COMPUTE_BINARY)
-        except exception.ServiceNotFound:
-            return False
-        return svc.is_up(self.conf.service_down_time)
 
     # -- create ---------------------------------------------------------------
     def _check_volumes(self, context, parsed, supports_multiattach, count,
@@ -321,8 +306,9 @@ class API(object):
         instance_action.InstanceAction.action_start(
             context, instance.uuid, instance_action.DELETE)
         host = instance.host
-        if host is None or (not self.host_is_up(context, host) and
-                            fencing.is_fenced(context, host)):
+        if host is None or (
+                not checks.host_is_up(context, self.conf, host) and
+                fencing.is_fenced(context, host)):
             # No host (not scheduled, or offloaded) or a fenced one:
             # delete here, unless the conductor placed it meanwhile (the
             # compare-and-swap on the host says so).
@@ -336,7 +322,7 @@ class API(object):
                 crashpoint.hit(crashpoint.API_LOCAL_DELETE_AFTER_DECIDE)
                 release.delete_locally(context, self.volume_client, instance)
                 return
-        if not self.host_is_up(context, host):
+        if not checks.host_is_up(context, self.conf, host):
             LOG.warning('Host %s of server %s is down but not forced down: '
                         'the delete waits for it (or for it to be forced '
                         'down); the server keeps its volumes meanwhile',
@@ -351,32 +337,6 @@ class API(object):
         self.compute_rpcapi.terminate_instance(context, instance)
 
     # -- actions cast to the host -----------------------------------------
-    def start_action(self, context, instance, method, vm_states,
-                     task_state, action):
-        """Guards, the compare-and-swap of ``task_state`` from idle, the
-        instance action."""
-        checks.check_instance_lock(context, instance)
-        checks.check_instance_state(instance, method, vm_states)
-        states.move(instance, 'begin', to_task=task_state)
-        instance_action.InstanceAction.action_start(context, instance.uuid,
-                                                    action)
-
-    @staticmethod
-    def cast_or_idle(instance, task_state, cast, *args):
-        """Cast; if the message cannot be sent, the server is idle again."""
-        try:
-            cast(*args)
-        except Exception:
-            try:
-                states.move(instance, 'abandon', from_task=task_state)
-            except exception.NovaLiteException:
-                pass
-            raise
-
-    def host_must_be_up(self, context, instance):
-        if not instance.host or not self.host_is_up(context, instance.host):
-            raise exception.ComputeServiceUnavailable(host=instance.host)
-
     # -- deferred delete ---------------------------------------------------
     def can_soft_delete(self, context, instance):
         """Soft delete applies with ``reclaim_instance_interval`` to an idle,
@@ -386,25 +346,25 @@ class API(object):
                 instance.task_state is None and
                 instance.launched_at is not None and
                 bool(instance.host) and
-                self.host_is_up(context, instance.host))
+                checks.host_is_up(context, self.conf, instance.host))
 
     def soft_delete(self, context, instance):
         checks.check_instance_lock(context, instance)
         states.move(instance, 'begin', to_task=states.SOFT_DELETING)
         instance_action.InstanceAction.action_start(
             context, instance.uuid, instance_action.DELETE)
-        self.cast_or_idle(instance, states.SOFT_DELETING,
-                          self.compute_rpcapi.soft_delete_instance, context,
-                          instance)
+        actions.cast_or_idle(instance, states.SOFT_DELETING,
+                             self.compute_rpcapi.soft_delete_instance,
+                             context, instance)
 
     def restore(self, context, instance):
-        self.host_must_be_up(context, instance)
-        self.start_action(context, instance, 'restore',
-                          states.RESTORE_VM_STATES, states.RESTORING,
-                          instance_action.RESTORE)
-        self.cast_or_idle(instance, states.RESTORING,
-                          self.compute_rpcapi.restore_instance, context,
-                          instance)
+        checks.check_instance_host_is_up(context, self.conf, instance)
+        actions.start(context, instance, 'restore',
+                      states.RESTORE_VM_STATES, states.RESTORING,
+                      instance_action.RESTORE)
+        actions.cast_or_idle(instance, states.RESTORING,
+                             self.compute_rpcapi.restore_instance, context,
+                             instance)
 
     def force_delete(self, context, instance):
         checks.check_instance_lock(context, instance)

@@ -16,6 +16,25 @@ DEFAULT_AVAILABILITY_ZONE = 'nova'
 _DEVICE_RE = re.compile(r'(^/dev/x{0,1}[a-z]{0,1}d{0,1})([a-z]+)[0-9]*$')
 
 
+def host_is_up(context, conf, host):
+    """Whether the compute service of ``host`` is up (``[DEFAULT]
+    service_down_time``); False for a host with no service."""
+    try:
+        svc = service_obj.Service.get_by_host_and_binary(
+            context, host, service_obj.COMPUTE_BINARY)
+    except exception.ServiceNotFound:
+        return False
+    return svc.is_up(conf.service_down_time)
+
+
+def check_instance_host_is_up(context, conf, instance):
+    """409 (``ComputeServiceUnavailable``) unless the server has a host
+    whose compute service is up (Nova's
+    ``check_instance_host(check_is_up=True)``)."""
+    if not instance.host or not host_is_up(context, conf, instance.host):
+        raise exception.ComputeServiceUnavailable(host=instance.host)
+
+
 def check_instance_lock(context, instance):
     """409 when the server is locked and the caller is not an admin."""
     if instance.locked and not context.is_admin:

@@ -43,11 +43,14 @@ def owner(conf):
 
 
 class ServerVolumes(object):
-    def __init__(self, api):
-        self.api = api
+    def __init__(self, conf, volume_client, compute_rpcapi, conductor_rpcapi):
+        self.conf = conf
+        self.volume_client = volume_client
+        self.compute_rpcapi = compute_rpcapi
+        self.conductor_rpcapi = conductor_rpcapi
 
     def _owner(self):
-        return owner(self.api.conf)
+        return owner(self.conf)
 
     def _check_not_attached(self, context, volume, instance):
         """Nova's duplicate guard (400): a non-multiattach volume mapped to
@@ -95,7 +98,7 @@ class ServerVolumes(object):
                                     states.ATTACH_VOLUME_VM_STATES)
         if device and not checks.match_device(device):
             raise exception.InvalidDevicePath(path=device)
-        volume = self.api.volume_client.get(context, volume_id)
+        volume = self.volume_client.get(context, volume_id)
         bdm = bdm_obj.BlockDeviceMapping.new_volume(
             context, instance.uuid, volume_id, tag=tag,
             delete_on_termination=delete_on_termination,
@@ -123,21 +126,21 @@ class ServerVolumes(object):
                                                attach_mode)
             # ServiceTooOld (503) if the conductor cannot take an attach
             # with its mapping (RPC 1.2).
-            self.api.conductor_rpcapi.check_version('1.2')
+            self.conductor_rpcapi.check_version('1.2')
             bdm.create()
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.ATTACH_VOLUME)
         crashpoint.hit(crashpoint.API_ATTACH_AFTER_ACCEPT)
         try:
             if do_cast:
-                return self.api.conductor_rpcapi.attach_volume(
+                return self.conductor_rpcapi.attach_volume(
                     context, instance, volume_id, device, tag,
                     delete_on_termination, volume['multiattach'], bdm=bdm,
                     do_cast=True)
             # The call waits until the conductor is done: the attach is
             # kept alive until a conductor takes it (then it is its).
-            with tasks.keep_alive(self.api.conf, bdm):
-                return self.api.conductor_rpcapi.attach_volume(
+            with tasks.keep_alive(self.conf, bdm):
+                return self.conductor_rpcapi.attach_volume(
                     context, instance, volume_id, device, tag,
                     delete_on_termination, volume['multiattach'], bdm=bdm)
         except messaging.MessagingTimeout:
@@ -165,7 +168,7 @@ class ServerVolumes(object):
         the mark would make the detach of its other servers fail (400)
         until this one is done. The attachment being deleted is the guard.
         """
-        volume = self.api.volume_client.get(context, volume_id)
+        volume = self.volume_client.get(context, volume_id)
         offloaded = instance.vm_state == states.SHELVED_OFFLOADED
         # The mapping and the host's service: one read transaction. The
         # service is looked at only after the checks before it passed.
@@ -173,8 +176,8 @@ class ServerVolumes(object):
             bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
                 context, volume_id, instance.uuid)
             has_host = bool(not offloaded and instance.host)
-            host_up = has_host and self.api.host_is_up(context,
-                                                       instance.host)
+            host_up = has_host and checks.host_is_up(
+                context, self.conf, instance.host)
             fenced = has_host and not host_up and fencing.is_fenced(
                 context, instance.host)
         if bdm.is_root:
@@ -205,18 +208,18 @@ class ServerVolumes(object):
         mark = not volume['multiattach']
         try:
             if mark:
-                self.api.volume_client.begin_detaching(context, volume_id)
+                self.volume_client.begin_detaching(context, volume_id)
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.DETACH_VOLUME)
             crashpoint.hit(crashpoint.API_DETACH_AFTER_BEGIN)
-            self.api.compute_rpcapi.detach_volume(
+            self.compute_rpcapi.detach_volume(
                 context, instance, volume_id, bdm.attachment_id,
                 task_ref=bdm.task_ref())
         except Exception:
             with excutils.save_and_reraise_exception():
                 if mark:
                     block_storage.roll_detaching(
-                        context, self.api.volume_client, volume_id,
+                        context, self.volume_client, volume_id,
                         log_errors=True)
                 bdm.end_task()
 
@@ -295,7 +298,7 @@ class ServerVolumes(object):
         except Exception:
             with excutils.save_and_reraise_exception():
                 bdm.end_task()
-        release.detach_locally(context, self.api.volume_client, bdm)
+        release.detach_locally(context, self.volume_client, bdm)
 
     def update(self, context, instance, volume_id,
                attachment):
@@ -332,7 +335,7 @@ class ServerVolumes(object):
         count = 0
         for att in volume.get('attachments') or []:
             try:
-                mode = self.api.volume_client.attachment_get(
+                mode = self.volume_client.attachment_get(
                     context, att['attachment_id']).get('attach_mode')
             except exception.VolumeAttachmentNotFound:
                 continue
@@ -354,11 +357,11 @@ class ServerVolumes(object):
         once done, the host (or, offloaded, this process) tells block
         storage (``os-migrate_volume_completion``), and the mapping keeps
         the old volume's id, which takes the new storage."""
-        old_volume = self.api.volume_client.get(context, old_volume_id)
+        old_volume = self.volume_client.get(context, old_volume_id)
         if not old_volume.get('migration_status'):
             raise exception.SwapVolumeNotMigrating(volume_id=old_volume_id)
         try:
-            new_volume = self.api.volume_client.get(context, new_volume_id)
+            new_volume = self.volume_client.get(context, new_volume_id)
         except exception.VolumeNotFound as exc:
             # An unknown id in the body is a bad request, not a 404.
             raise exception.InvalidInput(message=exc.format_message())
@@ -377,7 +380,7 @@ class ServerVolumes(object):
             self._swap_volume_shelved_offloaded(context, instance, bdm,
                                                 old_volume, new_volume_id)
             return
-        self.api.host_must_be_up(context, instance)
+        checks.check_instance_host_is_up(context, self.conf, instance)
         # Owned by this API process until the host takes it over (409 if
         # another operation holds the mapping); the conductor rolls it back
         # if the host never does (doc/source/contributor/crash-safety.rst).
@@ -386,23 +389,23 @@ class ServerVolumes(object):
         bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)
         attachment = None
         try:
-            self.api.volume_client.begin_detaching(context, old_volume_id)
+            self.volume_client.begin_detaching(context, old_volume_id)
             try:
                 self._check_swap_multiattach(context, old_volume)
-                attachment = self.api.volume_client.attachment_create(
+                attachment = self.volume_client.attachment_create(
                     context, new_volume_id, instance.uuid,
                     mode=bdm.attach_mode)
             except Exception:
                 with excutils.save_and_reraise_exception():
                     block_storage.roll_detaching(
-                        context, self.api.volume_client, old_volume_id,
+                        context, self.volume_client, old_volume_id,
                         log_errors=True)
             bdm.move_task(tasks.RESERVED, data=dict(
                 data, new_attachment_id=attachment['id']))
             instance_action.InstanceAction.action_start(
                 context, instance.uuid, instance_action.SWAP_VOLUME)
             crashpoint.hit(crashpoint.API_SWAP_AFTER_RESERVE)
-            self.api.compute_rpcapi.swap_volume(
+            self.compute_rpcapi.swap_volume(
                 context, instance, bdm.volume_id, new_volume_id,
                 attachment['id'], task_ref=bdm.task_ref())
         except Exception:
@@ -410,7 +413,7 @@ class ServerVolumes(object):
                 if attachment is not None:
                     self.release_new_attachment(context, attachment['id'])
                     block_storage.roll_detaching(
-                        context, self.api.volume_client, old_volume_id,
+                        context, self.volume_client, old_volume_id,
                         log_errors=True)
                 try:
                     bdm.end_task()
@@ -424,7 +427,7 @@ class ServerVolumes(object):
             raise exception.MultiattachSwapVolumeNotSupported()
 
     def release_new_attachment(self, context, attachment_id):
-        block_storage.delete_attachment(context, self.api.volume_client,
+        block_storage.delete_attachment(context, self.volume_client,
                                         attachment_id, log_errors=True)
 
     def _swap_volume_shelved_offloaded(self, context, instance, bdm,
@@ -439,7 +442,7 @@ class ServerVolumes(object):
         conductor rolls a stalled one back (the new attachment deleted);
         from there it finishes it (``release.finish_offloaded_swap``)."""
         self._check_swap_multiattach(context, old_volume)
-        client = self.api.volume_client
+        client = self.volume_client
         data = tasks.task_data(context, new_volume_id=new_volume_id,
                                migration=True)
         bdm.start_task(tasks.SWAPPING, self._owner(), tasks.ACCEPTED, data)

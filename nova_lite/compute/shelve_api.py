@@ -8,6 +8,7 @@ schedule). ``[DEFAULT] shelved_offload_time`` is read by the host and
 here.
 """
 
+from nova_lite.compute import actions
 from nova_lite.compute import checks
 from nova_lite import exception
 from nova_lite.objects import instance_action
@@ -16,29 +17,31 @@ from nova_lite import states
 
 
 class Shelving(object):
-    def __init__(self, api):
-        self.api = api
+    def __init__(self, conf, compute_rpcapi, conductor_rpcapi):
+        self.conf = conf
+        self.compute_rpcapi = compute_rpcapi
+        self.conductor_rpcapi = conductor_rpcapi
 
     # -- shelve ------------------------------------------------------------
     def shelve(self, context, instance):
         """Power off and keep the host; with ``shelved_offload_time = 0``
         the host offloads at once."""
-        self.api.host_must_be_up(context, instance)
-        api = self.api
-        api.start_action(context, instance, 'shelve', states.SHELVE_VM_STATES,
-                         states.SHELVING, instance_action.SHELVE)
-        api.cast_or_idle(instance, states.SHELVING,
-                         api.compute_rpcapi.shelve_instance, context, instance)
+        checks.check_instance_host_is_up(context, self.conf, instance)
+        actions.start(context, instance, 'shelve', states.SHELVE_VM_STATES,
+                      states.SHELVING, instance_action.SHELVE)
+        actions.cast_or_idle(instance, states.SHELVING,
+                             self.compute_rpcapi.shelve_instance, context,
+                             instance)
 
     def shelve_offload(self, context, instance):
-        self.api.host_must_be_up(context, instance)
-        self.api.start_action(context, instance, 'shelve_offload',
-                              states.SHELVE_OFFLOAD_VM_STATES,
-                              states.SHELVING_OFFLOADING,
-                              instance_action.SHELVE_OFFLOAD)
-        self.api.cast_or_idle(instance, states.SHELVING_OFFLOADING,
-                              self.api.compute_rpcapi.shelve_offload_instance,
-                              context, instance)
+        checks.check_instance_host_is_up(context, self.conf, instance)
+        actions.start(context, instance, 'shelve_offload',
+                      states.SHELVE_OFFLOAD_VM_STATES,
+                      states.SHELVING_OFFLOADING,
+                      instance_action.SHELVE_OFFLOAD)
+        actions.cast_or_idle(instance, states.SHELVING_OFFLOADING,
+                             self.compute_rpcapi.shelve_offload_instance,
+                             context, instance)
 
     def _check_unshelve_target(self, context, instance, availability_zone,
                                host):
@@ -68,11 +71,10 @@ class Shelving(object):
             self._check_unshelve_target(context, instance,
                                         availability_zone, host)
         if instance.vm_state == states.SHELVED:
-            self.api.host_must_be_up(context, instance)
-        api = self.api
-        api.start_action(context, instance, 'unshelve',
-                         states.UNSHELVE_VM_STATES, states.UNSHELVING,
-                         instance_action.UNSHELVE)
-        api.cast_or_idle(instance, states.UNSHELVING,
-                         api.conductor_rpcapi.unshelve_instance, context,
-                         instance, host)
+            checks.check_instance_host_is_up(context, self.conf, instance)
+        actions.start(context, instance, 'unshelve',
+                      states.UNSHELVE_VM_STATES, states.UNSHELVING,
+                      instance_action.UNSHELVE)
+        actions.cast_or_idle(instance, states.UNSHELVING,
+                             self.conductor_rpcapi.unshelve_instance, context,
+                             instance, host)

@@ -83,8 +83,8 @@ class API(object):
 
     def __init__(self, conf):
         self.conf = conf
-        self.types = type_api.Types(self)
-        self.metadata = metadata_api.Metadata(self)
+        self.types = type_api.Types(conf)
+        self.metadata = metadata_api.Metadata(self.get)
         self.migration = migration.Migration(self)
 
     @staticmethod

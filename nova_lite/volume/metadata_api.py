@@ -46,23 +46,24 @@ def _check(volume_id, if_match=None, deleting=False):
 
 
 class Metadata(object):
-    """``volume.api.API().metadata``."""
+    """``volume.api.API().metadata``: ``get_volume(ctxt, volume_id)``
+    reads a volume the caller may see (``API.get``)."""
 
-    def __init__(self, api):
-        self.api = api
+    def __init__(self, get_volume):
+        self.get_volume = get_volume
 
     def get(self, ctxt, volume_id):
         """The volume's metadata, ``{key: value}`` by key."""
         # The volume and its metadata read in one transaction.
         with db_api.context_manager.reader.using(ctxt):
-            volume = self.api.get(ctxt, volume_id)
+            volume = self.get_volume(ctxt, volume_id)
             ctxt.can(policies.GET, target=_target(volume.project_id))
             return volume_db.volume_metadata_get(ctxt, volume_id)
 
     def create(self, ctxt, volume_id, metadata):
         """Set the keys of ``metadata`` and keep the others (Cinder's
         POST); returns the whole metadata after."""
-        volume = self.api.get(ctxt, volume_id)
+        volume = self.get_volume(ctxt, volume_id)
         ctxt.can(policies.CREATE, target=_target(volume.project_id))
         return volume_db.volume_metadata_update(ctxt, volume_id, metadata,
                                                 check=_check(volume_id))
@@ -74,7 +75,7 @@ class Metadata(object):
         its keys (the PUT of one key). ``if_match``: the ETags of an
         If-Match header (None: any); the metadata must still have one of
         them (412 otherwise). Returns the whole metadata after."""
-        volume = self.api.get(ctxt, volume_id)
+        volume = self.get_volume(ctxt, volume_id)
         ctxt.can(policies.UPDATE, target=_target(volume.project_id))
         return volume_db.volume_metadata_update(
             ctxt, volume_id, metadata, replace=replace,
@@ -82,7 +83,7 @@ class Metadata(object):
 
     def delete(self, ctxt, volume_id, key):
         """Remove ``key`` (404 when the metadata has no such key)."""
-        volume = self.api.get(ctxt, volume_id)
+        volume = self.get_volume(ctxt, volume_id)
         ctxt.can(policies.DELETE, target=_target(volume.project_id))
         volume_db.volume_metadata_delete(
             ctxt, volume_id, key, check=_check(volume_id, deleting=True))

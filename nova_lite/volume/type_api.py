@@ -79,8 +79,8 @@ def list_filter(ctxt, is_public):
 class Types(object):
     """``volume.api.API().types``."""
 
-    def __init__(self, api):
-        self.api = api
+    def __init__(self, conf):
+        self.conf = conf
 
     # -- volume types ---------------------------------------------------------
     def get_all(self, ctxt, is_public=None):
@@ -99,7 +99,7 @@ class Types(object):
         """The default volume type (Cinder's ``get_default_volume_type``,
         without per-project defaults); 500 when no type has the configured
         name."""
-        name = self.api.conf.volume.default_volume_type
+        name = self.conf.volume.default_volume_type
         try:
             return type_db.type_get_by_name(ctxt, name)
         except exception.VolumeTypeNotFound:
@@ -179,7 +179,7 @@ class Types(object):
         ctxt.can(backend_policies.CAPABILITIES,
                  target=target(ctxt.project_id))
         name = drivers.backend_of(hostname)
-        backends = drivers.get_backends(self.api.conf)
+        backends = drivers.get_backends(self.conf)
         if name not in backends:
             raise exception.VolumeBackendNotFound(host=hostname)
         return name, backends[name].reported_capabilities(0)
@@ -191,16 +191,16 @@ class Types(object):
         what ``os-vol-host-attr:host`` shows for its volumes."""
         ctxt.can(backend_policies.GET_POOLS,
                  target=target(ctxt.project_id))
-        pools = drivers.capabilities(self.api.conf).items()
+        pools = drivers.capabilities(self.conf).items()
         if name:
             pools = [(n, c) for n, c in pools
-                     if name in (n, drivers.volume_host(self.api.conf, n))]
+                     if name in (n, drivers.volume_host(self.conf, n))]
         if volume_type:
             specs = views.extra_specs_of(type_db.type_get_by_name_or_id(
                 ctxt, volume_type))
             pools = [(n, c) for n, c in pools if drivers.fits(
                 c, specs, is_multiattach_type(specs))]
-        return [(drivers.volume_host(self.api.conf, n), c) for n, c in pools]
+        return [(drivers.volume_host(self.conf, n), c) for n, c in pools]
 
     # -- volume type encryption -----------------------------------------
     def encryption_get(self, ctxt, type_id, key=None):

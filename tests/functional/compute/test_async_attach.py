@@ -216,10 +216,10 @@ class NoWaitTest(AsyncTestCase):
         self.wait_attached(volume_id)
 
     def test_no_rpc_call_and_no_storage_change_in_the_api(self):
-        api = compute_api.get_api(self.conf)
+        volumes = compute_api.get_api(self.conf).volumes
         volume_id = self.create_volume()
         storage_calls = []
-        real_volume_client = api.volume_client
+        real_volume_client = volumes.volume_client
 
         class Recorder(object):
             def __getattr__(self, name):
@@ -239,7 +239,7 @@ class NoWaitTest(AsyncTestCase):
                     sent.append((kind, context.target.topic, method))
                 return real(context, ctxt, method, **kwargs)
             return send
-        with mock.patch.object(api, '_volume_client', Recorder()), \
+        with mock.patch.object(volumes, 'volume_client', Recorder()), \
                 mock.patch.object(context_class, 'call', spy('call')), \
                 mock.patch.object(context_class, 'cast', spy('cast')):
             self.attach_async(volume_id)

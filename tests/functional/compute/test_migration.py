@@ -174,9 +174,11 @@ class AttachedVolumeTest(MigrationTestCase):
         self.assertEqual([item['attachment_id']],
                          [a['attachment_id'] for a in volume['attachments']])
         self.assertEqual(DATA, self.read())
-        bdm = self.mapping(volume_id)
-        self.assertEqual((None, volume_id),
-                         (bdm.task, bdm.get_connection_info()['serial']))
+        # The host ends its swap task once block storage has completed
+        # the migration (the volume is in-use again a moment before).
+        bdm = system.wait_for(lambda: next(
+            (b for b in [self.mapping(volume_id)] if b.task is None), None))
+        self.assertEqual(volume_id, bdm.get_connection_info()['serial'])
         guest = self.compute_manager().driver.guests[self.server_id]
         self.assertEqual({'/dev/vdb': volume_id},
                          self.compute_manager().driver.volume_devices(
