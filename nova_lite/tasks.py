@@ -135,6 +135,14 @@ WITHOUT_HOST = {
 }
 
 
+def step_of(task, step, without_host=False):
+    """The ``Step`` of ``task`` at ``step``: ``WITHOUT_HOST``'s for work
+    done without a host where it lists the step, ``STEPS``' otherwise."""
+    if without_host and step in WITHOUT_HOST.get(task, {}):
+        return WITHOUT_HOST[task][step]
+    return STEPS[task][step]
+
+
 def check_step(task, step):
     """``ValueError`` unless ``step`` is one of ``task``'s (``STEPS``)."""
     if step not in STEPS.get(task, {}):

@@ -223,18 +223,22 @@ def settle_fenced_mapping(context, conf, volume_client, bdm, owner, host):
 
 def _redrives(settler, bdm):
     """Whether ``bdm``'s stalled task is accepted work an API process
-    (or a re-drive) handed on: re-driven rather than rolled back."""
+    (or a re-drive) handed on, which the table of steps says is driven
+    again rather than settled (``tasks.STEPS``: ``REDRIVE``). Work done
+    without a host (a local detach; a shelved-offloaded server's swap,
+    which the API runs alone) is settled by its own steps
+    (``tasks.WITHOUT_HOST``)."""
     if tasks.binary_of(bdm.task_owner) != tasks.API_BINARY:
         return False
-    if bdm.task == tasks.ATTACHING:
-        return bdm.task_step == tasks.ACCEPTED
+    without_host = False
     if bdm.task == tasks.DETACHING:
-        return bdm.task_step == tasks.ACCEPTED
-    if bdm.task == tasks.SWAPPING:
+        without_host = bool(bdm.get_task_data().get('local'))
+    elif bdm.task == tasks.SWAPPING:
         instance = settler.instance(bdm.instance_uuid)
-        return (bdm.task_step == tasks.RESERVED and instance is not None and
-                instance.vm_state != states.SHELVED_OFFLOADED)
-    return False
+        without_host = (instance is None or
+                        instance.vm_state == states.SHELVED_OFFLOADED)
+    step = tasks.step_of(bdm.task, bdm.task_step, without_host)
+    return step.on_crash == tasks.REDRIVE
 
 
 def _settle_one(settler, bdm, why, host):
@@ -434,19 +438,13 @@ def _redrive(settler, bdm, host):
     """Cast again the message of accepted work whose message was lost
     (its task claimed, still the API's at its step): an attach to the
     conductors, a detach or a swap to the server's host when it is up (a
-    silent host's message may still be queued for it: it waits), a local
-    detach finished here. A server gone since is rolled back."""
+    silent host's message may still be queued for it: it waits). A server
+    gone since is rolled back."""
     ctxt = tasks.request_context(settler.context, bdm)
     instance = settler.instance(bdm.instance_uuid)
     if instance is None or instance.vm_state == states.DELETED:
         return _roll_back(settler, host, bdm, 'server %s is deleted' %
                           bdm.instance_uuid)
-    if bdm.task == tasks.DETACHING and bdm.get_task_data().get('local'):
-        release.finish_local_detach(ctxt, settler.volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid,
-                                      tasks.COMPUTE_DETACH_EVENT,
-                                      host=host)
-        return tasks.FINISHED
     if bdm.task == tasks.ATTACHING:
         try:
             volume = settler.volume_client.get(

@@ -85,6 +85,18 @@ class StepsTest(base.TestCase):
                     set(spec.next) <= set(tasks.STEPS[task][step].next),
                     (task, step))
 
+    def test_the_step_of_work_without_a_host(self):
+        self.assertEqual(tasks.REDRIVE, tasks.step_of(
+            tasks.DETACHING, tasks.ACCEPTED).on_crash)
+        self.assertEqual(tasks.FINISH, tasks.step_of(
+            tasks.DETACHING, tasks.ACCEPTED, without_host=True).on_crash)
+        self.assertEqual(tasks.ROLL_BACK, tasks.step_of(
+            tasks.SWAPPING, tasks.RESERVED, without_host=True).on_crash)
+        # A task with no steps of its own without a host: the table's.
+        self.assertEqual(tasks.STEPS[tasks.ATTACHING][tasks.ACCEPTED],
+                         tasks.step_of(tasks.ATTACHING, tasks.ACCEPTED,
+                                       without_host=True))
+
     def test_moves_are_checked(self):
         tasks.check_move(tasks.ATTACHING, tasks.ACCEPTED, tasks.RESERVING)
         tasks.check_move(tasks.SWAPPING, tasks.RESERVED, tasks.SWAPPED)
