@@ -1,7 +1,9 @@
 """Domain exceptions of nova_lite.
 
 Every exception says what went wrong and carries ``code``, the HTTP status it
-maps to. Nothing here knows about WebOb: ``nova_lite.api.fault`` is the one
+maps to; a 409 also carries ``error_code``, the kind of conflict (one of
+``CONFLICT_CODES``, as placement tags its 409s), which the fault body
+shows. Nothing here knows about WebOb: ``nova_lite.api.fault`` is the one
 place that turns an exception into a response. The classes are allowed across
 RPC (``nova_lite.rpc``), so an ``Invalid`` raised in the conductor reaches the
 API as itself.
@@ -13,12 +15,30 @@ from nova_lite.i18n import _
 
 LOG = logging.getLogger(__name__)
 
+# The kinds of 409 (a 409 fault's ``error_code``).
+CONFLICT = 'nova_lite.conflict'     # none of those below
+SERVER_STATE = 'compute.server_state'
+SERVER_LOCKED = 'compute.server_locked'
+MAPPING_BUSY = 'compute.mapping_busy'
+HOST_UNAVAILABLE = 'compute.host_unavailable'
+HOST_TOO_OLD = 'compute.host_too_old'
+DEVICE_IN_USE = 'compute.device_in_use'
+VOLUME_STATE = 'volume.state'
+VOLUME_MIGRATION = 'volume.migration'
+ATTACHMENT_OF_COMPUTE = 'volume.attachment_of_compute'
+ALREADY_EXISTS = 'volume.already_exists'
+CONFLICT_CODES = (CONFLICT, SERVER_STATE, SERVER_LOCKED, MAPPING_BUSY,
+                  HOST_UNAVAILABLE, HOST_TOO_OLD, DEVICE_IN_USE, VOLUME_STATE,
+                  VOLUME_MIGRATION, ATTACHMENT_OF_COMPUTE, ALREADY_EXISTS)
+
 
 class NovaLiteException(Exception):
     """Base class: ``msg_fmt % kwargs`` makes the message."""
 
     msg_fmt = _('An unknown exception occurred.')
     code = 500
+    #: The kind of a 409 (``CONFLICT_CODES``); None for other statuses.
+    error_code = None
     headers = {}
     safe = False
 
@@ -333,34 +353,41 @@ class InvalidGlobalAPIVersion(NovaLiteException):
 class Conflict(NovaLiteException):
     msg_fmt = _('Conflict: %(reason)s')
     code = 409
+    error_code = CONFLICT
 
 
 class InstanceInvalidState(Conflict):
     msg_fmt = _("Cannot '%(method)s' instance %(instance_uuid)s while it is "
                 "in %(attr)s %(state)s")
+    error_code = SERVER_STATE
 
 
 class InstanceIsLocked(Conflict):
     msg_fmt = _('Instance %(instance_uuid)s is locked')
+    error_code = SERVER_LOCKED
 
 
 class InstanceNotReady(Conflict):
     msg_fmt = _('Instance %(instance_id)s is not ready')
+    error_code = SERVER_STATE
 
 
 class DevicePathInUse(Conflict):
     msg_fmt = _('The supplied device path (%(path)s) is in use.')
+    error_code = DEVICE_IN_USE
 
 
 class UnshelveInstanceInvalidState(Conflict):
     msg_fmt = _('Specifying an availability zone or a host when unshelving '
                 'server %(instance_uuid)s with status %(status)s is not '
                 'supported. The server status must be SHELVED_OFFLOADED.')
+    error_code = SERVER_STATE
 
 
 class UnexpectedTaskStateError(Conflict):
     msg_fmt = _('Conflict updating instance %(instance_uuid)s. Expected: '
                 '%(expected)s. Actual: %(actual)s')
+    error_code = SERVER_STATE
 
 
 class OperationInterrupted(NovaLiteException):
@@ -371,67 +398,85 @@ class OperationInterrupted(NovaLiteException):
 class VolumeTaskInProgress(Conflict):
     msg_fmt = _("Volume %(volume_id)s of server %(instance_uuid)s is busy "
                 "with another operation (%(task)s).")
+    error_code = MAPPING_BUSY
 
 
 class TaskOwnerChanged(Conflict):
     msg_fmt = _("The %(task)s operation on volume %(volume_id)s of server "
                 "%(instance_uuid)s was taken over or settled by another "
                 "service.")
+    error_code = MAPPING_BUSY
 
 
 class InstanceTaskOwnerChanged(Conflict):
     msg_fmt = _("The %(task)s of server %(instance_uuid)s was taken over "
                 "or settled by another service.")
+    error_code = SERVER_STATE
 
 
 class ComputeServiceUnavailable(Conflict):
     msg_fmt = _('Compute service of %(host)s is unavailable at this time.')
+    error_code = HOST_UNAVAILABLE
 
 
 class HostServiceDown(Conflict):
     """Nova's answer to a detach of a server whose compute service is
     down (``ServiceUnavailable``, 409): the host is not named to users."""
     msg_fmt = _('Service is unavailable at this time.')
+    error_code = HOST_UNAVAILABLE
 
 
 class NoValidHost(Conflict):
     msg_fmt = _('No valid host was found. %(reason)s')
+    error_code = HOST_UNAVAILABLE
 
 
 class ResourceConflict(Conflict):
     msg_fmt = _('Conflict: %(reason)s')
+    error_code = VOLUME_STATE
 
 
 class VolumeTypeExists(Conflict):
     msg_fmt = _('Volume Type %(id)s already exists.')
+    error_code = ALREADY_EXISTS
 
 
 class VolumeTypeAccessExists(Conflict):
     msg_fmt = _('Volume type access for %(volume_type_id)s / '
                 '%(project_id)s combination already exists.')
+    error_code = ALREADY_EXISTS
+
+
+class VolumeMappedByCompute(Conflict):
+    msg_fmt = _('Conflict: %(reason)s')
+    error_code = ATTACHMENT_OF_COMPUTE
 
 
 class ConflictNovaUsingAttachment(Conflict):
     msg_fmt = _('Detach volume from instance %(instance_id)s using the '
                 'Compute API')
+    error_code = ATTACHMENT_OF_COMPUTE
 
 
 class SwapVolumeNotMigrating(Conflict):
     # Nova's own words (bug 2112187).
     msg_fmt = _('volume %(volume_id)s is not migrating; this API should '
                 'only be called by Cinder')
+    error_code = VOLUME_MIGRATION
 
 
 class SwapVolumeNotMigrationTarget(Conflict):
     msg_fmt = _('volume %(volume_id)s is migrating: only its migration '
                 'swaps it, for volume %(target)s of that migration, as the '
                 'block-storage service')
+    error_code = VOLUME_MIGRATION
 
 
 class ConflictNovaOwnsAttachment(Conflict):
     msg_fmt = _('Attachment %(attachment_id)s belongs to instance '
                 '%(instance_id)s: only the compute service may change its '
                 'connection')
+    error_code = ATTACHMENT_OF_COMPUTE
 
 
 # -- 412 ------------------------------------------------------------------
@@ -448,12 +493,14 @@ class AttachModeNotSupportedByHost(Conflict):
     msg_fmt = _("The compute host %(host)s of server %(instance_uuid)s is "
                 "too old to attach volumes read-only; attach it read/write "
                 "or retry once the host is upgraded.")
+    error_code = HOST_TOO_OLD
 
 
 class AttachModeNotSupportedByComputes(Conflict):
     msg_fmt = _("Some compute hosts are too old to attach volumes "
                 "read-only; boot with attach_mode 'rw' or retry once every "
                 "compute host is upgraded.")
+    error_code = HOST_TOO_OLD
 
 
 class DeviceIsReadOnly(NovaLiteException):

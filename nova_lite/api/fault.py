@@ -3,7 +3,10 @@
 Domain exceptions (``nova_lite.exception``) carry their status code; WebOb
 HTTP exceptions keep theirs; anything else is a logged 500 whose body names
 only the exception class, never a traceback. The body has the shape Nova and
-Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``.
+Cinder clients parse: ``{"badRequest": {"code": 400, "message": "..."}}``;
+a 409 of nova_lite's also says which conflict it is, ``"error_code":
+"compute.server_locked"`` (``exception.CONFLICT_CODES``), as placement tags
+its 409s.
 """
 
 import kombu.exceptions
@@ -58,10 +61,13 @@ _DEFAULT_MESSAGES = {
 }
 
 
-def fault_response(code, message, headers=None):
-    """A response with Nova's fault body for ``code``."""
+def fault_response(code, message, headers=None, error_code=None):
+    """A response with Nova's fault body for ``code``; a 409's kind in
+    ``error_code`` (``exception.CONFLICT_CODES``)."""
     name = FAULT_NAMES.get(code, DEFAULT_FAULT_NAME)
     body = {name: {'code': code, 'message': message}}
+    if error_code:
+        body[name]['error_code'] = error_code
     resp = webob.Response(status=code, content_type='application/json',
                           charset='UTF-8')
     resp.body = jsonutils.dump_as_bytes(body)
@@ -79,7 +85,8 @@ def exception_to_response(exc):
         if code >= 500:
             LOG.error('%s: %s', exc.__class__.__name__, exc)
         return fault_response(code, exc.format_message(),
-                              getattr(exc, 'headers', None))
+                              getattr(exc, 'headers', None),
+                              exc.error_code if code == 409 else None)
     if isinstance(exc, webob.exc.HTTPException):
         code = exc.code
         message = (exc.explanation if exc.detail is None else exc.detail)

@@ -755,7 +755,7 @@ class API(object):
         if status == st.AVAILABLE or attach_status == st.DETACHED:
             servers = instances.servers_mapping(ctxt, volume_id)
             if servers:
-                raise exception.Conflict(reason=_(
+                raise exception.VolumeMappedByCompute(reason=_(
                     'volume %(vol)s is attached to server %(srv)s through '
                     'the Compute API, and a reset would leave that mapping '
                     'behind. Detach it through the Compute API, or free it '

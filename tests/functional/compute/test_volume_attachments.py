@@ -55,6 +55,10 @@ class AttachmentTestCase(base.TestCase):
     def message(self, resp):
         return list(resp.body.values())[0]['message']
 
+    def error_code(self, resp):
+        """A 409's kind (``exception.CONFLICT_CODES``)."""
+        return list(resp.body.values())[0]['error_code']
+
 
 class ViewsTest(AttachmentTestCase):
     POST_KEYS = {
@@ -210,6 +214,7 @@ class AttachGuardsTest(AttachmentTestCase):
         resp = self.detach(self.server_id, other, expect=409)
         self.assertIn('busy with another operation (attaching)',
                       self.message(resp))
+        self.assertEqual('compute.mapping_busy', self.error_code(resp))
 
     def test_detach_while_the_host_finishes_the_attach_message(self):
         # The detach took the completed attach over while the host was
@@ -302,6 +307,7 @@ class AttachGuardsTest(AttachmentTestCase):
         resp = self.attach(self.server_id, volume_id, expect=409)
         self.assertEqual('Instance %s is locked' % self.server_id,
                          self.message(resp))
+        self.assertEqual('compute.server_locked', self.error_code(resp))
         # An administrator may act on a locked server.
         self.attach(self.server_id, volume_id, api=self.admin_api)
         self.wait_for_volume_status(volume_id, 'in-use')
@@ -315,6 +321,7 @@ class AttachGuardsTest(AttachmentTestCase):
         self.assertEqual(
             "Cannot 'attach_volume' instance %s while it is in vm_state "
             "building" % self.server_id, self.message(resp))
+        self.assertEqual('compute.server_state', self.error_code(resp))
         test_servers.set_instance(self.server_id, vm_state='rescued')
         self.attach(self.server_id, volume_id, expect=409)
         test_servers.set_instance(self.server_id, vm_state='active',
@@ -444,6 +451,7 @@ class DetachGuardsTest(AttachmentTestCase):
         resp = self.detach(self.server_id, volume_id, expect=409)
         self.assertEqual('Service is unavailable at this time.',
                          self.message(resp))
+        self.assertEqual('compute.host_unavailable', self.error_code(resp))
         volume = self.show_volume(volume_id)
         self.assertEqual(('in-use', [self.server_id]),
                          (volume['status'], [a['server_id'] for a in
@@ -600,6 +608,7 @@ class UpdateAndSwapTest(AttachmentTestCase):
             self.assertEqual('volume %s is not migrating; this API should '
                              'only be called by Cinder' % volume_id,
                              self.message(resp))
+            self.assertEqual('volume.migration', self.error_code(resp))
         # From 2.85 a PUT naming the same volume is an update, not a swap.
         self.put(volume_id, {'volumeId': volume_id,
                              'delete_on_termination': True},

@@ -443,6 +443,9 @@ class ServerAttachmentRuleTest(base.VolumeTestCase):
                 'Detach volume from instance %s using the Compute API'
                 % attachment['instance'],
                 resp.body['conflictingRequest']['message'])
+            self.assertEqual(
+                'volume.attachment_of_compute',
+                resp.body['conflictingRequest']['error_code'])
         self.assertEqual('in-use', self.status(volume['id']))
         # A service request (noauth2's user "service", or a service
         # token's roles) may.

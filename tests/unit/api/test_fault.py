@@ -22,8 +22,6 @@ class FaultTest(testtools.TestCase):
             (exception.PolicyNotAuthorized(action='a'), 403, 'forbidden'),
             (exception.InstanceNotFound(instance_id='i'), 404,
              'itemNotFound'),
-            (exception.InstanceIsLocked(instance_uuid='i'), 409,
-             'conflictingRequest'),
             (exception.InvalidGlobalAPIVersion(
                 req_ver='2.999', min_ver='2.1', max_ver='2.100'), 406,
              'computeFault'),
@@ -36,6 +34,31 @@ class FaultTest(testtools.TestCase):
             self.assertEqual({name: {'code': code,
                                      'message': exc.format_message()}},
                              self.body(resp))
+
+    def test_a_409_says_which_conflict(self):
+        resp = fault.exception_to_response(
+            exception.InstanceIsLocked(instance_uuid='i'))
+        self.assertEqual(409, resp.status_int)
+        self.assertEqual({'conflictingRequest': {
+            'code': 409, 'message': 'Instance i is locked',
+            'error_code': 'compute.server_locked'}}, self.body(resp))
+        resp = fault.exception_to_response(exception.VolumeTaskInProgress(
+            volume_id='v', instance_uuid='i', task='attaching'))
+        self.assertEqual('compute.mapping_busy',
+                         self.body(resp)['conflictingRequest']['error_code'])
+        # Every 409 has a kind of its own, or the generic one.
+
+        def subclasses(cls):
+            for sub in cls.__subclasses__():
+                yield sub
+                yield from subclasses(sub)
+        conflicts = list(subclasses(exception.Conflict))
+        self.assertGreater(len(conflicts), 20)
+        for cls in [exception.Conflict] + conflicts:
+            self.assertIn(cls.error_code, exception.CONFLICT_CODES, cls)
+        used = {cls.error_code for cls in conflicts}
+        self.assertEqual(set(exception.CONFLICT_CODES) - {
+            exception.CONFLICT}, used)
 
     def test_webob_404_and_405(self):
         resp = fault.exception_to_response(webob.exc.HTTPNotFound())
