@@ -3,12 +3,15 @@
 
 Services run on threads (oslo.messaging's ``threading`` executor), so several
 of them can share one process in the embedded ``nova-lite-all``, and each runs
-alone in ``nova-lite-conductor`` / ``nova-lite-compute``.
+alone in ``nova-lite-conductor`` / ``nova-lite-compute``. Their heartbeat and
+their manager's periodic tasks are ``futurist.periodics``.
 """
 
 import threading
 import time
 
+import futurist
+from futurist import periodics
 from oslo_log import log as logging
 import oslo_messaging as messaging
 
@@ -30,8 +33,7 @@ class Service(object):
         self.manager = manager
         self.service_ref = None
         self._rpc_server = None
-        self._stop = threading.Event()
-        self._threads = []
+        self._periodics = None
 
     def start(self):
         ctxt = nl_context.get_admin_context()
@@ -47,51 +49,70 @@ class Service(object):
         self._rpc_server.start()
         self.service_ref = service_obj.Service.register(
             ctxt, self.host, self.binary, self.topic)
-        self.service_ref.heartbeat(self.conf.report_interval)
-        self._spawn(self._heartbeat_loop, self.conf.report_interval,
-                    'heartbeat')
+        interval = self.conf.report_interval
+        self.service_ref.heartbeat(interval)
+        callables = [beat_every(
+            interval, lambda: self.service_ref.heartbeat(interval),
+            'Heartbeat of %s on %s' % (self.binary, self.host))]
         if self.manager.periodic_interval:
-            self._spawn(self._periodic_loop, self.manager.periodic_interval,
-                        'periodic')
+            @periodics.periodic(self.manager.periodic_interval)
+            def periodic_tasks():
+                try:
+                    self.manager.periodic_tasks(ctxt)
+                except Exception:
+                    LOG.exception('Periodic tasks of %s failed', self.binary)
+            callables.append(periodic_tasks)
+        self._periodics = Periodics(
+            callables, '%s-%s' % (self.binary, self.host)).start()
         LOG.info('%s started on host %s (topic %s)', self.binary, self.host,
                  self.topic)
 
-    def _spawn(self, fn, interval, name):
-        thread = threading.Thread(
-            target=fn, args=(interval,), daemon=True,
-            name='%s-%s-%s' % (self.binary, self.host, name))
-        thread.start()
-        self._threads.append(thread)
-
-    def _heartbeat_loop(self, interval):
-        _beat_loop(self._stop, interval,
-                   lambda: self.service_ref.heartbeat(interval),
-                   'Heartbeat of %s on %s' % (self.binary, self.host))
-
-    def _periodic_loop(self, interval):
-        ctxt = nl_context.get_admin_context()
-        while not self._stop.wait(interval):
-            try:
-                self.manager.periodic_tasks(ctxt)
-            except Exception:
-                LOG.exception('Periodic tasks of %s failed', self.binary)
-
     def stop(self):
         """Stop taking new messages (returns at once; see ``wait``)."""
-        self._stop.set()
+        if self._periodics is not None:
+            self._periodics.stop()
         if self._rpc_server is not None:
             self._rpc_server.stop()
 
     def wait(self):
-        """Wait for messages in progress and the service threads."""
+        """Wait for messages in progress and the service's periodics."""
         if self._rpc_server is not None:
             self._rpc_server.wait()
             self._rpc_server = None
-        for thread in self._threads:
-            thread.join(timeout=5)
-        self._threads = []
+        if self._periodics is not None:
+            self._periodics.wait()
+            self._periodics = None
         self.manager.cleanup_host()
         LOG.info('%s on host %s stopped', self.binary, self.host)
+
+
+class Periodics(object):
+    """``futurist.periodics`` callables run by a ``PeriodicWorker`` on a
+    thread of their own, each on a thread of a small pool (a long run of
+    one, the conductor's settling say, never delays another, a
+    heartbeat). A callable never runs twice at once."""
+
+    def __init__(self, callables, name):
+        self.name = name
+        self._worker = periodics.PeriodicWorker(
+            [(c, None, None) for c in callables],
+            executor_factory=lambda: futurist.ThreadPoolExecutor(
+                max_workers=len(callables)))
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._worker.start,
+                                        daemon=True,
+                                        name='%s-periodics' % self.name)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        self._worker.stop()
+
+    def wait(self, timeout=5):
+        self._worker.wait(timeout=timeout)
+        self._thread.join(timeout=timeout)
 
 
 # Seconds between two attempts of a heartbeat (or tick) after one failed:
@@ -99,55 +120,59 @@ class Service(object):
 RETRY_INTERVAL = 1
 
 
-def _beat_loop(stop, interval, beat, what):
-    """Call ``beat`` every ``interval`` seconds until ``stop`` is set; after
-    a failure, every ``RETRY_INTERVAL`` seconds until it works again. A
-    database outage must not end the loop: it is logged when it starts and
-    when it ends (the database's silence does not make the services down:
+def beat_every(interval, beat, what):
+    """A periodic callable that calls ``beat`` every ``interval`` seconds
+    and, after a failure, every ``RETRY_INTERVAL`` seconds until it works
+    again (the periodic itself runs every ``min(interval,
+    RETRY_INTERVAL)`` seconds and beats when one is due). A database
+    outage must not stop it: it is logged when it starts and when it ends
+    (the database's silence does not make the services down:
     ``nova_lite.objects.service``)."""
-    wait = interval
-    failing_since = None
-    while not stop.wait(wait):
+    state = {'due': time.monotonic() + interval, 'failing_since': None}
+
+    @periodics.periodic(min(interval, RETRY_INTERVAL))
+    def periodic_beat():
+        now = time.monotonic()
+        if now < state['due']:
+            return
         try:
             beat()
         except Exception:
-            if failing_since is None:
-                failing_since = time.monotonic()
+            if state['failing_since'] is None:
+                state['failing_since'] = now
                 LOG.exception('%s failed; trying again every %s s', what,
                               min(interval, RETRY_INTERVAL))
-            wait = min(interval, RETRY_INTERVAL)
-            continue
-        if failing_since is not None:
+            state['due'] = now + min(interval, RETRY_INTERVAL)
+            return
+        if state['failing_since'] is not None:
             LOG.info('%s works again after %.1f s', what,
-                     time.monotonic() - failing_since)
-            failing_since = None
-        wait = interval
+                     now - state['failing_since'])
+            state['failing_since'] = None
+        state['due'] = now + interval
+    return periodic_beat
 
 
 class ClockTicker(object):
     """The API process's part in the liveness clock: a tick every
     ``report_interval`` seconds (``service_obj.tick``), so that the time
     in which the database takes writes is counted even when no service
-    runs. A daemon thread; ``stop()`` ends it."""
+    runs. A periodic of its own; ``stop()`` ends it."""
 
     def __init__(self, conf):
         self.conf = conf
-        self._stop = threading.Event()
-        self._thread = None
+        self._periodics = None
 
     def start(self):
         ctxt = nl_context.get_admin_context()
         interval = self.conf.report_interval
-        self._thread = threading.Thread(
-            target=_beat_loop, daemon=True,
-            args=(self._stop, interval,
-                  lambda: service_obj.tick(ctxt, interval),
-                  'The clock tick of this API process'),
-            name='nova-lite-api-%s-heartbeat' % self.conf.host)
-        self._thread.start()
+        self._periodics = Periodics([beat_every(
+            interval, lambda: service_obj.tick(ctxt, interval),
+            'The clock tick of this API process')],
+            'nova-lite-api-%s' % self.conf.host).start()
         return self
 
     def stop(self):
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        if self._periodics is not None:
+            self._periodics.stop()
+            self._periodics.wait()
+            self._periodics = None
