@@ -22,6 +22,7 @@ request's attach gets the 400 at once, as upstream.
 import time
 
 from oslo_log import log as logging
+import tenacity
 
 from nova_lite import exception
 
@@ -41,27 +42,30 @@ def reserve(context, volume_client, volume_id, instance_uuid, mode=None,
             timeout=60.0, clock=time.monotonic, sleep=time.sleep):
     """``attachment_create`` for ``instance_uuid``; returns the
     attachment. While a multiattach volume is busy with another
-    attachment, retried for up to ``timeout`` seconds; then the last
-    refusal is raised."""
+    attachment, retried (``tenacity``, pauses doubling from 0.02 s to
+    0.5 s) for up to ``timeout`` seconds by ``clock``: no pause ends past
+    the deadline; then the last refusal is raised."""
     deadline = clock() + timeout
-    pause = _FIRST_PAUSE
-    attempts = 0
-    while True:
-        attempts += 1
-        try:
-            attachment = volume_client.attachment_create(
-                context, volume_id, instance_uuid, mode=mode)
-        except exception.InvalidVolume:
-            if clock() + pause > deadline or not _busy(
-                    context, volume_client, volume_id):
-                raise
-            sleep(pause)
-            pause = min(pause * 2, _MAX_PAUSE)
-            continue
-        if attempts > 1:
-            LOG.info('Reserved multiattach volume %s for %s after %d '
-                     'attempts', volume_id, instance_uuid, attempts)
-        return attachment
+    pause = tenacity.wait_exponential(multiplier=_FIRST_PAUSE,
+                                      max=_MAX_PAUSE)
+
+    def busy(retry_state):
+        return isinstance(retry_state.outcome.exception(),
+                          exception.InvalidVolume) and _busy(
+            context, volume_client, volume_id)
+
+    def past_deadline(retry_state):
+        return clock() + pause(retry_state) > deadline
+
+    retrying = tenacity.Retrying(retry=busy, wait=pause, stop=past_deadline,
+                                 sleep=sleep, reraise=True)
+    attachment = retrying(volume_client.attachment_create, context,
+                          volume_id, instance_uuid, mode=mode)
+    attempts = retrying.statistics.get('attempt_number', 1)
+    if attempts > 1:
+        LOG.info('Reserved multiattach volume %s for %s after %d '
+                 'attempts', volume_id, instance_uuid, attempts)
+    return attachment
 
 
 def _busy(context, volume_client, volume_id):

@@ -29,6 +29,7 @@ service context (these calls act on the server's behalf).
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import excutils
+import tenacity
 
 from nova_lite.compute import notifications
 from nova_lite.compute import release
@@ -101,7 +102,14 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
     if multiattach and not caps.get('supports_multiattach'):
         raise exception.MultiattachNotSupportedByVirtDriver(
             volume_id=volume_id)
-    for _attempt in range(_RESERVE_ATTEMPTS):
+    requested = {'device': device}
+
+    # Another process may take the name between the read and the write
+    # (DevicePathInUse): the names are read again and another is chosen.
+    @tenacity.retry(
+        retry=tenacity.retry_if_exception_type(exception.DevicePathInUse),
+        stop=tenacity.stop_after_attempt(_RESERVE_ATTEMPTS), reraise=True)
+    def take_a_name():
         bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
             context, instance.uuid)
         others = [b for b in bdms if bdm is None or b.id != bdm.id]
@@ -113,7 +121,7 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
             raise exception.TooManyDiskDevices(maximum=maximum)
         name = driver.get_device_name_for_instance(
             instance, [b.device_name for b in others if b.device_name],
-            requested=device)
+            requested=requested['device'])
         try:
             if bdm is None:
                 created = bdm_obj.BlockDeviceMapping.new_volume(
@@ -125,14 +133,14 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
             bdm.save()
             return bdm
         except exception.DevicePathInUse:
-            # Another process took the name between our read and write.
             LOG.info('Device %s of %s was taken meanwhile; retrying',
                      name, instance.uuid)
             if bdm is not None:
                 bdm.device_name = None
                 bdm.obj_reset_changes(['device_name'])
-            device = None
-    raise exception.DevicePathInUse(path=device or name)
+            requested['device'] = None
+            raise
+    return take_a_name()
 
 
 def _delete_attachment(context, volume_client, attachment_id):
