@@ -42,9 +42,10 @@ only the host knows whether the guest has the disk; unless it is fenced.
 
 Block storage's own operations that a dead process left behind (a volume
 ``extending`` that stopped moving for ``stalled_after`` seconds) are
-settled here too, by ``nova_lite.volume.api``'s ``settle_stalled``, and
-so are the exports a restarted target daemon lost (``iscsi``): the
-conductor is the one service that always runs a periodic task. It settles
+settled here too, by block storage's settling
+(``nova_lite.volume.settling``), and so are the exports a restarted
+target daemon lost (``iscsi``): the conductor is the one service that
+always runs a periodic task. It settles
 the volumes of the backends its configuration enables.
 
 Each item is taken over first (compare-and-swap on its last move that
@@ -281,7 +282,7 @@ class VolumeOperation(dict):
 
 def _settle_volumes(context, conf, stalled_before):
     try:
-        settled = volume_service.API(conf).settle_stalled(
+        settled = volume_service.API(conf).settling.settle_stalled(
             context.elevated(), stalled_before)
     except Exception:
         LOG.exception('Could not settle stalled volume operations')

@@ -23,7 +23,8 @@ one. When a backend call fails:
   extending: ``error_extending``, with its former size.
 
 A volume left ``extending`` or ``deleting`` by a process that died is
-settled by ``settle_stalled`` (run by the conductor's periodic settling).
+settled by ``settling.Settling`` (``API().settling``, run by the
+conductor's periodic settling).
 """
 
 from oslo_log import log as logging
@@ -47,6 +48,7 @@ from nova_lite.volume import metadata_api
 from nova_lite.volume import migration
 from nova_lite.volume import quotas
 from nova_lite.volume import services as volume_services
+from nova_lite.volume import settling
 from nova_lite.volume import status as st
 from nova_lite.volume import type_api
 from nova_lite.volume import views
@@ -59,33 +61,18 @@ is_multiattach_type = type_api.is_multiattach_type
 _target = type_api.target
 
 
-def _volume_dict(volume):
-    """What a driver is given about a volume."""
-    return {
-        'id': volume.id,
-        'name_id': volume.name_id or volume.id,
-        'size': volume.size,
-        'host': volume.host,
-        'provider_location': volume.provider_location,
-        'provider_auth': volume.provider_auth,
-        'multiattach': bool(volume.multiattach),
-        'encrypted': bool(volume.encrypted),
-    }
-
-
 class API(object):
     """Volumes and attachments (this module); volume types, their extra
     specs and encryption, and the backends' capabilities are ``types``
     (``type_api.Types``), volume metadata ``metadata``
     (``metadata_api.Metadata``)."""
 
-    volume_dict = staticmethod(_volume_dict)
-
     def __init__(self, conf):
         self.conf = conf
         self.types = type_api.Types(conf)
         self.metadata = metadata_api.Metadata(self.get)
         self.migration = migration.Migration(self)
+        self.settling = settling.Settling(conf, self.migration)
 
     @staticmethod
     def types_is_multiattach(vtype):
@@ -217,7 +204,7 @@ class API(object):
     def _create_on_backend(self, ctxt, volume):
         try:
             driver = drivers.get_driver(self.conf, volume.host)
-            updates = driver.create_volume(_volume_dict(volume)) or {}
+            updates = driver.create_volume(drivers.volume_dict(volume)) or {}
         except Exception:
             LOG.exception('Creating volume %s on backend %s failed',
                           volume.id, volume.host)
@@ -277,7 +264,7 @@ class API(object):
         if volume.host and volume.host in drivers.get_backends(self.conf):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
-                    _volume_dict(volume))
+                    drivers.volume_dict(volume))
             except Exception as e:
                 volume_db.volume_move(ctxt, volume.id, 'delete_failed')
                 raise exception.VolumeBackendAPIException(
@@ -316,7 +303,7 @@ class API(object):
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
             drivers.get_driver(self.conf, volume.host).extend_volume(
-                _volume_dict(volume), new_size)
+                drivers.volume_dict(volume), new_size)
         except Exception:
             LOG.exception('Extending volume %s to %sG on backend %s failed',
                           volume_id, new_size, volume.host)
@@ -341,114 +328,6 @@ class API(object):
                 'id': volume.id,
                 'expected': st.or_str(st.VOLUME_MOVES['extend'][0]),
                 'status': volume.status})
-
-    # -- settling -------------------------------------------------------
-    def settle_stalled(self, ctxt, stalled_before):
-        """Settle the volumes a process left ``extending`` or ``deleting``
-        (no move since ``stalled_before``, naive UTC): an extend ends
-        ``available`` with the size the backend holds (the new one if it
-        grew, the former one if not: the user may extend again), or
-        ``error_extending`` when the backend cannot tell; a delete (plain
-        or forced) is finished: the backend's delete may be asked again.
-        A volume whose backend is not enabled in this process is left to
-        one where it is. The backends' exports are made to agree with the
-        connected attachments (``ensure_exports``). Returns ``[(volume id,
-        operation, outcome)]``."""
-        settled = [(volume_id, 'export', outcome) for volume_id, outcome
-                   in self.ensure_exports(ctxt, stalled_before)]
-        for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
-                                                stalled_before):
-            outcome = self._settle_extend(ctxt, volume)
-            if outcome:
-                settled.append((volume.id, 'extend', outcome))
-        for volume in volume_db.volumes_stalled(ctxt, st.DELETING,
-                                                stalled_before):
-            outcome = self._settle_delete(ctxt, volume)
-            if outcome:
-                settled.append((volume.id, 'delete', outcome))
-        settled += self.migration.settle(ctxt, stalled_before)
-        return settled
-
-    def ensure_exports(self, ctxt, stalled_before=None):
-        """Each enabled backend makes its exports agree with its connected
-        attachments: exports again what it lost (a restarted target
-        daemon) and unexports what no connected attachment needs and
-        stalled before ``stalled_before`` (``VolumeDriver.ensure_exports``;
-        the attachments are read only when a backend asks). Returns
-        ``[(volume id, 'exported' or 'unexported')]``."""
-        exported = []
-        for backend, driver in drivers.get_backends(self.conf).items():
-            connected = self.connected_reader(ctxt, backend)
-            try:
-                exported.extend(driver.ensure_exports(connected,
-                                                      stalled_before))
-            except Exception:
-                LOG.exception('Could not ensure the exports of backend %s',
-                              backend)
-        return exported
-
-    @staticmethod
-    def connected_reader(ctxt, backend):
-        """The ``connected`` reader ``VolumeDriver.ensure_exports`` is given
-        for ``backend``: ``connected(volume_id=None, detaching=True)`` reads
-        ``{volume id: (volume, [connector, ...])}`` of the volumes with
-        live connected attachments (only ``volume_id``'s when given;
-        without the attachments whose detach has begun unless
-        ``detaching``), each connector with its attachment's host."""
-        def connected(volume_id=None, detaching=True):
-            result = {}
-            for attachment in attachment_db.connected_on_backend(
-                    ctxt, backend, volume_id, detaching):
-                entry = result.setdefault(attachment.volume_id, (
-                    _volume_dict(attachment.volume), []))
-                connector = attachment_db.connector_of(attachment)
-                connector.setdefault('host', attachment.attached_host)
-                entry[1].append(connector)
-            return result
-        return connected
-
-    def _settle_extend(self, ctxt, volume):
-        if volume.host not in drivers.get_backends(self.conf):
-            return None
-        try:
-            size = drivers.get_driver(self.conf, volume.host).volume_size(
-                _volume_dict(volume))
-        except Exception:
-            LOG.exception('Could not read the size of volume %s', volume.id)
-            size = None
-        if size:
-            moved = volume_db.volume_settle(ctxt, volume, 'extend_settled',
-                                            values={'size': size})
-            outcome = st.AVAILABLE
-        else:
-            # Left with the size asked for: the quota keeps counting it
-            # until an administrator looks (os-reset_status).
-            moved = volume_db.volume_settle(ctxt, volume, 'extend_unsettled')
-            outcome = st.ERROR_EXTENDING
-        if not moved:
-            return None
-        LOG.warning('Settled the interrupted extend of volume %s: %s, '
-                    '%sG', volume.id, outcome, size or volume.size)
-        return outcome
-
-    def _settle_delete(self, ctxt, volume):
-        if volume.host and volume.host not in drivers.get_backends(
-                self.conf):
-            return None
-        if volume.host:
-            try:
-                drivers.get_driver(self.conf, volume.host).delete_volume(
-                    _volume_dict(volume))
-            except Exception:
-                LOG.exception('Finishing the delete of volume %s failed',
-                              volume.id)
-                volume_db.volume_settle(ctxt, volume, 'delete_failed')
-                return st.ERROR_DELETING
-        if not volume_db.volume_destroy(ctxt, volume.id):
-            return None
-        LOG.warning('Finished the interrupted delete of volume %s',
-                    volume.id)
-        return st.DELETED
 
     def begin_detaching(self, ctxt, volume_id):
         # The read and the checks in the move's transaction (one, not two).
@@ -914,7 +793,7 @@ class API(object):
         previous = self._previous_connection(attachment)
         try:
             driver = drivers.get_driver(self.conf, volume.host)
-            info = driver.initialize_connection(_volume_dict(volume),
+            info = driver.initialize_connection(drivers.volume_dict(volume),
                                                 connector)
         except Exception as e:
             LOG.warning('Connecting attachment %s of volume %s failed: %s',
@@ -999,7 +878,7 @@ class API(object):
     def _terminate(self, volume, connector, quiet=False):
         try:
             drivers.get_driver(self.conf, volume.host).terminate_connection(
-                _volume_dict(volume), connector)
+                drivers.volume_dict(volume), connector)
         except Exception as e:
             if quiet:
                 LOG.exception('Terminating the connection of volume %s '

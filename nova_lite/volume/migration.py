@@ -155,7 +155,7 @@ class Migration(object):
                                             type_id, multiattach)
         driver = drivers.get_driver(self.conf, dest_backend)
         try:
-            updates = driver.create_volume(self.api.volume_dict(target)) or {}
+            updates = driver.create_volume(drivers.volume_dict(target)) or {}
         except Exception:
             with excutils.save_and_reraise_exception():
                 volume_db.volume_move(ctxt, target.id, 'create_failed')
@@ -170,13 +170,13 @@ class Migration(object):
         beating the volume's ``updated_at``; stops when the migration was
         settled meanwhile."""
         source_path = drivers.get_driver(self.conf, source.host).local_path(
-            self.api.volume_dict(source))
+            drivers.volume_dict(source))
         if source_path is None:
             LOG.info('Volume %s: its backend %s keeps no data to copy',
                      source.id, source.host)
             return
         target_path = drivers.get_driver(self.conf, target.host).local_path(
-            self.api.volume_dict(target))
+            drivers.volume_dict(target))
         if target_path is None:
             raise exception.InvalidVolume(reason=_(
                 'backend %(backend)s keeps no data: volume %(id)s cannot be '
@@ -287,7 +287,7 @@ class Migration(object):
         if volume.host and volume.host in drivers.get_backends(self.conf):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
-                    self.api.volume_dict(volume))
+                    drivers.volume_dict(volume))
             except Exception:
                 LOG.exception('Deleting volume %s from backend %s failed',
                               volume.id, volume.host)

@@ -34,13 +34,6 @@ def _running_tasks(conn):
     return tasks
 
 
-def _volume_dict(row):
-    return {'id': row.id, 'name_id': row.name_id or row.id,
-            'host': row.host, 'size': row.size,
-            'provider_location': row.provider_location,
-            'multiattach': bool(row.multiattach)}
-
-
 def backend_hosts(conf, volume_id):
     """The hosts the backend of volume ``volume_id`` holds connected to
     it (sorted)."""
@@ -48,9 +41,11 @@ def backend_hosts(conf, volume_id):
     with db_api.get_engine().connect() as conn:
         row = conn.execute(sa.select(
             vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
-            vol.multiattach).where(vol.id == volume_id)).one()
+            vol.provider_auth, vol.multiattach, vol.encrypted).where(
+                vol.id == volume_id)).one()
     driver = drivers.get_backends(conf).get(row.host)
-    return sorted(driver.connections(_volume_dict(row))) if driver else []
+    return sorted(driver.connections(drivers.volume_dict(row))) if (
+        driver) else []
 
 
 def available_exports(conf):
@@ -61,15 +56,15 @@ def available_exports(conf):
     with db_api.get_engine().connect() as conn:
         rows = conn.execute(sa.select(
             vol.id, vol.name_id, vol.host, vol.size, vol.provider_location,
-            vol.multiattach).where(vol.deleted.is_(False),
-                                   vol.status == st.AVAILABLE)).all()
+            vol.provider_auth, vol.multiattach, vol.encrypted).where(
+                vol.deleted.is_(False), vol.status == st.AVAILABLE)).all()
     backends = drivers.get_backends(conf)
     found = []
     for row in rows:
         driver = backends.get(row.host)
         if driver is None:
             continue
-        hosts = sorted(driver.connections(_volume_dict(row)))
+        hosts = sorted(driver.connections(drivers.volume_dict(row)))
         if hosts:
             found.append((row.id, hosts))
     return found

@@ -111,6 +111,20 @@ def _driver_class(name):
     return importutils.import_class(DRIVERS[name])
 
 
+def volume_dict(volume):
+    """What a driver is given about a volume (a row of ``volumes``)."""
+    return {
+        'id': volume.id,
+        'name_id': volume.name_id or volume.id,
+        'size': volume.size,
+        'host': volume.host,
+        'provider_location': volume.provider_location,
+        'provider_auth': volume.provider_auth,
+        'multiattach': bool(volume.multiattach),
+        'encrypted': bool(volume.encrypted),
+    }
+
+
 def get_backends(conf):
     """``{backend name: driver}`` of ``conf``'s enabled backends, in the
     configured order."""

@@ -14,7 +14,6 @@ from nova_lite import context
 from nova_lite.db import models
 from nova_lite import objects
 from nova_lite.objects import base as obj_base
-from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
@@ -381,7 +380,7 @@ class SettlingTest(MigrationTestCase):
             ctxt, source, 'file2', source.volume_type_id, False)
         if target_status == 'available':
             updates = drivers.get_driver(self.conf, 'file2').create_volume(
-                volume_api.API.volume_dict(target))
+                drivers.volume_dict(target))
             volume_db.volume_move(ctxt, target.id, 'create_done',
                                   values=updates)
         tva.set_rows(models.Volume, models.Volume.id == volume_id,

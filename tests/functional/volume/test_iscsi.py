@@ -21,6 +21,7 @@ from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume import settling
 from tests.fixtures import system
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments
@@ -221,11 +222,11 @@ class RestartedTgtdTest(ISCSITestCase):
         self.assertEqual(1, len([iqn for iqn in self.tgtd.targets()
                                  if 'volume-' in iqn]))
         # Once is enough: the next run finds tgtd as it left it.
-        self.assertEqual([], volume_api.API(self.conf).ensure_exports(
+        self.assertEqual([], volume_api.API(self.conf).settling.ensure_exports(
             context.get_admin_context(), obj_base.utcnow().replace(
                 tzinfo=None) - datetime.timedelta(seconds=60)))
         # Stalled work settled as usual besides.
-        self.assertEqual([], volume_api.API(self.conf).settle_stalled(
+        self.assertEqual([], volume_api.API(self.conf).settling.settle_stalled(
             context.get_admin_context(),
             obj_base.utcnow().replace(tzinfo=None) -
             datetime.timedelta(hours=1)))
@@ -243,7 +244,7 @@ class RestartedTgtdTest(ISCSITestCase):
         ctxt = context.get_admin_context()
         self.tgtd.kill()
         self.tgtd.start()
-        read = volume_api.API(self.conf).connected_reader(ctxt, 'iscsi')
+        read = settling.connected_reader(ctxt, 'iscsi')
 
         def connected(volume_id=None, detaching=True):
             result = read(volume_id, detaching)
@@ -266,8 +267,9 @@ class RestartedTgtdTest(ISCSITestCase):
         attachment_db.attachment_abort_detach(ctxt, attachment['id'])
         self.tgtd.kill()
         self.tgtd.start()
-        self.assertEqual([(volume['id'], 'exported')],
-                         volume_api.API(self.conf).ensure_exports(ctxt))
+        self.assertEqual(
+            [(volume['id'], 'exported')],
+            volume_api.API(self.conf).settling.ensure_exports(ctxt))
         self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
 
 

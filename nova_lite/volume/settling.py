@@ -1,0 +1,134 @@
+"""Block storage's own settling (``volume.api.API().settling``): what a
+process that died left of block storage's operations, and the backends'
+exports made to agree with the database. Run by the conductor's periodic
+settling (``conductor.recovery``) every ``[recovery] settle_interval``
+seconds; each decision is a compare-and-swap on the volume's last move,
+so two conductors settle one volume once. Only the backends this
+process's configuration enables are settled.
+"""
+
+from oslo_log import log as logging
+
+from nova_lite.volume.db import attachments as attachment_db
+from nova_lite.volume.db import volumes as volume_db
+from nova_lite.volume import drivers
+from nova_lite.volume import status as st
+
+LOG = logging.getLogger(__name__)
+
+
+def connected_reader(ctxt, backend):
+    """The ``connected`` reader ``VolumeDriver.ensure_exports`` is given
+    for ``backend``: ``connected(volume_id=None, detaching=True)`` reads
+    ``{volume id: (volume, [connector, ...])}`` of the volumes with
+    live connected attachments (only ``volume_id``'s when given;
+    without the attachments whose detach has begun unless
+    ``detaching``), each connector with its attachment's host."""
+    def connected(volume_id=None, detaching=True):
+        result = {}
+        for attachment in attachment_db.connected_on_backend(
+                ctxt, backend, volume_id, detaching):
+            entry = result.setdefault(attachment.volume_id, (
+                drivers.volume_dict(attachment.volume), []))
+            connector = attachment_db.connector_of(attachment)
+            connector.setdefault('host', attachment.attached_host)
+            entry[1].append(connector)
+        return result
+    return connected
+
+
+class Settling(object):
+    """``volume.api.API().settling``; ``migration`` is the API's
+    ``migration.Migration`` (a stalled migration is settled with the
+    rest)."""
+
+    def __init__(self, conf, migration):
+        self.conf = conf
+        self.migration = migration
+
+    def settle_stalled(self, ctxt, stalled_before):
+        """Settle the volumes a process left ``extending`` or ``deleting``
+        (no move since ``stalled_before``, naive UTC): an extend ends
+        ``available`` with the size the backend holds (the new one if it
+        grew, the former one if not: the user may extend again), or
+        ``error_extending`` when the backend cannot tell; a delete (plain
+        or forced) is finished: the backend's delete may be asked again.
+        A volume whose backend is not enabled in this process is left to
+        one where it is. The backends' exports are made to agree with the
+        connected attachments (``ensure_exports``). Returns ``[(volume id,
+        operation, outcome)]``."""
+        settled = [(volume_id, 'export', outcome) for volume_id, outcome
+                   in self.ensure_exports(ctxt, stalled_before)]
+        for volume in volume_db.volumes_stalled(ctxt, st.EXTENDING,
+                                                stalled_before):
+            outcome = self._settle_extend(ctxt, volume)
+            if outcome:
+                settled.append((volume.id, 'extend', outcome))
+        for volume in volume_db.volumes_stalled(ctxt, st.DELETING,
+                                                stalled_before):
+            outcome = self._settle_delete(ctxt, volume)
+            if outcome:
+                settled.append((volume.id, 'delete', outcome))
+        settled += self.migration.settle(ctxt, stalled_before)
+        return settled
+
+    def ensure_exports(self, ctxt, stalled_before=None):
+        """Each enabled backend makes its exports agree with its connected
+        attachments: exports again what it lost (a restarted target
+        daemon) and unexports what no connected attachment needs and
+        stalled before ``stalled_before`` (``VolumeDriver.ensure_exports``;
+        the attachments are read only when a backend asks). Returns
+        ``[(volume id, 'exported' or 'unexported')]``."""
+        exported = []
+        for backend, driver in drivers.get_backends(self.conf).items():
+            connected = connected_reader(ctxt, backend)
+            try:
+                exported.extend(driver.ensure_exports(connected,
+                                                      stalled_before))
+            except Exception:
+                LOG.exception('Could not ensure the exports of backend %s',
+                              backend)
+        return exported
+
+    def _settle_extend(self, ctxt, volume):
+        if volume.host not in drivers.get_backends(self.conf):
+            return None
+        try:
+            size = drivers.get_driver(self.conf, volume.host).volume_size(
+                drivers.volume_dict(volume))
+        except Exception:
+            LOG.exception('Could not read the size of volume %s', volume.id)
+            size = None
+        if size:
+            moved = volume_db.volume_settle(ctxt, volume, 'extend_settled',
+                                            values={'size': size})
+            outcome = st.AVAILABLE
+        else:
+            # Left with the size asked for: the quota keeps counting it
+            # until an administrator looks (os-reset_status).
+            moved = volume_db.volume_settle(ctxt, volume, 'extend_unsettled')
+            outcome = st.ERROR_EXTENDING
+        if not moved:
+            return None
+        LOG.warning('Settled the interrupted extend of volume %s: %s, '
+                    '%sG', volume.id, outcome, size or volume.size)
+        return outcome
+
+    def _settle_delete(self, ctxt, volume):
+        if volume.host and volume.host not in drivers.get_backends(
+                self.conf):
+            return None
+        if volume.host:
+            try:
+                drivers.get_driver(self.conf, volume.host).delete_volume(
+                    drivers.volume_dict(volume))
+            except Exception:
+                LOG.exception('Finishing the delete of volume %s failed',
+                              volume.id)
+                volume_db.volume_settle(ctxt, volume, 'delete_failed')
+                return st.ERROR_DELETING
+        if not volume_db.volume_destroy(ctxt, volume.id):
+            return None
+        LOG.warning('Finished the interrupted delete of volume %s',
+                    volume.id)
+        return st.DELETED
