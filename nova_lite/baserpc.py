@@ -1,7 +1,10 @@
 """RPC methods every nova_lite service answers (namespace ``baseapi``).
 
-``ping`` lets a starting service wait until the conductor is reachable, as
-Nova's ``wait_until_ready`` does.
+``ping`` answers once a service consumes its queue: the integration tests
+(and an operator's probe) call it to know that a service serves RPC.
+Nova's services call it at start (``wait_until_ready``) to wait for the
+conductor; nova_lite's do not: a cast waits in its queue for the
+service.
 
 API version history:
 

@@ -3,7 +3,7 @@
 A manager is a doorway: it declares its oslo.messaging ``target`` (namespace
 and version), locks and validates, and hands long work to the workflow
 modules named after it. ``periodic_tasks`` is called by the service every
-``periodic_interval`` seconds.
+``periodic_interval`` seconds (a ``futurist`` periodic: ``service``).
 """
 
 
@@ -16,10 +16,13 @@ class Manager(object):
         self.host = host
 
     def init_host(self, context):
-        """Called once the service row exists, before RPC is served."""
+        """Called at start before anything else: before RPC is served and
+        before the service registers (and is seen up): the host's
+        unfinished work is settled first."""
 
     def periodic_tasks(self, context):
-        """Housekeeping, run by the service on its own thread."""
+        """Housekeeping, run by the service's periodics (on a thread of
+        their pool, never twice at once)."""
 
     def cleanup_host(self):
         """Called when the service stops."""
