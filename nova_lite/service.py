@@ -20,8 +20,19 @@ from nova_lite import context as nl_context
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
+from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
+
+
+def create(conf, host, binary, topic, manager_class):
+    """The ``binary`` service of ``host`` (``[DEFAULT] host`` when None)
+    serving ``topic`` with a ``manager_class`` manager, not started. The
+    block-storage backends this process drives (the ``local`` client's)
+    are loaded first: a wrong configuration fails here."""
+    host = host or conf.host
+    block_storage.check_backends(conf)
+    return Service(conf, host, binary, topic, manager_class(conf, host))
 
 
 class Service(object):

@@ -5,14 +5,10 @@ from nova_lite.conductor import manager
 from nova_lite.conductor import rpcapi
 from nova_lite.objects import service as service_obj
 from nova_lite import service
-from nova_lite.volume import client as block_storage
 
 
 def create(conf, host=None):
     """The conductor service of ``host`` (``[DEFAULT] host`` when None),
     not started."""
-    host = host or conf.host
-    block_storage.check_backends(conf)
-    return service.Service(
-        conf, host, service_obj.CONDUCTOR_BINARY, rpcapi.TOPIC,
-        manager.ConductorManager(conf, host))
+    return service.create(conf, host, service_obj.CONDUCTOR_BINARY,
+                          rpcapi.TOPIC, manager.ConductorManager)

@@ -5,14 +5,10 @@ from nova_lite.compute.host import manager
 from nova_lite.compute import rpcapi
 from nova_lite.objects import service as service_obj
 from nova_lite import service
-from nova_lite.volume import client as block_storage
 
 
 def create(conf, host=None):
-    """The compute service of ``host`` (``[DEFAULT] host`` when None),
-    not started."""
-    host = host or conf.host
-    block_storage.check_backends(conf)
-    return service.Service(
-        conf, host, service_obj.COMPUTE_BINARY, rpcapi.TOPIC,
-        manager.ComputeManager(conf, host))
+    """The compute service of ``host`` (``[DEFAULT] host`` when None), not
+    started."""
+    return service.create(conf, host, service_obj.COMPUTE_BINARY,
+                          rpcapi.TOPIC, manager.ComputeManager)
