@@ -1,7 +1,8 @@
 """A server action's first and last steps in the compute service layer:
 its guards, the compare-and-swap of ``task_state`` from idle and the
 instance action (``start``); the cast, after which a message that could
-not be sent leaves the server idle again (``cast_or_idle``)."""
+not be sent leaves the server idle again (``cast_or_idle``); both in
+order (``run``)."""
 
 from nova_lite.compute import checks
 from nova_lite import exception
@@ -29,3 +30,11 @@ def cast_or_idle(instance, task_state, cast, *args):
         except exception.NovaLiteException:
             pass
         raise
+
+
+def run(context, instance, method, vm_states, task_state, action, cast,
+        *args):
+    """``start``, then ``cast_or_idle(instance, task_state, cast,
+    *args)``."""
+    start(context, instance, method, vm_states, task_state, action)
+    cast_or_idle(instance, task_state, cast, *args)

@@ -359,12 +359,9 @@ class API(object):
 
     def restore(self, context, instance):
         checks.check_instance_host_is_up(context, self.conf, instance)
-        actions.start(context, instance, 'restore',
-                      states.RESTORE_VM_STATES, states.RESTORING,
-                      instance_action.RESTORE)
-        actions.cast_or_idle(instance, states.RESTORING,
-                             self.compute_rpcapi.restore_instance, context,
-                             instance)
+        actions.run(context, instance, 'restore', states.RESTORE_VM_STATES,
+                    states.RESTORING, instance_action.RESTORE,
+                    self.compute_rpcapi.restore_instance, context, instance)
 
     def force_delete(self, context, instance):
         checks.check_instance_lock(context, instance)

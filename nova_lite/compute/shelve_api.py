@@ -27,21 +27,17 @@ class Shelving(object):
         """Power off and keep the host; with ``shelved_offload_time = 0``
         the host offloads at once."""
         checks.check_instance_host_is_up(context, self.conf, instance)
-        actions.start(context, instance, 'shelve', states.SHELVE_VM_STATES,
-                      states.SHELVING, instance_action.SHELVE)
-        actions.cast_or_idle(instance, states.SHELVING,
-                             self.compute_rpcapi.shelve_instance, context,
-                             instance)
+        actions.run(context, instance, 'shelve', states.SHELVE_VM_STATES,
+                    states.SHELVING, instance_action.SHELVE,
+                    self.compute_rpcapi.shelve_instance, context, instance)
 
     def shelve_offload(self, context, instance):
         checks.check_instance_host_is_up(context, self.conf, instance)
-        actions.start(context, instance, 'shelve_offload',
-                      states.SHELVE_OFFLOAD_VM_STATES,
-                      states.SHELVING_OFFLOADING,
-                      instance_action.SHELVE_OFFLOAD)
-        actions.cast_or_idle(instance, states.SHELVING_OFFLOADING,
-                             self.compute_rpcapi.shelve_offload_instance,
-                             context, instance)
+        actions.run(context, instance, 'shelve_offload',
+                    states.SHELVE_OFFLOAD_VM_STATES,
+                    states.SHELVING_OFFLOADING, instance_action.SHELVE_OFFLOAD,
+                    self.compute_rpcapi.shelve_offload_instance, context,
+                    instance)
 
     def _check_unshelve_target(self, context, instance, availability_zone,
                                host):
@@ -72,9 +68,7 @@ class Shelving(object):
                                         availability_zone, host)
         if instance.vm_state == states.SHELVED:
             checks.check_instance_host_is_up(context, self.conf, instance)
-        actions.start(context, instance, 'unshelve',
-                      states.UNSHELVE_VM_STATES, states.UNSHELVING,
-                      instance_action.UNSHELVE)
-        actions.cast_or_idle(instance, states.UNSHELVING,
-                             self.conductor_rpcapi.unshelve_instance, context,
-                             instance, host)
+        actions.run(context, instance, 'unshelve', states.UNSHELVE_VM_STATES,
+                    states.UNSHELVING, instance_action.UNSHELVE,
+                    self.conductor_rpcapi.unshelve_instance, context,
+                    instance, host)
