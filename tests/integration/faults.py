@@ -19,12 +19,57 @@ from tests.fixtures import required
 from tests.integration import deployment as deploy
 
 
-class PrivateMariaDB(fixtures.Fixture):
+class _PrivateServer(fixtures.Fixture):
+    """What the private servers below share: ``start()`` (the process,
+    then a wait until it answers), ``pause()``/``resume()`` (SIGSTOP and
+    SIGCONT of the server and every process under it) and
+    ``ensure_running()``. A subclass names itself (``NAME``), makes
+    ``self.process`` (a ``deploy.ServiceProcess``) and says when the
+    server answers (``_answers``)."""
+
+    NAME = None
+    START_TIMEOUT = 60
+
+    def start(self):
+        self.process.start()
+        deploy.wait_for(self._answers, self.START_TIMEOUT,
+                        message='the private %s did not start:\n%s' % (
+                            self.NAME, self.process.log_text(5000)))
+
+    def ensure_running(self):
+        if not self.process.running:
+            self.start()
+        else:
+            self.resume()
+
+    def pause(self):
+        """SIGSTOP: a stalled server (``_pause``)."""
+        _pause(self.process)
+        self.addCleanup(_resume, self.process)
+
+    def resume(self):
+        _resume(self.process)
+
+
+class _PrivateDatabase(_PrivateServer):
+    """A private database server: it answers once ``SELECT 1`` does."""
+
+    def _answers(self):
+        try:
+            self._sql('SELECT 1')
+            return True
+        except Exception:
+            return False
+
+
+class PrivateMariaDB(_PrivateDatabase):
     """A MariaDB server of this test alone: its own data directory and
     free loopback port, root without a password, database ``nova_lite``.
     ``stop()`` kills it (SIGKILL: the database host is gone), ``start()``
     brings it back on the same port and data; ``pause()``/``resume()``
     SIGSTOP and SIGCONT it; ``url`` is its SQLAlchemy URL."""
+
+    NAME = 'MariaDB'
 
     def _setUp(self):
         self.mariadbd = shutil.which('mariadbd') or shutil.which(
@@ -59,13 +104,6 @@ class PrivateMariaDB(fixtures.Fixture):
         self.url = ('mysql+pymysql://root@127.0.0.1:%d/nova_lite'
                     '?charset=utf8mb4' % self.port)
 
-    def _answers(self):
-        try:
-            self._sql('SELECT 1')
-            return True
-        except Exception:
-            return False
-
     def _sql(self, statement):
         import pymysql
         conn = pymysql.connect(host='127.0.0.1', port=self.port,
@@ -76,29 +114,9 @@ class PrivateMariaDB(fixtures.Fixture):
         finally:
             conn.close()
 
-    def start(self):
-        self.process.start()
-        deploy.wait_for(self._answers, 60,
-                        message='the private MariaDB did not start:\n%s' %
-                        self.process.log_text(5000))
-
     def stop(self):
         self.process.proc.kill()
         self.process.wait_stopped()
-
-    def ensure_running(self):
-        if not self.process.running:
-            self.start()
-        else:
-            self.resume()
-
-    def pause(self):
-        """SIGSTOP: a stalled server (``_pause``)."""
-        _pause(self.process)
-        self.addCleanup(_resume, self.process)
-
-    def resume(self):
-        _resume(self.process)
 
 
 def _pause(process):
@@ -152,7 +170,7 @@ def _user():
     return pwd.getpwuid(os.getuid()).pw_name
 
 
-class PrivatePostgreSQL(fixtures.Fixture):
+class PrivatePostgreSQL(_PrivateDatabase):
     """A PostgreSQL server of this test alone: its own data directory and
     free loopback port, user ``nova_lite`` (password ``nova_lite``) owning
     database ``nova_lite``. PostgreSQL refuses to run as root: when the
@@ -160,6 +178,8 @@ class PrivatePostgreSQL(fixtures.Fixture):
     ``stop()``/``start()`` as ``PrivateMariaDB``'s; ``pause()``/``resume()``
     SIGSTOP and SIGCONT it (the postmaster and every backend); ``url`` is
     its SQLAlchemy URL."""
+
+    NAME = 'PostgreSQL'
 
     def _setUp(self):
         bindir = _postgres_bindir()
@@ -213,19 +233,6 @@ class PrivatePostgreSQL(fixtures.Fixture):
         finally:
             conn.close()
 
-    def _answers(self):
-        try:
-            self._sql('SELECT 1')
-            return True
-        except Exception:
-            return False
-
-    def start(self):
-        self.process.start()
-        deploy.wait_for(self._answers, 60,
-                        message='the private PostgreSQL did not start:\n%s' %
-                        self.process.log_text(5000))
-
     def _kill(self):
         if self.process.running:
             server = _descendants(self.process.pid)
@@ -244,19 +251,6 @@ class PrivatePostgreSQL(fixtures.Fixture):
         is gone); ``start()`` brings it back on the same port and data."""
         self._kill()
 
-    def ensure_running(self):
-        if not self.process.running:
-            self.start()
-        else:
-            self.resume()
-
-    def pause(self):
-        _pause(self.process)
-        self.addCleanup(_resume, self.process)
-
-    def resume(self):
-        _resume(self.process)
-
 
 def _postgres_bindir():
     for bindir in sorted(glob.glob('/usr/lib/postgresql/*/bin'),
@@ -266,7 +260,7 @@ def _postgres_bindir():
     return None
 
 
-class PrivateRabbitMQ(fixtures.Fixture):
+class PrivateRabbitMQ(_PrivateServer):
     """A RabbitMQ node of this test alone (its own node name, ports and
     data directory; guest/guest on loopback). ``stop()`` kills it with
     SIGKILL, ``start()`` brings it back on the same port and data;
@@ -277,6 +271,8 @@ class PrivateRabbitMQ(fixtures.Fixture):
     ``transport_url`` and ``control_exchange`` as ``RabbitVhost`` has
     them."""
 
+    NAME = 'RabbitMQ'
+    START_TIMEOUT = 90
     SERVER = '/usr/lib/rabbitmq/bin/rabbitmq-server'
 
     def _setUp(self):
@@ -323,12 +319,6 @@ class PrivateRabbitMQ(fixtures.Fixture):
             return True
         except Exception:
             return False
-
-    def start(self):
-        self.process.start()
-        deploy.wait_for(self._answers, 90,
-                        message='the private RabbitMQ did not start:\n%s' %
-                        self.process.log_text(5000))
 
     def _kill(self):
         if self.process.running:
