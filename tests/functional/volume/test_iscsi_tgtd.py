@@ -344,7 +344,12 @@ drivers.register_backend_opts(conf)
 for name, value in args['backend'].items():
     conf.set_override(name, value, group='iscsi1')
 driver = drivers.get_driver(conf, 'iscsi1')
-getattr(driver, args['call'])(args['volume'], args['connector'])
+if args['call'] == 'ensure_exports':
+    # The database says the volume is connected to the connector's host.
+    connected = {args['volume']['id']: (args['volume'], [args['connector']])}
+    driver.ensure_exports(lambda volume_id=None, detaching=True: connected)
+else:
+    getattr(driver, args['call'])(args['volume'], args['connector'])
 '''
 
 # ``tgtadm`` for the child: SIGKILLs its caller at call number $DIE_AT,
@@ -425,6 +430,40 @@ class ProcessDeathTest(TgtdTestCase):
             self.assertEqual({}, self.driver.connections(volume))
         # Killed before each of its six tgtadm calls, then through.
         self.assertEqual(7, step)
+        data = self.driver._connection_info(volume, 'rw')['data']
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_export_pass_killed_at_each_step(self):
+        # The conductor's export pass after tgtd lost its targets (no
+        # sentinel, no target of the volume), its process killed before
+        # each of its tgtadm calls in turn: the volume is never exported
+        # to another host or without CHAP, the sentinel is made last (so
+        # the next pass runs again in full), and the next pass exports the
+        # volume to its host, whose initiator then reads it.
+        volume = self.create()
+        connector = dict(H1, mode='rw')
+        connected = {volume['id']: (volume, [connector])}
+        sentinel = self.driver._sentinel()
+        step = 0
+        while True:
+            step += 1
+            self.assertLess(step, 30)
+            killed = self.run_child('ensure_exports', volume, connector,
+                                    step)
+            self.assertIn(self.exported_to(volume), ([], [I1]), step)
+            if not killed:
+                break
+            self.assertNotIn(sentinel, self.tgtd.targets(), step)
+            # The next pass settles it.
+            self.driver.ensure_exports(lambda **_: connected)
+            self.assertEqual([I1], self.exported_to(volume), step)
+            self.assertIn(sentinel, self.tgtd.targets(), step)
+            # tgtd loses its targets again for the next step.
+            self.driver.terminate_connection(volume, {})
+            self.driver.tgtadm('--op', 'delete', '--mode', 'target',
+                               '--tid', self.tgtd.targets()[sentinel].tid)
+        self.assertGreater(step, 3)
+        self.assertIn(sentinel, self.tgtd.targets())
         data = self.driver._connection_info(volume, 'rw')['data']
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
