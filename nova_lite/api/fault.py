@@ -85,8 +85,7 @@ def exception_to_response(exc):
         if code >= 500:
             LOG.error('%s: %s', exc.__class__.__name__, exc)
         return fault_response(code, exc.format_message(),
-                              getattr(exc, 'headers', None),
-                              exc.error_code if code == 409 else None)
+                              getattr(exc, 'headers', None), exc.error_code)
     if isinstance(exc, webob.exc.HTTPException):
         code = exc.code
         message = (exc.explanation if exc.detail is None else exc.detail)
