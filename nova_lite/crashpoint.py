@@ -72,6 +72,11 @@ API_SWAP_OFFLOADED_AFTER_MOVE = declare(
     'a shelved-offloaded server: the new attachment is complete and the '
     'mapping names the new volume (step swapped); the old attachment is '
     'not deleted yet')
+API_LOCAL_DETACH_AFTER_ACCEPT = declare(
+    'api.local_detach.after_accept', 'api',
+    'no host can detach (offloaded server, or its host forced down): the '
+    'API started the local detach task (step accepted) and its action; '
+    'the mapping has not stepped aside yet')
 API_LOCAL_DETACH_AFTER_DECIDE = declare(
     'api.local_detach.after_decide', 'api',
     'no host can detach (offloaded server, or its host forced down): the '

@@ -298,6 +298,7 @@ class ServerVolumes(object):
         except Exception:
             with excutils.save_and_reraise_exception():
                 bdm.end_task()
+        crashpoint.hit(crashpoint.API_LOCAL_DETACH_AFTER_ACCEPT)
         release.detach_locally(context, self.volume_client, bdm)
 
     def update(self, context, instance, volume_id,

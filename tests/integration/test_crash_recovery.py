@@ -74,6 +74,7 @@ CASES = {
     crashpoint.COMPUTE_DETACH_AFTER_STEP_ASIDE: (FINISHED, 'detach'),
     # The server's host is forced down: the API detaches or deletes
     # without it.
+    crashpoint.API_LOCAL_DETACH_AFTER_ACCEPT: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
     # A volume migration (os-migrate_volume to the other backend) of an
