@@ -369,6 +369,24 @@ def write_chart(path, results, args):
     return path
 
 
+def set_up(deployment):
+    """Start ``deployment``; False (said why) when this machine cannot
+    run it (a service or package missing), any other error raised."""
+    try:
+        deployment.setUp()
+    except (unittest.SkipTest, required.Unavailable) as e:
+        log('cannot start the system: %s', e)
+        return False
+    except fixtures.MultipleExceptions as e:
+        # The fixture cleaned up after itself; its first error says why.
+        cause = required.first_cause(e)
+        if isinstance(cause, (unittest.SkipTest, required.Unavailable)):
+            log('cannot start the system: %s', cause)
+            return False
+        raise
+    return True
+
+
 def save_logs(deployment, directory):
     os.makedirs(directory, exist_ok=True)
     for name, detail in deployment.log_details().items():
@@ -451,18 +469,8 @@ def main(argv=None):
         extra_conf=extra_conf)
     log('starting uWSGI (%d x %d), conductor, compute on RabbitMQ and %s',
         args.processes, args.threads, args.backend)
-    try:
-        deployment.setUp()
-    except (unittest.SkipTest, required.Unavailable) as e:
-        log('cannot start the system: %s', e)
+    if not set_up(deployment):
         return 2
-    except fixtures.MultipleExceptions as e:
-        # The fixture cleaned up after itself; its first error says why.
-        cause = required.first_cause(e)
-        if isinstance(cause, (unittest.SkipTest, required.Unavailable)):
-            log('cannot start the system: %s', cause)
-            return 2
-        raise
     results = []
     skipped = []
     try:

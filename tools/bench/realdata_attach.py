@@ -62,7 +62,6 @@ import os
 import sys
 import threading
 import time
-import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -71,11 +70,9 @@ if ROOT not in sys.path:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import attach_load  # noqa: E402  (its nearest-rank percentiles)
-import fixtures  # noqa: E402
+import attach_load  # noqa: E402  (its percentiles and set-up)
 import sqlalchemy as sa  # noqa: E402
 
-from tests.fixtures import required  # noqa: E402
 from tests.guest import agent  # noqa: E402
 from tests.guest import fixture as guest_fixture  # noqa: E402
 from tests.integration import deployment as deploy  # noqa: E402
@@ -245,17 +242,8 @@ def main(argv=None):
         'mysql', compute_hosts=('bench-%d' % os.getpid(),))
     log('starting the real-data deployment (uWSGI, conductor, compute '
         'with libvirt, RabbitMQ, MariaDB, iscsi on tgtd)')
-    try:
-        deployment.setUp()
-    except (unittest.SkipTest, required.Unavailable) as e:
-        log('cannot start: %s', e)
+    if not attach_load.set_up(deployment):
         return 2
-    except fixtures.MultipleExceptions as e:
-        cause = required.first_cause(e)
-        if isinstance(cause, (unittest.SkipTest, required.Unavailable)):
-            log('cannot start: %s', cause)
-            return 2
-        raise
     import libvirt
     from nova_lite.virt.libvirt import config as vconfig
     results = {SYNC: {'attach': [], 'detach': []},
