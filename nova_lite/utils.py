@@ -3,6 +3,17 @@
 import errno
 import os
 
+from oslo_utils import timeutils
+
+
+def utcnow():
+    """The one clock of every time nova_lite writes into a row and
+    compares with one: naive UTC, to the microsecond (every ``DateTime``
+    column keeps microseconds: ``DATETIME(6)`` on MariaDB). Two moves of
+    one row within a second stay two different times, so a
+    compare-and-swap on a last move tells them apart."""
+    return timeutils.utcnow()
+
 
 def isotime(value):
     """A datetime as Nova and Cinder views show it: naive UTC with

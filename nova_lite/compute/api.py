@@ -35,6 +35,7 @@ from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite import states
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -264,7 +265,7 @@ class API(object):
         process stops before ``release.delete_locally``."""
         states.move(instance, 'begin_delete', expected_host=expected_host,
                     task_owner=server_volumes.owner(self.conf),
-                    task_updated_at=obj_base.utcnow())
+                    task_updated_at=utils.utcnow())
 
     # What PUT /servers/{id} may change (the API maps its keys to these).
     UPDATABLE = ('display_name', 'access_ip_v4', 'access_ip_v6',
@@ -331,7 +332,7 @@ class API(object):
             # Its last move recorded: a host whose message was lost
             # deletes it once stalled (``ComputeManager``).
             states.move(instance, 'begin_delete',
-                        task_updated_at=obj_base.utcnow())
+                        task_updated_at=utils.utcnow())
         except exception.UnexpectedTaskStateError:
             return  # another delete got there first
         self.compute_rpcapi.terminate_instance(context, instance)

@@ -40,10 +40,10 @@ from oslo_log import log as logging
 
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite import states
 from nova_lite import tasks
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -208,5 +208,5 @@ def delete_locally(context, volume_client, instance):
     if release_for_delete(context, volume_client, bdms):
         return False
     states.move(instance, 'deleted_locally', task_owner=None,
-                task_updated_at=None, terminated_at=obj_base.utcnow())
+                task_updated_at=None, terminated_at=utils.utcnow())
     return True

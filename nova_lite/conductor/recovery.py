@@ -67,7 +67,6 @@ from nova_lite.compute import release
 from nova_lite.compute import rpcapi as compute_rpcapi
 from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import exception
-from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
@@ -75,6 +74,7 @@ from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite import states
 from nova_lite import tasks
+from nova_lite import utils
 from nova_lite.volume import api as volume_service
 from nova_lite.volume import client as block_storage
 
@@ -188,7 +188,7 @@ def settle(context, conf, volume_client, notifier, host, at_start=False,
                                          host)
     settler = _Settler(context, conf, volume_client, notifier, me,
                        compute_api=compute_api, conductor_api=conductor_api)
-    stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
+    stalled_before = utils.utcnow().replace(tzinfo=None) - \
         datetime.timedelta(seconds=conf.recovery.stalled_after)
     fenced_owners = fencing.fenced_owners(context)
     in_hand = set(in_hand)

@@ -311,6 +311,91 @@ def _utcnow_postgresql(element, compiler, **kw):
     return "TIMEZONE('UTC', STATEMENT_TIMESTAMP())"
 
 
+# -- compare-and-swap: conditional updates and deletes ------------------------
+#
+# Every move of state nova_lite makes across processes is one of these: one
+# UPDATE (or DELETE) whose WHERE clause holds what the caller read, so of
+# two processes moving the same row from the same state one wins and the
+# other learns it lost (Cinder's ``conditional_update``). The objects reach
+# them through ``NovaLiteObject.conditional_update``/``conditional_destroy``,
+# block storage's records through ``volume.db``.
+
+
+class Not(object):
+    """An expected value a column must *not* hold: ``Not(None)`` (IS NOT
+    NULL), ``Not('x')``, ``Not(['x', 'y'])`` (NOT IN; NULL is not in it)."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def expected_clause(column, value):
+    """The condition that ``column`` holds ``value``: a list, tuple or set
+    is any of its values (``None`` among them: NULL), ``None`` is NULL, a
+    ``Not`` is the opposite, anything else equality (an aware datetime is
+    compared as the naive UTC the columns hold)."""
+    if isinstance(value, Not):
+        inner = value.value
+        if inner is None:
+            return column.is_not(None)
+        if isinstance(inner, (list, tuple, set, frozenset)):
+            inner = [v for v in inner if v is not None]
+            if not inner:
+                return column.is_not(None)
+            return sa.and_(column.is_not(None), column.not_in(
+                [sa.literal(v, column.type) for v in inner]))
+        return sa.and_(column.is_not(None), column != _naive(inner))
+    if value is None:
+        return column.is_(None)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        values = [_naive(v) for v in value if v is not None]
+        # One bound parameter per value: a plain in_(<list>) would make an
+        # expanding parameter, whose SQL is rendered again at every
+        # execution of the cached statement.
+        clauses = [column.in_([sa.literal(v, column.type) for v in values])
+                   ] if values else []
+        if len(values) != len(value):
+            clauses.append(column.is_(None))
+        return sa.or_(*clauses) if clauses else sa.false()
+    return column == _naive(value)
+
+
+def _naive(value):
+    if getattr(value, 'tzinfo', None) is not None:
+        return (value - value.utcoffset()).replace(tzinfo=None)
+    return value
+
+
+def _where(table, expected_values, filters):
+    return [expected_clause(table.c[name], value)
+            for name, value in expected_values.items()] + list(filters)
+
+
+@context_manager.writer
+def conditional_update(context, model, values, expected_values, filters=()):
+    """``UPDATE <model> SET values`` of the rows whose columns hold
+    ``expected_values`` (``{column: expected}``, see ``expected_clause``)
+    and match every clause of ``filters``; True if a row was updated (the
+    caller won), False if none matched (another process moved it first,
+    or it is gone). Joins the caller's transaction. Column defaults apply
+    (``updated_at``)."""
+    table = model.__table__
+    return context.session.execute(
+        sa.update(table).where(*_where(table, expected_values, filters))
+        .values(values)).rowcount > 0
+
+
+@context_manager.writer
+def conditional_destroy(context, model, expected_values, filters=()):
+    """``DELETE`` the rows of ``model`` whose columns hold
+    ``expected_values`` and match ``filters``; True if a row was deleted,
+    as ``conditional_update``."""
+    table = model.__table__
+    return context.session.execute(
+        sa.delete(table).where(*_where(table, expected_values, filters))
+    ).rowcount > 0
+
+
 # -- PostgreSQL: psycopg2's wait callback ------------------------------------
 
 # Seconds: the bound on connecting, and on each wait for an answer of a

@@ -30,10 +30,11 @@ import datetime
 from typing import Optional
 
 from oslo_db.sqlalchemy import models as oslo_models
-from oslo_utils import timeutils
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
+
+from nova_lite import utils
 
 
 def _column_names(constraint, table):
@@ -65,10 +66,6 @@ UUID = sa.String(36)
 _MYSQL_TABLE_ARGS = {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4'}
 
 
-def _utcnow():
-    return timeutils.utcnow()
-
-
 class BASE(oslo_models.ModelBase, orm.DeclarativeBase):
     """Declarative base of every nova_lite model (one MetaData)."""
 
@@ -83,9 +80,9 @@ class TimestampMixin:
     """``created_at`` set on insert, ``updated_at`` on every update."""
 
     created_at: orm.Mapped[Optional[datetime.datetime]] = orm.mapped_column(
-        default=_utcnow)
+        default=utils.utcnow)
     updated_at: orm.Mapped[Optional[datetime.datetime]] = orm.mapped_column(
-        onupdate=_utcnow)
+        onupdate=utils.utcnow)
 
 
 # ---------------------------------------------------------------------------

@@ -3,18 +3,24 @@
 Only objects that cross RPC are versioned objects (placement's lesson: the
 rest can be plain functions). Each object module keeps its query functions
 beside it, as ``@db_api.context_manager.reader``/``writer`` functions taking
-the context first. Object versions are pinned by fingerprint in
-``tests/unit/objects/test_objects.py``: bump the version when fields or
-remotable methods change.
+the context first: one data-access mode for the whole project (as
+``volume.db``): enginefacade session-mode transactions running statements
+built once at import, rows read by column name (``_from_db_object`` for ORM
+rows, ``_from_db_row`` for Core rows through ``result.mappings()``). Every
+compare-and-swap of an object is ``conditional_update`` or
+``conditional_destroy`` (``db_api``'s, Cinder's shape); times are
+``utils.utcnow()``, to the microsecond. Object versions are pinned by
+fingerprint in ``tests/unit/objects/test_objects.py``: bump the version
+when fields or remotable methods change.
 """
 
-from oslo_utils import timeutils
 from oslo_utils import versionutils
 from oslo_versionedobjects import base as ovo_base
 from oslo_versionedobjects import fields
 
 from nova_lite.db import api as db_api
 from nova_lite import exception
+from nova_lite import utils
 
 
 class NovaLiteObjectRegistry(ovo_base.VersionedObjectRegistry):
@@ -80,16 +86,56 @@ class NovaLiteObject(ovo_base.VersionedObject):
         return obj
 
     @classmethod
-    def _from_db_row(cls, context, obj, row, columns):
-        """``_from_db_object`` for a Core result row (or any sequence) of
-        the columns named ``columns`` (in the row's order), e.g. a
-        ``sa.select(table)``'s ``tuple(table.c.keys())``."""
+    def _from_db_row(cls, context, obj, row):
+        """``_from_db_object`` for a Core result row read by name (a
+        ``RowMapping``: ``result.mappings()``): the fields it has."""
         obj = cls._new(context, obj)
-        for index, name in enumerate(columns):
-            if name in cls.fields:
-                setattr(obj, name, row[index])
+        for name in cls.fields:
+            if name in row:
+                setattr(obj, name, row[name])
         obj.obj_reset_changes()
         return obj
+
+    # -- compare-and-swap -------------------------------------------------
+    # ``model``: the ORM model of the object's table; ``IDENTITY``: the
+    # fields that name its row in every statement.
+    model = None
+    IDENTITY = ('uuid',)
+
+    def _identity(self):
+        return {name: getattr(self, name) for name in self.IDENTITY}
+
+    def conditional_update(self, values, expected_values=None, filters=(),
+                           context=None):
+        """Write ``values`` on this object's row if it still holds
+        ``expected_values`` (``{field: expected}``: a value, a list of
+        them, None for NULL, ``db_api.Not(...)``) and matches ``filters``:
+        one compare-and-swap (``db_api.conditional_update``), the shape of
+        Cinder's. True if the row moved: the values, and ``updated_at``,
+        are then this object's too; False if it did not (another process
+        moved it first, or it is gone). ``context``: the transaction to
+        write in (default: the object's)."""
+        values = dict(values)
+        if 'updated_at' in self.fields:
+            values.setdefault('updated_at', utils.utcnow())
+        expected = dict(expected_values or {}, **self._identity())
+        if not db_api.conditional_update(context or self._context,
+                                         self.model, values, expected,
+                                         filters):
+            return False
+        for name, value in values.items():
+            setattr(self, name, value)
+        self.obj_reset_changes(list(values))
+        return True
+
+    def conditional_destroy(self, expected_values=None, filters=(),
+                            context=None):
+        """Delete this object's row if it still holds ``expected_values``
+        and matches ``filters`` (as ``conditional_update``); True if it
+        was deleted."""
+        expected = dict(expected_values or {}, **self._identity())
+        return db_api.conditional_destroy(context or self._context,
+                                          self.model, expected, filters)
 
 
 class NovaLiteTimestampObject(object):
@@ -107,16 +153,11 @@ class ObjectListBase(ovo_base.ObjectListBase):
     pass
 
 
-def utcnow():
-    """Naive UTC now, as stored in the database."""
-    return timeutils.utcnow().replace(tzinfo=None, microsecond=0)
-
-
 def reads(context):
     """One reader transaction for ``with``: the objects' reads inside it
     join it (one snapshot, one BEGIN and one end instead of one per read).
     Keep calls that leave the process (block storage, RPC) outside it."""
-    return db_api.context_manager.reader.connection.using(context)
+    return db_api.context_manager.reader.using(context)
 
 
 __all__ = ['NovaLiteObject', 'NovaLiteObjectRegistry', 'exception']

@@ -8,7 +8,6 @@ lost race into ``InvalidVolume`` ("already attached", 400) or
 
 from oslo_db import exception as db_exc
 from oslo_serialization import jsonutils
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 import sqlalchemy as sa
@@ -19,6 +18,7 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import base
 from nova_lite import tasks
+from nova_lite import utils
 
 SOURCE_VOLUME = 'volume'
 SOURCE_IMAGE = 'image'
@@ -50,31 +50,18 @@ _ANY = object()
 
 
 # Every attach and detach reads and writes mappings several times: the
-# queries are Core statements on the table, built once here with bind
-# parameters, run in connection-mode transactions (no ORM Session, no
-# statement to build or look up per call), and objects are loaded from the
-# result rows. Inside an outer (session-mode) transaction, such as
-# instance_action.transaction(), they join it on its connection.
+# reads and the insert are Core statements on the table, built once here
+# with bind parameters, and objects are loaded from the result rows by
+# column name; every other write is a compare-and-swap of the object
+# (``conditional_update``/``conditional_destroy``). Inside an outer
+# transaction, such as instance_action.transaction(), they join it.
 _BDMS = models.BlockDeviceMapping.__table__
-_COLUMNS = tuple(_BDMS.c.keys())
 
 _INSERT = sa.insert(_BDMS)
-# A row is this object's by its id and its uuid: SQLite gives the id of a
-# deleted last row to the next insert, and a workflow still holding the
-# deleted mapping must not update or delete its successor (a new attach
-# of the same volume).
-_THIS_ROW = sa.and_(_BDMS.c.id == sa.bindparam('bdm_id'),
-                    _BDMS.c.uuid == sa.bindparam('bdm_uuid'))
-# The SET clause is made of the parameters given that are columns.
-_UPDATE = sa.update(_BDMS).where(_THIS_ROW)
-_DELETE = sa.delete(_BDMS).where(_THIS_ROW)
-# The delete of a row whose task this object's generation still holds (a
-# service that took the task over raised it: the delete is then not ours).
-_DELETE_FENCED = sa.delete(_BDMS).where(
-    _THIS_ROW, _BDMS.c.task_generation == sa.bindparam('generation'))
-_DELETE_IF_PENDING = sa.delete(_BDMS).where(
-    _THIS_ROW,
-    _BDMS.c.attachment_id.is_(None), _BDMS.c.connection_info.is_(None))
+# A row is this object's by its id and its uuid (``IDENTITY``): SQLite
+# gives the id of a deleted last row to the next insert, and a workflow
+# still holding the deleted mapping must not update or delete its
+# successor (a new attach of the same volume).
 # A volume_id of None means IS NULL (the mappings of no volume), as an
 # ORM filter_by(volume_id=None) did.
 _BY_VOLUME_AND_INSTANCE = sa.select(_BDMS).where(
@@ -92,36 +79,7 @@ _BY_INSTANCES = sa.select(_BDMS).where(
 ).order_by(_BDMS.c.id)
 
 
-def _task_clause(expected_task, expected_owner, expected_step,
-                 expected_updated_at, expected_generation=_ANY):
-    """The compare of a task move: the mapping still carries the task,
-    owner, step, generation and (when given) last move the caller read."""
-    clauses = [_THIS_ROW]
-    for column, value in ((_BDMS.c.task, expected_task),
-                          (_BDMS.c.task_owner, expected_owner),
-                          (_BDMS.c.task_step, expected_step),
-                          (_BDMS.c.task_updated_at, expected_updated_at),
-                          (_BDMS.c.task_generation, expected_generation)):
-        if value is _ANY:
-            continue
-        if getattr(value, 'tzinfo', None) is not None:
-            value = value.replace(tzinfo=None)  # stored as naive UTC
-        clauses.append(column.is_(None) if value is None else column == value)
-    return sa.and_(*clauses)
-
-
-@db_api.context_manager.writer.connection
-def _move_task(context, row, values, expected_task, expected_owner,
-               expected_step, expected_updated_at, expected_generation):
-    """Compare-and-swap of the task columns; the number of rows moved."""
-    return context.connection.execute(
-        sa.update(_BDMS).where(_task_clause(
-            expected_task, expected_owner, expected_step,
-            expected_updated_at, expected_generation)),
-        dict(values, **row)).rowcount
-
-
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_with_tasks(context, owners, updated_before):
     query = sa.select(_BDMS).where(_BDMS.c.task.is_not(None))
     if owners is not None:
@@ -129,65 +87,45 @@ def _get_with_tasks(context, owners, updated_before):
     if updated_before is not None:
         query = query.where(sa.or_(_BDMS.c.task_updated_at.is_(None),
                                    _BDMS.c.task_updated_at < updated_before))
-    return context.connection.execute(query.order_by(_BDMS.c.id)).all()
+    return context.session.execute(
+        query.order_by(_BDMS.c.id)).mappings().all()
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _create(context, values):
-    """The new row's values, in the order of ``_COLUMNS``: those given,
-    the columns' defaults (created_at) and the new id."""
-    result = context.connection.execute(_INSERT, values)
-    # What was written: the values given and the defaults computed for
-    # the others (the other columns are NULL).
-    written = result.last_inserted_params()
+    """The new row's values by column name: those given, the columns'
+    defaults (created_at) and the new id (the other columns are NULL)."""
+    result = context.session.execute(_INSERT, values)
+    written = dict.fromkeys(_BDMS.c.keys())
+    written.update(result.last_inserted_params())
     written['id'] = result.inserted_primary_key[0]
-    return tuple(written.get(name) for name in _COLUMNS)
+    return written
 
 
-@db_api.context_manager.writer.connection
-def _update(context, row, values):
-    """The number of rows updated (0: the mapping is gone). ``row``: the
-    object's ``_row()``, as every statement below takes it."""
-    return context.connection.execute(_UPDATE, dict(values, **row)).rowcount
-
-
-@db_api.context_manager.writer.connection
-def _destroy(context, row, generation):
-    if generation is _ANY:
-        return context.connection.execute(_DELETE, row).rowcount
-    return context.connection.execute(
-        _DELETE_FENCED, dict(row, generation=generation)).rowcount
-
-
-@db_api.context_manager.writer.connection
-def _destroy_if_pending(context, row):
-    return context.connection.execute(_DELETE_IF_PENDING, row).rowcount
-
-
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_volume_and_instance(context, volume_id, instance_uuid):
     if volume_id is None:
-        return context.connection.execute(
+        return context.session.execute(
             _BY_NO_VOLUME_AND_INSTANCE,
-            {'instance_uuid': instance_uuid}).one_or_none()
-    return context.connection.execute(
+            {'instance_uuid': instance_uuid}).mappings().one_or_none()
+    return context.session.execute(
         _BY_VOLUME_AND_INSTANCE,
         {'volume_id': volume_id, 'instance_uuid': instance_uuid}
-    ).one_or_none()
+    ).mappings().one_or_none()
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_volume(context, volume_id):
     if volume_id is None:
-        return context.connection.execute(_BY_NO_VOLUME).all()
-    return context.connection.execute(
-        _BY_VOLUME, {'volume_id': volume_id}).all()
+        return context.session.execute(_BY_NO_VOLUME).mappings().all()
+    return context.session.execute(
+        _BY_VOLUME, {'volume_id': volume_id}).mappings().all()
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_instance_uuids(context, instance_uuids):
-    return context.connection.execute(
-        _BY_INSTANCES, {'instance_uuids': instance_uuids}).all()
+    return context.session.execute(
+        _BY_INSTANCES, {'instance_uuids': instance_uuids}).mappings().all()
 
 
 def _translate_duplicate(exc, values):
@@ -273,6 +211,9 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self.connection_info = (jsonutils.dumps(info)
                                 if info is not None else None)
 
+    model = models.BlockDeviceMapping
+    IDENTITY = ('id', 'uuid')
+
     @classmethod
     def new_volume(cls, context, instance_uuid, volume_id, device_name=None,
                    boot_index=None, tag=None, delete_on_termination=False,
@@ -302,24 +243,22 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
             row = _create(self._context, values)
         except db_exc.DBDuplicateEntry as exc:
             _translate_duplicate(exc, values)
-        self._from_db_row(self._context, self, row, _COLUMNS)
+        self._from_db_row(self._context, self, row)
 
     def save(self):
         values = {k: v for k, v in self.obj_get_changes().items()
                   if k in _MODEL_FIELDS and k != 'uuid'}
         if not values:
             return
-        # The row is not read back: what changed is what was written, and
-        # updated_at is set here rather than by the column's onupdate.
-        values['updated_at'] = timeutils.utcnow()
+        # The row is not read back: what changed is what was written, with
+        # the updated_at conditional_update writes.
         try:
-            updated = _update(self._context, self._row(), values)
+            updated = self.conditional_update(values)
         except db_exc.DBDuplicateEntry as exc:
             _translate_duplicate(exc, values)
         if not updated:
             raise exception.VolumeBDMNotFound(
                 instance_uuid=self.instance_uuid, volume_id=self.volume_id)
-        self.updated_at = values['updated_at']
         self.obj_reset_changes()
 
     def _generation(self):
@@ -329,25 +268,24 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
             return self.task_generation
         return _ANY
 
-    def _row(self):
-        """What names this object's row in a statement: its id and uuid."""
-        return {'bdm_id': self.id, 'bdm_uuid': self.uuid}
-
     def destroy(self, context=None):
         """Delete the mapping, if its task generation is still the one
         this object read (a conditional delete: a service that took the
         task over meanwhile raised it, and the row is then no longer this
         object's to delete); True if it was deleted. ``context``: the
         transaction to delete in (default: the object's)."""
-        return bool(_destroy(context or self._context, self._row(),
-                             self._generation()))
+        generation = self._generation()
+        return self.conditional_destroy(
+            {} if generation is _ANY else {'task_generation': generation},
+            context=context)
 
     def destroy_if_pending(self):
         """Delete the mapping if its attach is still pending (no
         attachment yet: a compare-and-swap); True if it was deleted. The
         attach workflow notices the mapping is gone at its next write and
         undoes what it did."""
-        return bool(_destroy_if_pending(self._context, self._row()))
+        return self.conditional_destroy({'attachment_id': None,
+                                         'connection_info': None})
 
     # -- the operation in flight (crash safety) ---------------------------
     # Every move of the task columns is a compare-and-swap on the task and
@@ -366,22 +304,22 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         """The compare-and-swap of every task move: on the task and owner
         given, the step and last move when given, and the generation this
         object holds (``expected_generation``, when given, instead)."""
-        values = dict(values, task_updated_at=timeutils.utcnow())
+        values = dict(values, task_updated_at=utils.utcnow())
         if 'task_data' in values and values['task_data'] is not None and \
                 not isinstance(values['task_data'], str):
             values['task_data'] = jsonutils.dumps(values['task_data'])
         if expected_generation is None:
             expected_generation = self._generation()
-        moved = _move_task(self._context, self._row(), values, expected_task,
-                           expected_owner, expected_step,
-                           expected_updated_at, expected_generation)
-        if not moved:
+        expected = {'task': expected_task, 'task_owner': expected_owner,
+                    'task_step': expected_step,
+                    'task_updated_at': expected_updated_at,
+                    'task_generation': expected_generation}
+        if not self.conditional_update(values, {
+                name: value for name, value in expected.items()
+                if value is not _ANY}):
             raise exception.TaskOwnerChanged(
                 task=expected_task or values.get('task'),
                 volume_id=self.volume_id, instance_uuid=self.instance_uuid)
-        for name, value in values.items():
-            setattr(self, name, value)
-        self.obj_reset_changes(list(values))
 
     def set_task(self, task, owner, step, data=None):
         """The task a mapping not created yet is created with (one
@@ -391,7 +329,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         self.task_owner = owner
         self.task_step = step
         self.task_data = None if data is None else jsonutils.dumps(data)
-        self.task_updated_at = timeutils.utcnow()
+        self.task_updated_at = utils.utcnow()
 
     def _next_generation(self):
         generation = self._generation()
@@ -419,13 +357,13 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
                     raise exception.VolumeBDMNotFound(
                         instance_uuid=self.instance_uuid,
                         volume_id=self.volume_id)
-                if current.task is not None:
+                if current['task'] is not None:
                     raise exception.VolumeTaskInProgress(
                         volume_id=self.volume_id,
-                        instance_uuid=self.instance_uuid, task=current.task)
+                        instance_uuid=self.instance_uuid, task=current['task'])
                 # An earlier task started and ended since this object was
                 # read: try again from the generation it left.
-                self.task_generation = current.task_generation
+                self.task_generation = current['task_generation']
                 self.obj_reset_changes(['task_generation'])
         raise exception.TaskOwnerChanged(
             task=task, volume_id=self.volume_id,
@@ -474,9 +412,6 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         ``TaskOwnerChanged`` otherwise. With ``expected_updated_at``, a
         claim: of two services touching the same stalled task to act on
         it, one wins."""
-        if expected_updated_at is not _ANY and \
-                expected_updated_at is not None:
-            expected_updated_at = expected_updated_at.replace(tzinfo=None)
         self._cas_task({}, self.task, self.task_owner, self.task_step,
                        expected_updated_at)
 
@@ -518,7 +453,7 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def get_with_tasks(cls, context, owners=None, updated_before=None):
         """Mappings with an operation in flight: of the given ``owners``
         only, and/or that last moved before ``updated_before``."""
-        return [cls._from_db_row(context, None, b, _COLUMNS)
+        return [cls._from_db_row(context, None, b)
                 for b in _get_with_tasks(context, owners, updated_before)]
 
     @classmethod
@@ -529,18 +464,18 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         if db_obj is None:
             raise exception.VolumeBDMNotFound(instance_uuid=instance_uuid,
                                               volume_id=volume_id)
-        return cls._from_db_row(context, None, db_obj, _COLUMNS)
+        return cls._from_db_row(context, None, db_obj)
 
     @classmethod
     def get_all_by_volume(cls, context, volume_id):
         """Every mapping of the volume, on any server."""
-        return [cls._from_db_row(context, None, b, _COLUMNS)
+        return [cls._from_db_row(context, None, b)
                 for b in _get_by_volume(context, volume_id)]
 
     @classmethod
     def get_all_by_instance(cls, context, instance_uuid):
         """The server's mappings, in creation order."""
-        return [cls._from_db_row(context, None, b, _COLUMNS)
+        return [cls._from_db_row(context, None, b)
                 for b in _get_by_instance_uuids(context, [instance_uuid])]
 
     @classmethod
@@ -549,6 +484,6 @@ class BlockDeviceMapping(base.NovaLiteObject, base.NovaLiteTimestampObject):
         result = {uuid: [] for uuid in instance_uuids}
         if instance_uuids:
             for b in _get_by_instance_uuids(context, list(instance_uuids)):
-                result[b.instance_uuid].append(
-                    cls._from_db_row(context, None, b, _COLUMNS))
+                result[b['instance_uuid']].append(
+                    cls._from_db_row(context, None, b))
         return result

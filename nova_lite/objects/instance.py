@@ -1,7 +1,8 @@
 """Servers (the ``instances`` table).
 
 State moves by compare-and-swap: ``Instance.save(expected_task_state=...)``
-is one ``UPDATE ... WHERE task_state IN (...)``, and a lost race raises
+is one ``UPDATE ... WHERE task_state IN (...)`` (the object's
+``conditional_update``), and a lost race raises
 ``UnexpectedTaskStateError`` (409) instead of overwriting another request's
 change. A deleted server keeps its row with ``vm_state = 'deleted'`` (its
 instance actions stay readable); every lookup skips it unless asked.
@@ -18,6 +19,7 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.objects import base
 from nova_lite import states
+from nova_lite import utils
 
 _UNSET = object()
 
@@ -35,38 +37,24 @@ _FIELDS_SINCE_1_2 = ('access_ip_v4', 'access_ip_v6', 'hostname')
 _FIELDS_SINCE_1_3 = ('display_description', 'server_metadata')
 
 
-def _state_clause(column, expected):
-    """``column IN expected``, where ``None`` in ``expected`` means NULL."""
-    expected = list(expected)
-    values = [v for v in expected if v is not None]
-    clauses = []
-    if values:
-        clauses.append(column.in_(values))
-    if None in expected:
-        clauses.append(column.is_(None))
-    return sa.or_(*clauses) if clauses else sa.false()
-
-
 def _not_deleted():
     return models.Instance.vm_state != states.DELETED
 
 
-# The lookup every request and RPC method starts with: Core statements
-# on the table, built once, in a connection-mode transaction (no ORM
-# Session); the object is loaded from the result row.
+# The lookup every request and RPC method starts with: a Core statement
+# on the table, built once; the object is loaded from the result row.
 _INSTANCES = models.Instance.__table__
-_COLUMNS = tuple(_INSTANCES.c.keys())
 _BY_UUID = sa.select(_INSTANCES).where(
     _INSTANCES.c.uuid == sa.bindparam('uuid'))
 _BY_UUID_NOT_DELETED = _BY_UUID.where(_INSTANCES.c.vm_state != states.DELETED)
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_uuid(context, uuid, read_deleted):
-    """The server's row (values in the order of ``_COLUMNS``) or None."""
-    return context.connection.execute(
+    """The server's row (by column name) or None."""
+    return context.session.execute(
         _BY_UUID if read_deleted else _BY_UUID_NOT_DELETED,
-        {'uuid': uuid}).one_or_none()
+        {'uuid': uuid}).mappings().one_or_none()
 
 
 @db_api.context_manager.writer
@@ -77,28 +65,6 @@ def _create(context, values, bdm_values):
         context.session.add(models.BlockDeviceMapping(**values))
     context.session.flush()
     return instance
-
-
-@db_api.context_manager.writer
-def _update(context, uuid, values, expected_task_state, expected_vm_state,
-            expected_host):
-    query = sa.update(models.Instance).where(
-        models.Instance.uuid == uuid, _not_deleted())
-    if expected_task_state is not _UNSET:
-        query = query.where(_state_clause(models.Instance.task_state,
-                                          expected_task_state))
-    if expected_vm_state is not _UNSET:
-        query = query.where(_state_clause(models.Instance.vm_state,
-                                          expected_vm_state))
-    if expected_host is not _UNSET:
-        query = query.where(_state_clause(models.Instance.host,
-                                          [expected_host]))
-    result = context.session.execute(
-        query.values(**values).execution_options(synchronize_session=False))
-    instance = context.session.execute(
-        sa.select(models.Instance).filter_by(uuid=uuid)
-        .execution_options(populate_existing=True)).scalar_one_or_none()
-    return result.rowcount, instance
 
 
 def _name_clause(name):
@@ -161,20 +127,6 @@ def _get_stalled_tasks(context, task_state, owner_prefixes, updated_before):
     ).scalars().all()
 
 
-@db_api.context_manager.writer
-def _take_over_task(context, uuid, owner, now, expected_owner,
-                    expected_updated_at):
-    moved = models.Instance.task_updated_at
-    return context.session.execute(
-        sa.update(models.Instance).where(
-            models.Instance.uuid == uuid,
-            _state_clause(models.Instance.task_owner, [expected_owner]),
-            moved.is_(None) if expected_updated_at is None
-            else moved == expected_updated_at)
-        .values(task_owner=owner, task_updated_at=now)
-        .execution_options(synchronize_session=False)).rowcount
-
-
 @db_api.context_manager.reader
 def _count_by_host(context, hosts):
     rows = context.session.execute(
@@ -229,6 +181,8 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         'server_metadata': fields.DictOfStringsField(nullable=True),
     })
 
+    model = models.Instance
+
     @property
     def status(self):
         return states.status_of(self.vm_state, self.task_state)
@@ -240,7 +194,7 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         row = _get_by_uuid(context, uuid, read_deleted)
         if row is None:
             raise exception.InstanceNotFound(instance_id=uuid)
-        return cls._from_db_row(context, None, row, _COLUMNS)
+        return cls._from_db_row(context, None, row)
 
     def create(self, block_device_mappings=()):
         """Insert the server and its block device mappings (objects not
@@ -264,22 +218,22 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
                    if k in _UPDATABLE}
         if not changes:
             return
-        rowcount, db_obj = _update(self._context, self.uuid, changes,
-                                   expected_task_state, expected_vm_state,
-                                   expected_host)
-        if db_obj is None or (rowcount == 0 and
-                              db_obj.vm_state == states.DELETED):
+        given = {name: value for name, value in (
+            ('task_state', expected_task_state),
+            ('vm_state', expected_vm_state), ('host', expected_host))
+            if value is not _UNSET}
+        expected = {name: [value] if name == 'host' else list(value)
+                    for name, value in given.items()}
+        if self.conditional_update(changes, expected,
+                                   filters=(_not_deleted(),)):
+            return
+        row = _get_by_uuid(self._context, self.uuid, True)
+        if row is None or row['vm_state'] == states.DELETED or not given:
+            # Gone, or (nothing expected) deleted since it was read.
             raise exception.InstanceNotFound(instance_id=self.uuid)
-        if rowcount == 0:
-            if expected_task_state is not _UNSET:
-                expected, actual = expected_task_state, db_obj.task_state
-            elif expected_vm_state is not _UNSET:
-                expected, actual = expected_vm_state, db_obj.vm_state
-            else:
-                expected, actual = expected_host, db_obj.host
-            raise exception.UnexpectedTaskStateError(
-                instance_uuid=self.uuid, expected=expected, actual=actual)
-        self._from_db_object(self._context, self, db_obj)
+        name = next(iter(given))
+        raise exception.UnexpectedTaskStateError(
+            instance_uuid=self.uuid, expected=given[name], actual=row[name])
 
     @classmethod
     def get_stalled_tasks(cls, context, task_state, binaries,
@@ -296,23 +250,18 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
         """Take the server's task over from its stalled owner: a
         compare-and-swap on the owner and the last move this object read
         from the database; ``TaskOwnerChanged`` if it moved meanwhile."""
-        expected = self.task_updated_at
-        if expected is not None:
-            expected = expected.replace(tzinfo=None)
-        now = base.utcnow().replace(tzinfo=None)
-        if not _take_over_task(self._context, self.uuid, owner, now,
-                               self.task_owner, expected):
+        if not self.conditional_update(
+                {'task_owner': owner, 'task_updated_at': utils.utcnow()},
+                {'task_owner': self.task_owner,
+                 'task_updated_at': self.task_updated_at}):
             raise exception.InstanceTaskOwnerChanged(
                 task=self.task_state, instance_uuid=self.uuid)
-        self.task_owner = owner
-        self.task_updated_at = now
-        self.obj_reset_changes(['task_owner', 'task_updated_at'])
 
     def refresh(self):
         row = _get_by_uuid(self._context, self.uuid, True)
         if row is None:
             raise exception.InstanceNotFound(instance_id=self.uuid)
-        self._from_db_row(self._context, self, row, _COLUMNS)
+        self._from_db_row(self._context, self, row)
 
 
 def get_all(context, project_id=None, status=None, name=None,

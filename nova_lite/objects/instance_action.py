@@ -19,6 +19,7 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.objects import base
 from nova_lite.objects import instance_fault
+from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
 
@@ -46,17 +47,14 @@ RESTORE = 'restore'
 def transaction(context):
     """A writer transaction for ``with``: an action and the rows its
     request writes with it (a block device mapping) are written in one
-    transaction, all or nothing. It is a connection-mode transaction (the
-    Core writers of actions, events and mappings run on its connection;
-    an ORM Session is made, on that connection, only if a session-mode
-    writer inside asks for one)."""
-    return db_api.context_manager.writer.connection.using(context)
+    transaction, all or nothing: the writers inside join it."""
+    return db_api.context_manager.writer.using(context)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _action_start(context, values):
     """INSERT the action; returns its id."""
-    result = context.connection.execute(_INSERT_ACTION, values)
+    result = context.session.execute(_INSERT_ACTION, values)
     return result.inserted_primary_key[0]
 
 
@@ -107,11 +105,8 @@ def _get_actions(context, instance_uuid, limit, marker, changes_since,
 # Every step of every request records an event start and finish (four
 # writer transactions per attach), and every request that changes a server
 # starts an action. These writers are Core statements on the tables, built
-# once with bound parameters and run on the transaction's Connection
-# (enginefacade's ``.connection`` mode, no ORM Session): about a third of
-# the CPU of the same statements built per call and run through a Session
-# (event start + finish 860 -> 310 us on SQLite). Called inside an outer
-# ``transaction()`` (a Session), they join it through its connection.
+# once with bound parameters (not per call). Called inside an outer
+# ``transaction()``, they join it.
 _ACTIONS = models.InstanceAction.__table__
 _EVENTS = models.InstanceActionEvent.__table__
 
@@ -139,19 +134,16 @@ _FINISH_EVENT = sa.update(_EVENTS).where(
     _EVENTS.c.id == sa.bindparam('event_id')).values(
     finish_time=sa.bindparam('finish_time'), result=sa.bindparam('result'),
     details=sa.bindparam('details'), traceback=sa.bindparam('traceback'))
-# The same, if nobody finished the event yet (a service that settled the
-# step meanwhile: its verdict stands).
-_FINISH_OPEN_EVENT = _FINISH_EVENT.where(_EVENTS.c.finish_time.is_(None))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _finish_action(context, action_id, finish_time):
-    context.connection.execute(_FINISH_ACTION, {
+    context.session.execute(_FINISH_ACTION, {
         'action_id': action_id, 'finish_time': finish_time})
 
 
 def _action_id(context, instance_uuid, request_id):
-    action_id = context.connection.execute(_ACTION_ID, {
+    action_id = context.session.execute(_ACTION_ID, {
         'instance_uuid': instance_uuid, 'request_id': request_id}).scalar()
     if action_id is None:
         raise exception.InstanceActionNotFound(request_id=request_id,
@@ -167,19 +159,19 @@ def _action_id(context, instance_uuid, request_id):
 # Updating the action first serializes them on its row instead.
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _event_start(context, instance_uuid, request_id, values):
     """Returns ``(action id, event id)``: what ``_event_finish`` needs to
     finish this event without looking either up again."""
     action_id = _action_id(context, instance_uuid, request_id)
-    context.connection.execute(_TOUCH_ACTION, {
+    context.session.execute(_TOUCH_ACTION, {
         'action_id': action_id, 'at': values['start_time']})
-    result = context.connection.execute(
+    result = context.session.execute(
         _INSERT_EVENT, dict(values, action_id=action_id))
     return action_id, result.inserted_primary_key[0]
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _event_finish(context, instance_uuid, request_id, event_name, values,
                   ids=None, open_only=False):
     """Finish the request's latest ``event_name`` event, or, with ``ids``
@@ -190,22 +182,27 @@ def _event_finish(context, instance_uuid, request_id, event_name, values,
         action_id, event_id = ids
     else:
         action_id = _action_id(context, instance_uuid, request_id)
-        event_id = context.connection.execute(_LAST_EVENT_ID, {
+        event_id = context.session.execute(_LAST_EVENT_ID, {
             'action_id': action_id, 'event_name': event_name}).scalar()
     if event_id is None:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
     touch = (_TOUCH_ACTION_ERROR if values['result'] == RESULT_ERROR
              else _TOUCH_ACTION)
-    context.connection.execute(touch, {'action_id': action_id,
-                                       'at': values['finish_time']})
-    result = context.connection.execute(
-        _FINISH_OPEN_EVENT if open_only else _FINISH_EVENT, {
-            'event_id': event_id, 'finish_time': values['finish_time'],
-            'result': values['result'], 'details': values.get('details'),
-            'traceback': values.get('traceback')})
-    if open_only and result.rowcount == 0:
+    context.session.execute(touch, {'action_id': action_id,
+                                    'at': values['finish_time']})
+    finish = {'finish_time': values['finish_time'],
+              'result': values['result'], 'details': values.get('details'),
+              'traceback': values.get('traceback')}
+    if open_only:
+        # Unless somebody finished it already (a service that settled the
+        # step meanwhile: its verdict stands).
+        db_api.conditional_update(context, models.InstanceActionEvent,
+                                  finish, {'id': event_id,
+                                           'finish_time': None})
         return
+    result = context.session.execute(_FINISH_EVENT,
+                                     dict(finish, event_id=event_id))
     if result.rowcount != 1:
         raise exception.InstanceActionEventNotFound(action_id=action_id,
                                                     event=event_name)
@@ -232,13 +229,13 @@ class InstanceActionEvent(base.NovaLiteObject,
     def event_start(context, instance_uuid, event_name, host=None):
         """Record the start; returns the ``ids`` for ``event_finish``."""
         return _event_start(context, instance_uuid, context.request_id, {
-            'event': event_name, 'start_time': base.utcnow(),
+            'event': event_name, 'start_time': utils.utcnow(),
             'host': host})
 
     @staticmethod
     def event_finish(context, instance_uuid, event_name, exc=None,
                      exc_tb=None, ids=None, open_only=False):
-        values = {'finish_time': base.utcnow(), 'result': RESULT_SUCCESS}
+        values = {'finish_time': utils.utcnow(), 'result': RESULT_SUCCESS}
         if exc is not None:
             message, _code = instance_fault.message_and_code(exc)
             values.update(
@@ -280,7 +277,7 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
     @classmethod
     def action_start(cls, context, instance_uuid, action):
         """Record that the request ``context`` started ``action``."""
-        now = base.utcnow()
+        now = utils.utcnow()
         values = {
             'action': action, 'instance_uuid': instance_uuid,
             'request_id': context.request_id,
@@ -294,7 +291,7 @@ class InstanceAction(base.NovaLiteObject, base.NovaLiteTimestampObject):
         return obj
 
     def finish(self):
-        self.finish_time = base.utcnow()
+        self.finish_time = utils.utcnow()
         _finish_action(self._context, self.id, self.finish_time)
         self.obj_reset_changes(['finish_time'])
 
@@ -402,16 +399,16 @@ def record_failure(context, instance_uuid, event_name, exc, host=None):
     return True
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _finish_open_events(context, instance_uuid, request_id, values):
     """Finish every event of the request's action still open; the number
     finished."""
     action_id = _action_id(context, instance_uuid, request_id)
     touch = (_TOUCH_ACTION_ERROR if values['result'] == RESULT_ERROR
              else _TOUCH_ACTION)
-    context.connection.execute(touch, {'action_id': action_id,
-                                       'at': values['finish_time']})
-    return context.connection.execute(
+    context.session.execute(touch, {'action_id': action_id,
+                                    'at': values['finish_time']})
+    return context.session.execute(
         sa.update(_EVENTS).where(_EVENTS.c.action_id == action_id,
                                  _EVENTS.c.finish_time.is_(None))
         .values(**values)).rowcount
@@ -424,7 +421,7 @@ def settle_events(context, instance_uuid, event_name, exc=None, host=None):
     was open and the work was rolled back, an ``event_name`` event records
     the error, so the user always sees why the volume is not attached.
     Nothing happens when the request recorded no action."""
-    values = {'finish_time': base.utcnow(), 'result': RESULT_SUCCESS,
+    values = {'finish_time': utils.utcnow(), 'result': RESULT_SUCCESS,
               'details': None, 'traceback': None}
     if exc is not None:
         message, _code = instance_fault.message_and_code(exc)

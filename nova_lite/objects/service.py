@@ -43,7 +43,6 @@ binary leaves them out.
 import datetime
 
 from oslo_db import exception as db_exc
-from oslo_utils import timeutils
 from oslo_utils import uuidutils
 from oslo_versionedobjects import fields
 import sqlalchemy as sa
@@ -52,6 +51,7 @@ from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.objects import base
+from nova_lite import utils
 
 # Bump when a compute or conductor gains something an older peer cannot do;
 # the API checks the minimum over all services before using a new feature.
@@ -74,10 +74,9 @@ SCHEDULER_BINARY = 'cinder-scheduler'
 BLOCK_STORAGE_BINARIES = (VOLUME_BINARY, SCHEDULER_BINARY)
 
 
-# The reads: Core statements on the table, built once, in connection-mode
-# transactions (no ORM Session); objects are loaded from the result rows.
+# The reads: Core statements on the table, built once; objects are loaded
+# from the result rows by column name.
 _SERVICES = models.Service.__table__
-_COLUMNS = tuple(_SERVICES.c.keys())
 _BY_HOST_AND_BINARY = sa.select(_SERVICES).where(
     _SERVICES.c.host == sa.bindparam('host'),
     _SERVICES.c.binary == sa.bindparam('binary'))
@@ -102,7 +101,6 @@ _CLOCK_NOW = sa.select(
     db_api.utcnow()).where(_CLOCK.c.id == _CLOCK_ID)
 _CLOCK_FOR_TICK = _CLOCK_NOW.with_for_update()
 _NOW = sa.select(db_api.utcnow())
-_EXCLUDED_INDEX = _COLUMNS.index('excluded_ms')
 
 
 def _excess_ms(gap, max_gap_ms):
@@ -111,13 +109,13 @@ def _excess_ms(gap, max_gap_ms):
     return max(0, int(gap.total_seconds() * 1000) - max_gap_ms)
 
 
-def _read_clock(connection):
+def _read_clock(session):
     """(the database's now, excluded_ms as of now) as a reader counts them
     (a gap still open beyond its max_gap_ms counts as excluded); None for
     excluded_ms when there is no clock yet."""
-    row = connection.execute(_CLOCK_NOW).first()
+    row = session.execute(_CLOCK_NOW).first()
     if row is None:
-        return connection.execute(_NOW).scalar(), None
+        return session.execute(_NOW).scalar(), None
     ticked_at, excluded_ms, max_gap_ms, now = row
     return now, excluded_ms + _excess_ms(now - ticked_at, max_gap_ms)
 
@@ -126,37 +124,37 @@ class _NoClock(Exception):
     pass
 
 
-def _tick_in(connection, max_gap_ms):
+def _tick_in(session, max_gap_ms):
     """Record a write in the clock (its row locked until the transaction
     ends); returns (the database's now, excluded_ms after the tick)."""
-    row = connection.execute(_CLOCK_FOR_TICK).first()
+    row = session.execute(_CLOCK_FOR_TICK).first()
     if row is None:
         raise _NoClock()
     ticked_at, excluded_ms, _old_max_gap, now = row
     excluded_ms += _excess_ms(now - ticked_at, max_gap_ms)
-    connection.execute(
+    session.execute(
         sa.update(_CLOCK).where(_CLOCK.c.id == _CLOCK_ID).values(
             ticked_at=max(now, ticked_at), excluded_ms=excluded_ms,
             max_gap_ms=max_gap_ms))
     return now, excluded_ms
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _create_clock(context, max_gap_ms):
-    now = context.connection.execute(_NOW).scalar()
-    context.connection.execute(sa.insert(_CLOCK).values(
+    now = context.session.execute(_NOW).scalar()
+    context.session.execute(sa.insert(_CLOCK).values(
         id=_CLOCK_ID, ticked_at=now, excluded_ms=0, max_gap_ms=max_gap_ms))
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _tick(context, max_gap_ms):
-    return _tick_in(context.connection, max_gap_ms)
+    return _tick_in(context.session, max_gap_ms)
 
 
-@db_api.context_manager.writer.connection
+@db_api.context_manager.writer
 def _beat(context, service_id, max_gap_ms):
-    now, excluded_ms = _tick_in(context.connection, max_gap_ms)
-    context.connection.execute(
+    now, excluded_ms = _tick_in(context.session, max_gap_ms)
+    context.session.execute(
         sa.update(_SERVICES).where(_SERVICES.c.id == service_id).values(
             last_seen_up=now, excluded_ms=excluded_ms))
     return now, excluded_ms
@@ -183,32 +181,33 @@ def tick(context, report_interval):
     _with_clock(_tick, context, report_interval)
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_host_and_binary(context, host, binary):
-    """The service's row (values in the order of ``_COLUMNS``) or None,
+    """The service's row (by column name) or None,
     and the clock (``_read_clock``)."""
-    row = context.connection.execute(
-        _BY_HOST_AND_BINARY, {'host': host, 'binary': binary}).one_or_none()
-    return row, (_read_clock(context.connection) if row is not None
+    row = context.session.execute(
+        _BY_HOST_AND_BINARY,
+        {'host': host, 'binary': binary}).mappings().one_or_none()
+    return row, (_read_clock(context.session) if row is not None
                  else None)
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_by_uuid(context, uuid):
-    row = context.connection.execute(
-        _BY_UUID, {'uuid': uuid}).one_or_none()
-    return row, (_read_clock(context.connection) if row is not None
+    row = context.session.execute(
+        _BY_UUID, {'uuid': uuid}).mappings().one_or_none()
+    return row, (_read_clock(context.session) if row is not None
                  else None)
 
 
-@db_api.context_manager.reader.connection
+@db_api.context_manager.reader
 def _get_all(context, binary=None):
     if binary:
-        rows = context.connection.execute(
-            _ALL_OF_BINARY, {'binary': binary}).all()
+        rows = context.session.execute(
+            _ALL_OF_BINARY, {'binary': binary}).mappings().all()
     else:
-        rows = context.connection.execute(_ALL).all()
-    return rows, (_read_clock(context.connection) if rows else None)
+        rows = context.session.execute(_ALL).mappings().all()
+    return rows, (_read_clock(context.session) if rows else None)
 
 
 @db_api.context_manager.writer
@@ -253,9 +252,9 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
 
     @classmethod
     def _from_row_and_clock(cls, context, row, clock):
-        obj = cls._from_db_row(context, None, row, _COLUMNS)
+        obj = cls._from_db_row(context, None, row)
         # Not fields: what is_up needs of the row and the clock.
-        obj._excluded_at_beat = row[_EXCLUDED_INDEX]
+        obj._excluded_at_beat = row['excluded_ms']
         obj._clock = clock
         return obj
 
@@ -276,7 +275,7 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
     def register(cls, context, host, binary, topic):
         """Create or refresh the row of a starting service."""
         values = {'version': SERVICE_VERSION, 'topic': topic,
-                  'last_seen_up': base.utcnow()}
+                  'last_seen_up': utils.utcnow()}
         db_obj, _clock = _get_by_host_and_binary(context, host, binary)
         if db_obj is None:
             values.update(host=host, binary=binary,
@@ -290,9 +289,9 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
                                                          binary)
                 if db_obj is None:
                     raise
-                db_obj = _update(context, db_obj.id, values)
+                db_obj = _update(context, db_obj['id'], values)
         else:
-            db_obj = _update(context, db_obj.id, values)
+            db_obj = _update(context, db_obj['id'], values)
         return cls._from_db_object(context, None, db_obj)
 
     @classmethod
@@ -316,7 +315,7 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
                                                          binary)
                 if db_obj is None:
                     raise
-        db_obj = _update(context, db_obj.id, values)
+        db_obj = _update(context, db_obj['id'], values)
         return cls._from_db_object(context, None, db_obj)
 
     @classmethod
@@ -366,7 +365,7 @@ class Service(base.NovaLiteObject, base.NovaLiteTimestampObject):
         last = last.replace(tzinfo=None)
         now, excluded_ms = getattr(self, '_clock', None) or (None, None)
         if now is None:
-            now = timeutils.utcnow()
+            now = utils.utcnow()
         elapsed = now.replace(tzinfo=None) - last
         at_beat = getattr(self, '_excluded_at_beat', None)
         if (self.last_seen_up is not None and at_beat is not None and

@@ -26,7 +26,6 @@ from nova_lite.compute import rpcapi
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite import manager
-from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
@@ -35,6 +34,7 @@ from nova_lite.objects import service as service_obj
 from nova_lite import policy
 from nova_lite import states
 from nova_lite import tasks
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -351,7 +351,7 @@ class ComputeManager(manager.Manager):
                 pass
             raise
         states.move(instance, 'build_done', power_state=states.RUNNING,
-                    launched_at=obj_base.utcnow())
+                    launched_at=utils.utcnow())
 
     def terminate_instance(self, context, instance):
         self._cast_operation(context, instance, 'compute_terminate_instance',
@@ -364,7 +364,7 @@ class ComputeManager(manager.Manager):
         volume_ops.cleanup_for_delete(context, self.volume_client, bdms,
                                       driver=self.driver)
         states.move(instance, 'terminated', power_state=states.NOSTATE,
-                    terminated_at=obj_base.utcnow())
+                    terminated_at=utils.utcnow())
 
     def _power_action(self, context, instance, event_name, driver_fn,
                       done, power_state, task_state):
@@ -442,7 +442,7 @@ class ComputeManager(manager.Manager):
             self.driver.power_off(instance)
             states.move(instance, 'soft_deleted',
                         power_state=states.SHUTDOWN,
-                        deleted_at=obj_base.utcnow())
+                        deleted_at=utils.utcnow())
         try:
             self._cast_operation(context, instance,
                                  'compute_soft_delete_instance', run)
@@ -494,7 +494,7 @@ class ComputeManager(manager.Manager):
     def periodic_tasks(self, context):
         self._watch_fence(context)
         if self.conf.recovery.settle_interval > 0:
-            stalled_before = obj_base.utcnow().replace(tzinfo=None) - \
+            stalled_before = utils.utcnow().replace(tzinfo=None) - \
                 datetime.timedelta(seconds=self.conf.recovery.stalled_after)
             self._settle(context, stalled_before=stalled_before)
             self._settle_stalled_placements(context, stalled_before)
@@ -505,7 +505,7 @@ class ComputeManager(manager.Manager):
             self._reclaim_deleted(context)
 
     def _older_than(self, instances, field, seconds):
-        now = obj_base.utcnow()
+        now = utils.utcnow()
         for instance in instances:
             stamp = getattr(instance, field)
             if stamp is not None:

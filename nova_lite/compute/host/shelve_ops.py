@@ -26,9 +26,9 @@ from oslo_log import log as logging
 from nova_lite.compute.host import volume_ops
 from nova_lite import crashpoint
 from nova_lite import exception
-from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite import states
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def shelve(context, conf, driver, instance):
     driver.power_off(instance)
     offload_now = conf.shelved_offload_time == 0
     states.move(instance, 'shelved_to_offload' if offload_now else 'shelved',
-                power_state=states.SHUTDOWN, shelved_at=obj_base.utcnow())
+                power_state=states.SHUTDOWN, shelved_at=utils.utcnow())
     return offload_now
 
 

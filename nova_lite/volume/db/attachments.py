@@ -19,6 +19,7 @@ from sqlalchemy import orm
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
+from nova_lite import utils
 from nova_lite.volume.db import common
 from nova_lite.volume.db import volumes
 from nova_lite.volume import status as st
@@ -261,7 +262,7 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     session = ctxt.session
     common.lock_volume(session, volume_id)
     result = session.execute(_SET_DETACH_TIME, {
-        'b_attachment_id': attachment_id, 'v_now': common.now()})
+        'b_attachment_id': attachment_id, 'v_now': utils.utcnow()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     return _connection_users(session, volume_id, host, attachment_id)
@@ -491,7 +492,7 @@ def attachment_destroy(ctxt, attachment_id, volume_id, remaining=True):
     session = ctxt.session
     locked = common.lock_volume(session, volume_id)
     result = session.execute(_DESTROY, {
-        'b_attachment_id': attachment_id, 'v_now': common.now()})
+        'b_attachment_id': attachment_id, 'v_now': utils.utcnow()})
     if result.rowcount != 1:
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     common.recompute(session, volume_id, locked=locked)
@@ -584,6 +585,6 @@ def volume_legacy_attach(ctxt, volume_id, instance_uuid, host_name,
         'id': attachment_id, 'volume_id': volume_id,
         'instance_uuid': instance_uuid, 'attached_host': host_name,
         'mountpoint': mountpoint, 'attach_mode': mode,
-        'attach_time': common.now(), 'attach_status': st.ATTACHED,
+        'attach_time': utils.utcnow(), 'attach_status': st.ATTACHED,
         'connection_info': None})
     return attachment_get(ctxt, attachment_id)

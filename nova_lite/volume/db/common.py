@@ -14,11 +14,11 @@ session of the caller's transaction.
 import collections
 import operator
 
-from oslo_utils import timeutils
 import sqlalchemy as sa
 
 from nova_lite.db import models
 from nova_lite import exception
+from nova_lite import utils
 from nova_lite.volume import status as st
 
 VolumeType = models.VolumeType
@@ -36,10 +36,6 @@ ATTACHMENT_COLUMNS = tuple(c.name for c in _A.c)
 #: the attributes the ORM rows have.
 VolumeRow = collections.namedtuple('VolumeRow', VOLUME_COLUMNS)
 AttachmentRow = collections.namedtuple('AttachmentRow', ATTACHMENT_COLUMNS)
-
-
-def now():
-    return timeutils.utcnow()
 
 
 def update(model):
@@ -176,10 +172,10 @@ def admin_metadata_set(session, volume_id, key, value, update=True):
     if row is None:
         session.execute(_INSERT_ADMIN_METADATA, {
             'volume_id': volume_id, 'key': key, 'value': value,
-            'created_at': now()})
+            'created_at': utils.utcnow()})
     elif update and row.value != value:
         session.execute(_UPDATE_ADMIN_METADATA, {
-            'b_id': row.id, 'v_value': value, 'v_now': now()})
+            'b_id': row.id, 'v_value': value, 'v_now': utils.utcnow()})
 
 
 # -- the type row lock and its encryption -------------------------------------

@@ -17,6 +17,7 @@ from sqlalchemy import orm
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
+from nova_lite import utils
 from nova_lite.volume.db import common
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import status as st
@@ -100,7 +101,7 @@ def migration_move(ctxt, volume_id, expected, new, updated_at=False):
         query = query.where(Volume.updated_at.is_(None) if updated_at is None
                             else Volume.updated_at == updated_at)
     result = ctxt.session.execute(query.values(
-        migration_status=new, updated_at=common.now()))
+        migration_status=new, updated_at=utils.utcnow()))
     return result.rowcount == 1
 
 
@@ -112,7 +113,7 @@ def migration_touch(ctxt, volume_id):
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.migration_status == st.MIGRATION_MIGRATING).values(
-        updated_at=common.now()))
+        updated_at=utils.utcnow()))
     return result.rowcount == 1
 
 
@@ -156,7 +157,7 @@ def target_drop_start(ctxt, target_id):
         _V.c.migration_status.startswith(st.TARGET_PREFIX, autoescape=True),
         common.not_in(_V.c.status, (st.DELETING, st.DELETED)),
         ~live).values(status=st.DELETING, migration_status=None,
-                      updated_at=common.now()))
+                      updated_at=utils.utcnow()))
     return result.rowcount == 1
 
 
@@ -191,7 +192,7 @@ def migration_finish(ctxt, source_id, target_id):
     storage['name_id'] = target.name_id or target.id
     old = {c: getattr(source, c) for c in STORAGE_COLUMNS}
     old['name_id'] = source.name_id or source.id
-    now = common.now()
+    now = utils.utcnow()
     session.execute(sa.update(_V).where(_V.c.id == source_id).values(
         migration_status=st.MIGRATION_SUCCESS, updated_at=now, **storage))
     session.execute(sa.update(_V).where(_V.c.id == target_id).values(

@@ -18,6 +18,7 @@ from sqlalchemy import orm
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
+from nova_lite import utils
 from nova_lite.volume.db import common
 from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import status as st
@@ -291,49 +292,25 @@ def volume_update(ctxt, volume_id, values, metadata=None, frozen=()):
     return True
 
 
-# volume_move's statements by (move, the keys of its values), built on
-# first use (the keys are a few fixed sets).
-_VOLUME_MOVE = {}
-
-
-def _volume_move_statement(move, keys, extra=()):
-    expected, target = st.VOLUME_MOVES[move]
-    return sa.update(_V).where(
-        _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
-        common.in_(_V.c.status, expected), *extra).values(
-        status=target, **{key: sa.bindparam('v_' + key) for key in keys})
-
-
 @db_api.context_manager.writer
 def volume_move(ctxt, volume_id, move, values=None, extra=()):
-    """CAS ``move`` of ``status.VOLUME_MOVES``; True if this caller won.
-    ``extra``: more conditions (that statement is built for this call)."""
-    values = values or {}
-    keys = tuple(values)
-    if extra:
-        query = _volume_move_statement(move, keys, extra)
-    else:
-        query = _VOLUME_MOVE.get((move, keys))
-        if query is None:
-            query = _VOLUME_MOVE[move, keys] = _volume_move_statement(
-                move, keys)
-    params = {'v_' + key: value for key, value in values.items()}
-    params['b_volume_id'] = volume_id
-    return ctxt.session.execute(query, params).rowcount == 1
-
-
-_BEGIN_DETACHING = _volume_move_statement(
-    'begin_detaching', (), extra=(_V.c.attach_status == st.ATTACHED,
-                                  common.not_migrating(
-                                      _V.c.migration_status)))
+    """CAS ``move`` of ``status.VOLUME_MOVES`` (with ``values``, if the
+    live volume still holds one of the move's statuses and matches every
+    clause of ``extra``); True if this caller won."""
+    expected, target = st.VOLUME_MOVES[move]
+    return db_api.conditional_update(
+        ctxt, Volume, dict(values or {}, status=target),
+        {'id': volume_id, 'deleted': False, 'status': list(expected)},
+        filters=extra)
 
 
 @db_api.context_manager.writer
 def volume_begin_detaching(ctxt, volume_id):
     """The begin_detaching move, only while the volume is ``attached`` and
     not migrating; True if this caller won."""
-    return ctxt.session.execute(
-        _BEGIN_DETACHING, {'b_volume_id': volume_id}).rowcount == 1
+    return volume_move(ctxt, volume_id, 'begin_detaching', extra=(
+        _V.c.attach_status == st.ATTACHED,
+        common.not_migrating(_V.c.migration_status)))
 
 
 # -- Cinder's legacy attach actions (os-reserve, os-unreserve, ...) ---------
@@ -450,8 +427,7 @@ def volume_settle(ctxt, volume, move, values=None):
     only if it has not moved since it was read: a process that was only
     slow and moved it on meanwhile wins. True if this caller won."""
     return volume_move(ctxt, volume.id, move, values=values, extra=(
-        _V.c.updated_at.is_(None) if volume.updated_at is None
-        else _V.c.updated_at == volume.updated_at,))
+        db_api.expected_clause(_V.c.updated_at, volume.updated_at),))
 
 
 @db_api.context_manager.writer
@@ -500,7 +476,7 @@ def volume_force_delete_start(ctxt, volume_id):
 @db_api.context_manager.writer
 def volume_destroy(ctxt, volume_id):
     """deleting -> deleted (soft delete), with any error attachments."""
-    now = common.now()
+    now = utils.utcnow()
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status == st.DELETING).values(

@@ -13,7 +13,7 @@ import types
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import objects
-from nova_lite.objects import base as obj_base
+from nova_lite import utils
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
@@ -366,7 +366,7 @@ class SettlingTest(MigrationTestCase):
                     context.get_admin_context())
 
     def long_ago(self):
-        return obj_base.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def left_at(self, volume_id, status, target_status='available'):
@@ -427,7 +427,7 @@ class SettlingTest(MigrationTestCase):
         self.assertEqual(('target:%s' % volume_id, False),
                          (shown['migration_status'], shown['consumes_quota']))
         tva.set_rows(models.Volume, models.Volume.id == volume_id,
-                     updated_at=obj_base.utcnow().replace(tzinfo=None))
+                     updated_at=utils.utcnow().replace(tzinfo=None))
         self.settle()
         self.assertEqual('migrating',
                          self.show_volume(volume_id)['migration_status'])

@@ -11,8 +11,8 @@ from nova_lite import context
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
-from nova_lite.objects import base as obj_base
 from nova_lite import tasks
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 from nova_lite.volume.client import local as local_client
 from tests.functional.compute import test_volume_attachments as base
@@ -34,7 +34,7 @@ class SettlingTest(base.AttachmentTestCase):
         return context.get_admin_context()
 
     def long_ago(self):
-        return obj_base.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def left_by_api(self, volume_id, step, **data):
@@ -209,7 +209,7 @@ class SettlingTest(base.AttachmentTestCase):
             models.BlockDeviceMapping.volume_id == volume_id,
             task=tasks.DETACHING, task_owner=GONE_API,
             task_step=tasks.LOCAL_DETACHING,
-            task_updated_at=obj_base.utcnow().replace(tzinfo=None))
+            task_updated_at=utils.utcnow().replace(tzinfo=None))
         self.settle()
         self.assertEqual(tasks.LOCAL_DETACHING,
                          self.mapping(volume_id).task_step)
@@ -270,7 +270,7 @@ class ComputeSettlingTest(base.AttachmentTestCase):
             models.BlockDeviceMapping.volume_id == volume_id,
             task=tasks.ATTACHING, task_owner='nova-lite-compute:%s' % host,
             task_step=tasks.CONNECTED, task_data='{}',
-            task_updated_at=obj_base.utcnow().replace(tzinfo=None))
+            task_updated_at=utils.utcnow().replace(tzinfo=None))
         del manager.driver.guests[self.server_id].devices['/dev/vdb']
 
         def settle():

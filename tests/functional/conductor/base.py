@@ -28,13 +28,13 @@ from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
-from nova_lite.objects import base as obj_base
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
+from nova_lite import utils
 from tests import base
 from tests.fixtures import database
 from tests.fixtures import rows
@@ -176,7 +176,7 @@ def set_rows(model, where, **values):
 
 def ago(seconds):
     """Naive UTC ``seconds`` ago, as the database stores times."""
-    return obj_base.utcnow() - datetime.timedelta(seconds=seconds)
+    return utils.utcnow() - datetime.timedelta(seconds=seconds)
 
 
 class TestCase(base.TestCase):

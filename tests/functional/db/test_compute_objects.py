@@ -528,6 +528,73 @@ class _ObjectTests(object):
         self.assertEqual((409, 'No valid host was found. none'),
                          (fault.code, fault.message))
 
+    # -- the one compare-and-swap and the one clock -----------------------
+    def test_conditional_update_expectations(self):
+        instance = self._instance(task_state=None, host='compute1')
+        update = db_api.conditional_update
+        model = instance_obj.Instance.model
+        # Each shape of expected value, one that holds and one that does
+        # not; a miss changes nothing.
+        for expected, holds in (
+                ({'task_state': None}, True),
+                ({'task_state': 'x'}, False),
+                ({'task_state': ['x', None]}, True),
+                ({'task_state': ['x', 'y']}, False),
+                ({'task_state': db_api.Not(None)}, False),
+                ({'host': db_api.Not(None)}, True),
+                ({'host': db_api.Not('compute1')}, False),
+                ({'host': db_api.Not(['compute2', None])}, True),
+                ({'host': db_api.Not(['compute1'])}, False),
+                ({'host': []}, False)):
+            name = 'n-%s-%s' % (sorted(expected), holds)
+            self.assertEqual(holds, update(
+                self.ctxt, model, {'display_name': name},
+                dict(expected, uuid=instance.uuid)), expected)
+            shown = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+            self.assertEqual(holds, shown.display_name == name, expected)
+
+    def test_object_conditional_update_and_destroy(self):
+        instance = self._instance()
+        first = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        second = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        self.assertTrue(first.conditional_update(
+            {'task_state': states.PAUSING}, {'task_state': None}))
+        self.assertEqual(states.PAUSING, first.task_state)
+        self.assertEqual(set(), first.obj_what_changed())
+        self.assertFalse(second.conditional_update(
+            {'task_state': states.POWERING_OFF}, {'task_state': None}))
+        self.assertIsNone(second.task_state)  # not reflected: it lost
+        self.assertEqual(states.PAUSING, objects.Instance.get_by_uuid(
+            self.ctxt, instance.uuid).task_state)
+        bdm = objects.BlockDeviceMapping.new_volume(
+            self.ctxt, instance.uuid, uuidutils.generate_uuid(), '/dev/vdb')
+        bdm.create()
+        self.assertFalse(bdm.conditional_destroy({'attachment_id': 'x'}))
+        self.assertTrue(bdm.conditional_destroy({'attachment_id': None}))
+        self.assertFalse(bdm.conditional_destroy())
+        self.assertEqual([], objects.BlockDeviceMapping.get_all_by_instance(
+            self.ctxt, instance.uuid))
+
+    def test_two_moves_within_one_second_are_told_apart(self):
+        # A take-over compares the last move it read to the microsecond:
+        # a move made after that read, even within the same second, makes
+        # it lose (with whole seconds it would overwrite that move).
+        frozen = datetime.datetime(2026, 11, 27, 1, 2, 3)
+        instance = self._instance(task_state=states.DELETING,
+                                  task_owner='nova-lite-api:a',
+                                  task_updated_at=frozen)
+        stale = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        fresh = objects.Instance.get_by_uuid(self.ctxt, instance.uuid)
+        later = frozen.replace(microsecond=900)
+        with mock.patch('oslo_utils.timeutils.utcnow', return_value=later):
+            fresh.take_over_task('nova-lite-conductor:b')
+        self.assertEqual(later, objects.Instance.get_by_uuid(
+            self.ctxt, instance.uuid).task_updated_at.replace(tzinfo=None))
+        self.assertRaises(exception.InstanceTaskOwnerChanged,
+                          stale.take_over_task, 'nova-lite-conductor:c')
+        self.assertEqual('nova-lite-conductor:b', objects.Instance
+                         .get_by_uuid(self.ctxt, instance.uuid).task_owner)
+
 
 class TestComputeObjectsSQLite(_ObjectTests, testtools.TestCase):
     def _use_database(self):

@@ -16,7 +16,7 @@ from unittest import mock
 from oslo_utils import uuidutils
 
 from nova_lite import context
-from nova_lite.objects import base as obj_base
+from nova_lite import utils
 from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
@@ -223,12 +223,12 @@ class RestartedTgtdTest(ISCSITestCase):
                                  if 'volume-' in iqn]))
         # Once is enough: the next run finds tgtd as it left it.
         self.assertEqual([], volume_api.API(self.conf).settling.ensure_exports(
-            context.get_admin_context(), obj_base.utcnow().replace(
+            context.get_admin_context(), utils.utcnow().replace(
                 tzinfo=None) - datetime.timedelta(seconds=60)))
         # Stalled work settled as usual besides.
         self.assertEqual([], volume_api.API(self.conf).settling.settle_stalled(
             context.get_admin_context(),
-            obj_base.utcnow().replace(tzinfo=None) -
+            utils.utcnow().replace(tzinfo=None) -
             datetime.timedelta(hours=1)))
 
     def test_settling_never_exports_again_a_host_being_detached(self):

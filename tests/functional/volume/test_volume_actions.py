@@ -7,7 +7,7 @@ import os
 
 from nova_lite import context
 from nova_lite.db import models
-from nova_lite.objects import base as obj_base
+from nova_lite import utils
 from nova_lite.volume import drivers
 from nova_lite.volume.drivers import file as file_driver
 from tests.functional.compute import test_volume_attachments as compute_base
@@ -43,7 +43,7 @@ class VolumeActionsTestCase(base.VolumeTestCase):
         raise AssertionError('no conductor')
 
     def long_ago(self):
-        return obj_base.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def set_quota(self, **values):
@@ -215,7 +215,7 @@ class ExtendSettlingTest(VolumeActionsTestCase):
     def test_fresh_extend_is_left_alone(self):
         volume = self.create_volume()
         self.left_extending(volume['id'], 3, grown=False,
-                            updated_at=obj_base.utcnow().replace(
+                            updated_at=utils.utcnow().replace(
                                 tzinfo=None))
         self.settle()
         shown = self.show_volume(volume['id'])
@@ -333,6 +333,6 @@ class DeleteSettlingTest(VolumeActionsTestCase):
         compute_base.set_rows(
             models.Volume, models.Volume.id == volume['id'],
             status='deleting',
-            updated_at=obj_base.utcnow().replace(tzinfo=None))
+            updated_at=utils.utcnow().replace(tzinfo=None))
         self.settle()
         self.assertEqual('deleting', self.status(volume['id']))

@@ -97,7 +97,7 @@ class FromDBObjectTest(testtools.TestCase):
 
 
 class FromDBRowTest(testtools.TestCase):
-    """_from_db_row (Core result rows, values by position) stores what
+    """_from_db_row (Core result rows, read by column name) stores what
     _from_db_object stores from the ORM row."""
 
     COLUMNS = tuple(models.BlockDeviceMapping.__table__.c.keys())
@@ -107,10 +107,10 @@ class FromDBRowTest(testtools.TestCase):
         objects.register_all()
 
     def _assert_same(self, orm_row, columns=COLUMNS):
-        values = tuple(getattr(orm_row, name, 'not a field')
-                       for name in columns)
+        mapping = {name: getattr(orm_row, name, 'not a field')
+                   for name in columns}
         loaded = objects.BlockDeviceMapping._from_db_row(
-            'ctxt', None, values, columns)
+            'ctxt', None, mapping)
         expected = objects.BlockDeviceMapping._from_db_object(
             'ctxt', None, orm_row)
         _assert_loaded_as(self, expected, loaded)
@@ -128,10 +128,10 @@ class FromDBRowTest(testtools.TestCase):
 
     def test_read_only_field_keeps_its_check(self):
         bdm = objects.BlockDeviceMapping._from_db_object(None, None, _row())
-        values = tuple(getattr(_row(id=8), name) for name in self.COLUMNS)
+        mapping = {name: getattr(_row(id=8), name) for name in self.COLUMNS}
         self.assertRaises(ovo_exc.ReadOnlyFieldError,
                           objects.BlockDeviceMapping._from_db_row,
-                          None, bdm, values, self.COLUMNS)
+                          None, bdm, mapping)
 
 
 class PrimitiveTest(testtools.TestCase):
