@@ -368,6 +368,7 @@ class Migration(object):
             try:
                 attachment = attachment_db.attachment_get(ctxt,
                                                           attachment_id)
-                self.api.detach_attachment(ctxt, attachment)
+                self.api.attachments.remove(ctxt, attachment,
+                                            with_remaining=False)
             except exception.VolumeAttachmentNotFound:
                 continue
