@@ -65,21 +65,15 @@ _target = type_api.target
 class API(object):
     """Volumes (this module); ``types``, ``metadata``, ``attachments``,
     ``migration`` and ``settling`` are the parts the module's docstring
-    names."""
+    names, each given what it uses of this one."""
 
     def __init__(self, conf):
         self.conf = conf
         self.types = type_api.Types(conf)
         self.metadata = metadata_api.Metadata(self.get)
         self.attachments = attachment_api.Attachments(conf)
-        self.migration = migration.Migration(self)
+        self.migration = migration.Migration(conf, self.attachments)
         self.settling = settling.Settling(conf, self.migration)
-
-    @staticmethod
-    def types_is_multiattach(vtype):
-        """Whether volumes of type ``vtype`` (an ORM row) are
-        multiattach."""
-        return is_multiattach_type(views.extra_specs_of(vtype))
 
     @staticmethod
     def _project(ctxt):
