@@ -1,44 +1,45 @@
-"""The block-storage service layer: volume types, volumes, attachments.
+"""The block-storage service layer for volumes.
 
 Cinder's ``volume/api.py`` and the parts of its volume manager nova_lite
-needs, in one place, run by whichever process calls it: the API for
-``/v3``, compute and conductor through the ``local`` VolumeClient. Policy is
-checked here, so every caller gets the same rules; a volume of another
-project is "not found" (404) unless the caller is an administrator.
+needs, run by whichever process calls it: the API for ``/v3``, compute and
+conductor through the ``local`` VolumeClient. Policy is checked here, so
+every caller gets the same rules; a volume of another project is "not
+found" (404) unless the caller is an administrator.
+
+``API`` is volumes: create, show, list, update, delete, extend, retype,
+migrate, the administrators' actions (force delete, force detach, reset
+status) and Cinder's legacy (pre-3.27) per-volume attach actions. The
+rest of block storage's service layer is reached from it:
+
+* ``API().types``: volume types, their extra specs and encryption, and
+  the backends' capabilities (``type_api.Types``);
+* ``API().metadata``: a volume's metadata (``metadata_api.Metadata``);
+* ``API().attachments``: Cinder's attachment API, and the detach the
+  legacy actions here share (``attachment_api.Attachments``);
+* ``API().migration``: a volume's migration to another backend
+  (``migration.Migration``);
+* ``API().settling``: what a process that died left ``extending`` or
+  ``deleting`` (and a stalled migration), run by the conductor's periodic
+  settling (``settling.Settling``).
 
 Status moves follow ``nova_lite.volume.status`` and are made by
 compare-and-swap in ``nova_lite.volume.db``; backend calls
 (``nova_lite.volume.drivers``) are made between transactions, never inside
-one. When a backend call fails:
-
-* connecting (attachment update): the attachment goes to
-  ``error_attaching``, the volume's status is recomputed, and the caller
-  gets a 500 that says why; the caller deletes the attachment;
-* connecting within an attachment create: the reservation is undone (the
-  attachment deleted, the volume recomputed), since the caller never
-  learns the attachment's id;
-* disconnecting (attachment delete): nothing changes and the caller is told
-  why;
-* creating a volume: the volume is ``error``; deleting: ``error_deleting``;
-  extending: ``error_extending``, with its former size.
-
-A volume left ``extending`` or ``deleting`` by a process that died is
-settled by ``settling.Settling`` (``API().settling``, run by the
-conductor's periodic settling).
+one. When a backend call fails: creating a volume: the volume is
+``error``; deleting: ``error_deleting``; extending: ``error_extending``,
+with its former size; connecting and disconnecting: as
+``attachment_api`` says.
 """
 
 from oslo_log import log as logging
-from oslo_serialization import jsonutils
-from oslo_utils import excutils
-from oslo_utils import timeutils
 
 from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite.policies import attachments as attachment_policies
 from nova_lite.policies import volumes as volume_policies
+from nova_lite.volume import attachment_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import types as type_db
 from nova_lite.volume.db import volumes as volume_db
@@ -62,23 +63,17 @@ _target = type_api.target
 
 
 class API(object):
-    """Volumes and attachments (this module); volume types, their extra
-    specs and encryption, and the backends' capabilities are ``types``
-    (``type_api.Types``), volume metadata ``metadata``
-    (``metadata_api.Metadata``)."""
+    """Volumes (this module); ``types``, ``metadata``, ``attachments``,
+    ``migration`` and ``settling`` are the parts the module's docstring
+    names, each given what it uses of this one."""
 
     def __init__(self, conf):
         self.conf = conf
         self.types = type_api.Types(conf)
         self.metadata = metadata_api.Metadata(self.get)
-        self.migration = migration.Migration(self)
+        self.attachments = attachment_api.Attachments(conf)
+        self.migration = migration.Migration(conf, self.attachments)
         self.settling = settling.Settling(conf, self.migration)
-
-    @staticmethod
-    def types_is_multiattach(vtype):
-        """Whether volumes of type ``vtype`` (an ORM row) are
-        multiattach."""
-        return is_multiattach_type(views.extra_specs_of(vtype))
 
     @staticmethod
     def _project(ctxt):
@@ -428,8 +423,8 @@ class API(object):
         else:
             attachment = attachment_db.attachment_get(
                 ctxt, volume.attachments[0].id)
-        self._check_deletion_allowed(ctxt, attachment)
-        self._detach(ctxt, attachment, with_remaining=False)
+        self.attachments.check_deletion_allowed(ctxt, attachment)
+        self.attachments.remove(ctxt, attachment, with_remaining=False)
 
     def update_readonly_flag(self, ctxt, volume_id, readonly):
         """``os-update_readonly_flag``: the ``readonly`` admin metadata
@@ -568,11 +563,7 @@ class API(object):
         return self.migration.complete(ctxt, volume_id, new_volume_id,
                                        error)
 
-    def detach_attachment(self, ctxt, attachment):
-        """Delete an attachment as the block storage itself (its host
-        connection closed unless shared); no policy, no OSSA rule."""
-        self._detach(ctxt, attachment, with_remaining=False)
-
+    # -- administrators' actions ----------------------------------------
     def force_detach(self, ctxt, volume_id, attachment_id=None,
                      connector=None):
         """Cinder's admin ``os-force_detach``: tear down one attachment
@@ -605,8 +596,8 @@ class API(object):
                 return
             attachment = attachment_db.attachment_get(
                 ctxt, volume.attachments[0].id)
-        self._check_deletion_allowed(ctxt, attachment)
-        self._detach(ctxt, attachment, connector if isinstance(
+        self.attachments.check_deletion_allowed(ctxt, attachment)
+        self.attachments.remove(ctxt, attachment, connector if isinstance(
             connector, dict) and connector else None)
 
     def reset_status(self, ctxt, volume_id, status=None, attach_status=None,
@@ -648,7 +639,7 @@ class API(object):
                     attachment = attachment_db.attachment_get(ctxt, row.id)
                 except exception.VolumeAttachmentNotFound:
                     continue
-                self._detach(ctxt, attachment, with_remaining=False)
+                self.attachments.remove(ctxt, attachment, with_remaining=False)
         values = {}
         if status:
             values['status'] = status
@@ -659,326 +650,3 @@ class API(object):
             volume_db.volume_update(ctxt, volume_id, values)
         LOG.warning('Volume %s reset by %s: %s', volume_id, ctxt.user_id,
                     dict(values, attach_status=attach_status))
-
-    # -- attachments ----------------------------------------------------
-    def attachment_get(self, ctxt, attachment_id):
-        """The attachment and the ids of the other attachments sharing its
-        host connection."""
-        attachment = attachment_db.attachment_get(ctxt, attachment_id,
-                                                  self._project(ctxt))
-        return attachment, self._shared_connections(ctxt, attachment)
-
-    def attachment_get_all(self, ctxt, filters=None, all_tenants=False,
-                           marker=None, limit=None, offset=None,
-                           sort_dir='asc'):
-        project_id = (None if (ctxt.is_admin and all_tenants)
-                      else ctxt.project_id)
-        return attachment_db.attachment_get_all(ctxt, project_id=project_id,
-                                                filters=filters, marker=marker,
-                                                limit=limit, offset=offset,
-                                                sort_dir=sort_dir)
-
-    @staticmethod
-    def _shared_connections(ctxt, attachment):
-        """Other live attachments of the same volume connected to the same
-        host (the add-new-attach-apis spec's shared connections)."""
-        return attachment_db.connection_users(ctxt, attachment.volume_id,
-                                              attachment.attached_host,
-                                              exclude_id=attachment.id)
-
-    def attachment_create(self, ctxt, volume_id, instance_uuid,
-                          connector=None, mode=None):
-        volume = volume_db.volume_get(ctxt, volume_id, self._project(ctxt))
-        ctxt.can(attachment_policies.CREATE,
-                 target=_target(volume.project_id))
-        if 'error' in volume.status:
-            raise exception.InvalidVolume(reason=_(
-                'Volume attachments can not be created if the volume is in '
-                'an error state. The Volume %(id)s currently has a status '
-                'of: %(status)s ') % {'id': volume.id,
-                                      'status': volume.status})
-        if (volume.multiattach and volume.status == st.IN_USE and
-                volume.bootable):
-            ctxt.can(attachment_policies.MULTIATTACH_BOOTABLE_VOLUME,
-                     target=_target(volume.project_id))
-        # A second attachment of an in-use volume for the instance it is
-        # attached to exists for a move of that instance (Cinder's live
-        # migration), which is the compute service's: a user's would stay
-        # reserved, and the Compute API's detach refuse the volume, until
-        # the user deleted it.
-        service = nl_context.is_service_request(ctxt)
-        attachment = attachment_db.attachment_reserve(
-            ctxt, volume_id, instance_uuid, mode or 'null',
-            same_instance_allowed=service, service=service)
-        if attachment is None:
-            current = volume_db.volume_get(ctxt, volume_id)
-            if st.is_migrating(current.migration_status):
-                raise exception.InvalidVolume(reason=_(
-                    'Volume %(id)s is migrating (migration_status '
-                    '%(migration)s): it cannot be attached until the '
-                    'migration ends.') % {
-                        'id': volume_id,
-                        'migration': current.migration_status})
-            if not service and not current.multiattach and any(
-                    a.instance_uuid == instance_uuid and instance_uuid
-                    for a in current.attachments):
-                raise exception.InvalidVolume(reason=_(
-                    'Volume %(id)s is already attached to instance '
-                    '%(instance)s and is not multiattach: only the '
-                    'compute service may attach it to that instance '
-                    'again.') % {'id': volume_id, 'instance': instance_uuid})
-            raise exception.InvalidVolume(reason=_(
-                'Volume %(id)s status must be %(statuses)s to reserve, but '
-                'the current status is %(current)s.') % {
-                    'id': volume_id,
-                    'statuses': st.or_str(st.reserve_from(
-                        current.multiattach)),
-                    'current': current.status})
-        if connector:
-            try:
-                return self._connect(ctxt, attachment, volume, connector)
-            except Exception:
-                with excutils.save_and_reraise_exception():
-                    attachment_db.attachment_destroy(ctxt, attachment.id,
-                                                     volume_id)
-        # Loaded by attachment_reserve in its own transaction.
-        return attachment
-
-    def attachment_update(self, ctxt, attachment_id, connector):
-        # Both reads in one transaction.
-        with db_api.context_manager.reader.using(ctxt):
-            attachment = attachment_db.attachment_get(ctxt, attachment_id,
-                                                      self._project(ctxt))
-            ctxt.can(attachment_policies.UPDATE,
-                     target=_target(attachment.volume.project_id))
-            volume = volume_db.volume_get(ctxt, attachment.volume_id)
-        self._check_update_allowed(ctxt, attachment)
-        if 'error' in volume.status or volume.status in (st.DELETING,):
-            raise exception.ResourceConflict(reason=_(
-                'Volume attachments can not be updated if the volume is in '
-                'an error state or being deleted. The Volume %(id)s '
-                'currently has a status of: %(status)s') % {
-                    'id': volume.id, 'status': volume.status})
-        if attachment.attach_status not in st.LIVE_ATTACHMENT:
-            raise exception.InvalidVolume(reason=_(
-                'attachment %(id)s is %(status)s: delete it and create a new '
-                'one') % {'id': attachment_id,
-                          'status': attachment.attach_status})
-        # A non-multiattach volume may have two attachments only while an
-        # instance moves (live migration), and then on two different
-        # hosts: a second connection to the same host is a duplicate.
-        others = [a for a in volume.attachments
-                  if a.id != attachment.id and a.connection_info and
-                  a.attach_status in st.LIVE_ATTACHMENT]
-        if not volume.multiattach and any(
-                a.attached_host == connector.get('host') for a in others):
-            raise exception.ResourceConflict(reason=_(
-                'duplicate connectors detected on volume %s') % volume.id)
-        return self._connect(ctxt, attachment, volume, connector)
-
-    def _connect(self, ctxt, attachment, volume, connector):
-        """Initialize the connection and record it (the connect move);
-        returns the connected attachment, read in the move's transaction.
-
-        An attachment already connected (connected again with a new
-        connector) gives its former host's connection up once the new one
-        is recorded on another host, or whatever the host when connecting
-        fails (the attachment is then ``error_attaching`` and no longer
-        counts), unless another attachment on that host still uses it: no
-        connection outlives the attachments using it."""
-        mode = attachment.attach_mode
-        if mode in (None, 'null'):
-            mode = connector.get('mode') or 'rw'
-        connector = dict(connector, mode=mode)
-        previous = self._previous_connection(attachment)
-        try:
-            driver = drivers.get_driver(self.conf, volume.host)
-            info = driver.initialize_connection(drivers.volume_dict(volume),
-                                                connector)
-        except Exception as e:
-            LOG.warning('Connecting attachment %s of volume %s failed: %s',
-                        attachment.id, volume.id, e)
-            attachment_db.attachment_connect_failed(ctxt, attachment.id,
-                                                    volume.id)
-            self._give_up_connection(ctxt, volume, attachment.id, previous)
-            raise exception.VolumeBackendAPIException(data=_(
-                'Unable to update the attachment %(att)s: the backend '
-                'could not connect volume %(vol)s: %(err)s') % {
-                    'att': attachment.id, 'vol': volume.id,
-                    'err': e.format_message() if isinstance(
-                        e, exception.NovaLiteException) else e})
-        connection_info = dict(info.get('data') or {})
-        connection_info['driver_volume_type'] = info['driver_volume_type']
-        connection_info['attachment_id'] = attachment.id
-        connection_info.setdefault('access_mode', mode)
-        values = {
-            'connection_info': jsonutils.dumps(connection_info),
-            'attached_host': connector.get('host'),
-            'mountpoint': connector.get('mountpoint'),
-            'attach_mode': mode,
-            'attach_time': timeutils.utcnow(),
-        }
-        try:
-            connected = attachment_db.attachment_connect(
-                ctxt, attachment.id, volume.id, values, connector)
-        except Exception:
-            with excutils.save_and_reraise_exception():
-                # Undo the connection just made, unless another attachment
-                # on that host uses it.
-                if not self._connection_shared(ctxt, volume, attachment.id,
-                                               connector.get('host')):
-                    self._terminate(volume, connector, quiet=True)
-        if previous is not None and previous['host'] != connector.get(
-                'host'):
-            self._give_up_connection(ctxt, volume, attachment.id, previous)
-        return connected
-
-    @staticmethod
-    def _previous_connection(attachment):
-        """The connector of the host ``attachment`` is connected to (None
-        when it holds no connection)."""
-        if not attachment.connection_info or not attachment.attached_host:
-            return None
-        previous = attachment_db.connector_of(attachment)
-        previous['host'] = attachment.attached_host
-        return previous
-
-    def _give_up_connection(self, ctxt, volume, attachment_id, previous):
-        """Terminate the connection an attachment held before it was
-        connected again (``_previous_connection``), unless another
-        attachment on that host uses it."""
-        if previous is None:
-            return
-        if self._connection_shared(ctxt, volume, attachment_id,
-                                   previous['host']):
-            return
-        LOG.info('Attachment %s of volume %s moved off host %s: its '
-                 'connection there is terminated', attachment_id, volume.id,
-                 previous['host'])
-        self._terminate(volume, previous, quiet=True)
-
-    @staticmethod
-    def _connection_shared(ctxt, volume, attachment_id, host):
-        """Whether another attachment uses ``host``'s connection of
-        ``volume``. Asked when recording a connection failed: if the
-        database cannot answer either, the attachments read with the
-        volume before connecting answer (the connection is not left
-        behind because the database is down)."""
-        try:
-            return bool(attachment_db.connection_users(
-                ctxt, volume.id, host, exclude_id=attachment_id))
-        except Exception:
-            LOG.exception('Could not read the users of the connection of '
-                          'volume %s to host %s', volume.id, host)
-            return any(a.id != attachment_id and a.attached_host == host and
-                       a.connection_info and
-                       a.attach_status in st.LIVE_ATTACHMENT
-                       for a in volume.attachments)
-
-    def _terminate(self, volume, connector, quiet=False):
-        try:
-            drivers.get_driver(self.conf, volume.host).terminate_connection(
-                drivers.volume_dict(volume), connector)
-        except Exception as e:
-            if quiet:
-                LOG.exception('Terminating the connection of volume %s '
-                              'failed', volume.id)
-                return
-            raise exception.VolumeBackendAPIException(data=_(
-                'Unable to delete the attachment: the backend could not '
-                'disconnect volume %(vol)s (the attachment is unchanged): '
-                '%(err)s') % {'vol': volume.id, 'err': e})
-
-    def attachment_complete(self, ctxt, attachment_id):
-        # Not in the move's transaction: on MariaDB (REPEATABLE READ) a
-        # plain read before the volume's row lock would fix the snapshot
-        # the move then reads the attachments from. Two columns, though,
-        # not the whole attachment.
-        volume_id, project_id = attachment_db.attachment_volume(
-            ctxt, attachment_id, self._project(ctxt))
-        ctxt.can(attachment_policies.COMPLETE, target=_target(project_id))
-        attachment_db.attachment_complete(ctxt, attachment_id, volume_id)
-
-    def _check_update_allowed(self, ctxt, attachment):
-        """The OSSA-2023-003 rule, for connecting: the compute service
-        connects the attachments a server's block device mapping holds
-        (connected or not yet); a user's connector would move the
-        server's disk to the user's host (409)."""
-        if nl_context.is_service_request(ctxt):
-            return
-        if not attachment.instance_uuid:
-            return
-        if not instances.server_holds_attachment(
-                ctxt, attachment.instance_uuid, attachment.id):
-            return
-        raise exception.ConflictNovaOwnsAttachment(
-            attachment_id=attachment.id,
-            instance_id=attachment.instance_uuid)
-
-    def _check_deletion_allowed(self, ctxt, attachment):
-        """The OSSA-2023-003 rule (see ``nova_lite.volume.instances``)."""
-        if nl_context.is_service_request(ctxt):
-            return
-        if not attachment.instance_uuid or not attachment.connection_info:
-            return
-        if not instances.server_holds_attachment(
-                ctxt, attachment.instance_uuid, attachment.id):
-            return
-        raise exception.ConflictNovaUsingAttachment(
-            instance_id=attachment.instance_uuid)
-
-    def attachment_delete(self, ctxt, attachment_id, with_remaining=True):
-        """Returns ``(remaining attachments of the volume, ids of the
-        attachments still using this one's host connection)``; without
-        ``with_remaining``, the remaining attachments are not read (None).
-        """
-        # Not in the transaction that begins the detach: on MariaDB
-        # (REPEATABLE READ) a plain read before the volume's row lock would
-        # fix the snapshot that decides who still shares the connection.
-        attachment = attachment_db.attachment_get(ctxt, attachment_id,
-                                                  self._project(ctxt))
-        ctxt.can(attachment_policies.DELETE,
-                 target=_target(attachment.volume.project_id))
-        self._check_deletion_allowed(ctxt, attachment)
-        return self._detach(ctxt, attachment, with_remaining=with_remaining)
-
-    def _detach(self, ctxt, attachment, connector=None, with_remaining=True):
-        """Disconnect (unless the host connection is shared) and delete
-        ``attachment``; the volume's status is recomputed.
-
-        The backend's ``terminate_connection`` is called only when no other
-        attachment of the volume on the same host still uses the
-        connection; which ones do is decided under the volume's row lock
-        (``attachment_db.attachment_begin_detach``). If the backend fails, the
-        attachment is left as it was. Returns ``(remaining attachments,
-        ids of the attachments sharing the connection)``."""
-        if connector is None:
-            connector = attachment_db.connector_of(attachment)
-        else:
-            connector = dict(connector)
-        # The connection to tear down is the one the attachment holds,
-        # whatever host a given connector names (a force detach's): the
-        # backend would otherwise keep it.
-        if attachment.attached_host:
-            connector['host'] = attachment.attached_host
-        host = connector.get('host')
-        connected = (attachment.attach_status != st.RESERVED and
-                     attachment.connection_info)
-        # Never connected (only reserved): nothing to decide or tear down.
-        shared = attachment_db.attachment_begin_detach(
-            ctxt, attachment.id, attachment.volume_id, host) if (
-                connected) else []
-        if connected and not shared:
-            try:
-                self._terminate(attachment.volume, connector)
-            except Exception:
-                with excutils.save_and_reraise_exception():
-                    attachment_db.attachment_abort_detach(ctxt, attachment.id)
-        elif connected:
-            LOG.info('Attachment %s: the connection of volume %s to host %s '
-                     'stays, attachments %s still use it', attachment.id,
-                     attachment.volume_id, host, ', '.join(shared))
-        remaining = attachment_db.attachment_destroy(ctxt, attachment.id,
-                                                     attachment.volume_id,
-                                                     remaining=with_remaining)
-        return remaining, shared

@@ -4,7 +4,7 @@ Cinder refuses to let a user (a request without the service role) delete
 an attachment that belongs to a Nova server, since that would leave the
 guest with a disk whose connection is gone (bug 2004555): "Detach volume
 from instance <id> using the Compute API" (409). Cinder decides it in two
-steps, and so does ``volume/api.py``:
+steps, and so does ``volume/attachment_api.py``:
 
 1. from the attachment itself: one with no instance, or with no
    ``connection_info`` (only reserved, never connected), may be deleted;

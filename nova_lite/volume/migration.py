@@ -71,6 +71,8 @@ from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import servers
 from nova_lite.volume import status as st
+from nova_lite.volume import type_api
+from nova_lite.volume import views
 from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
@@ -80,11 +82,13 @@ HEARTBEAT = 2.0
 
 
 class Migration(object):
-    """``volume.api.API().migration``."""
+    """``volume.api.API().migration``: ``conf`` gives the backends,
+    ``attachments`` (``attachment_api.Attachments``) deletes the
+    attachments a rolled-back swap leaves over."""
 
-    def __init__(self, api):
-        self.api = api
-        self.conf = api.conf
+    def __init__(self, conf, attachments):
+        self.conf = conf
+        self.attachments = attachments
 
     # -- the workflow -------------------------------------------------------
     def run(self, ctxt, volume, dest_backend, volume_type=None,
@@ -150,7 +154,8 @@ class Migration(object):
             type_id, multiattach = volume.volume_type_id, volume.multiattach
         else:
             type_id = volume_type.id
-            multiattach = self.api.types_is_multiattach(volume_type)
+            multiattach = type_api.is_multiattach_type(
+                views.extra_specs_of(volume_type))
         target = migration_db.target_create(ctxt, volume, dest_backend,
                                             type_id, multiattach)
         driver = drivers.get_driver(self.conf, dest_backend)
@@ -368,6 +373,7 @@ class Migration(object):
             try:
                 attachment = attachment_db.attachment_get(ctxt,
                                                           attachment_id)
-                self.api.detach_attachment(ctxt, attachment)
+                self.attachments.remove(ctxt, attachment,
+                                        with_remaining=False)
             except exception.VolumeAttachmentNotFound:
                 continue

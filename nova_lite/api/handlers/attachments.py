@@ -40,7 +40,7 @@ def _list(req, view):
             filters[key] = req.GET[param]
     all_tenants = ('all_tenants' in req.GET and volume_handlers.bool_param(
         req.GET['all_tenants'], 'all_tenants'))
-    found = _api(req).attachment_get_all(
+    found = _api(req).attachments.get_all(
         ctxt, filters=filters, all_tenants=all_tenants,
         marker=page['marker'], limit=page['limit'], offset=page['offset'],
         sort_dir=page['sort_dir'])
@@ -71,7 +71,7 @@ def list_attachments_detail(req):
                      mv.before(mv.SHARED_CONNECTIONS))
 @validation.response(200, schema.SHOW_RESPONSE_V372, mv.SHARED_CONNECTIONS)
 def show_attachment(req, attachment_id):
-    attachment, shared = _api(req).attachment_get(_ctxt(req), attachment_id)
+    attachment, shared = _api(req).attachments.get(_ctxt(req), attachment_id)
     view = views.attachment_detail(attachment)
     if mv.want(req).matches(mv.SHARED_CONNECTIONS):
         view['shared_connections_by_attachment'] = shared
@@ -85,7 +85,7 @@ def show_attachment(req, attachment_id):
 @validation.response(200, schema.DETAIL_RESPONSE, mv.NEW_ATTACH)
 def create_attachment(req, body):
     data = body['attachment']
-    attachment = _api(req).attachment_create(
+    attachment = _api(req).attachments.create(
         _ctxt(req), data['volume_uuid'], data.get('instance_uuid'),
         connector=data.get('connector'), mode=data.get('mode'))
     return {'attachment': views.attachment_detail(attachment)}
@@ -95,7 +95,7 @@ def create_attachment(req, body):
 @validation.request_body(schema.UPDATE, mv.NEW_ATTACH)
 @validation.response(200, schema.DETAIL_RESPONSE, mv.NEW_ATTACH)
 def update_attachment(req, attachment_id, body):
-    attachment = _api(req).attachment_update(
+    attachment = _api(req).attachments.update(
         _ctxt(req), attachment_id, body['attachment']['connector'])
     return {'attachment': views.attachment_detail(attachment)}
 
@@ -105,8 +105,8 @@ def update_attachment(req, attachment_id, body):
                      mv.before(mv.SHARED_CONNECTIONS))
 @validation.response(200, schema.DELETE_RESPONSE_V372, mv.SHARED_CONNECTIONS)
 def delete_attachment(req, attachment_id):
-    remaining, shared = _api(req).attachment_delete(_ctxt(req),
-                                                    attachment_id)
+    remaining, shared = _api(req).attachments.delete(_ctxt(req),
+                                                     attachment_id)
     result = {'attachments': [views.attachment_summary(a)
                               for a in remaining]}
     if mv.want(req).matches(mv.SHARED_CONNECTIONS):
@@ -118,5 +118,5 @@ def delete_attachment(req, attachment_id):
 @validation.request_body(schema.COMPLETE, mv.NEW_ATTACH_COMPLETION)
 @validation.response(204, None, mv.NEW_ATTACH_COMPLETION)
 def complete_attachment(req, attachment_id, body):
-    _api(req).attachment_complete(_ctxt(req), attachment_id)
+    _api(req).attachments.complete(_ctxt(req), attachment_id)
     return router.reply(204)

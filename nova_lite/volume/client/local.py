@@ -55,7 +55,7 @@ class LocalClient(base.VolumeClient):
 
     def attachment_create(self, ctxt, volume_id, instance_uuid,
                           connector=None, mode=None):
-        attachment = self.api.attachment_create(
+        attachment = self.api.attachments.create(
             ctxt, volume_id, instance_uuid, connector=connector, mode=mode)
         return base.client_attachment(views.attachment_detail(attachment))
 
@@ -65,15 +65,15 @@ class LocalClient(base.VolumeClient):
             # As Nova does: the mountpoint travels in the connector.
             connector = copy.deepcopy(connector)
             connector['mountpoint'] = mountpoint
-        attachment = self.api.attachment_update(ctxt, attachment_id,
-                                                connector)
+        attachment = self.api.attachments.update(ctxt, attachment_id,
+                                                 connector)
         return base.client_attachment(views.attachment_detail(attachment))
 
     def attachment_complete(self, ctxt, attachment_id):
-        self.api.attachment_complete(ctxt, attachment_id)
+        self.api.attachments.complete(ctxt, attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):
-        attachment, shared = self.api.attachment_get(ctxt, attachment_id)
+        attachment, shared = self.api.attachments.get(ctxt, attachment_id)
         return base.client_attachment(views.attachment_detail(attachment),
                                       shared=shared)
 
@@ -82,10 +82,10 @@ class LocalClient(base.VolumeClient):
             ('instance_uuid', instance_id), ('volume_id', volume_id))
             if value}
         return [base.client_attachment(views.attachment_detail(a))
-                for a in self.api.attachment_get_all(ctxt, filters=filters)]
+                for a in self.api.attachments.get_all(ctxt, filters=filters)]
 
     def attachment_delete(self, ctxt, attachment_id):
-        _remaining, shared = self.api.attachment_delete(
+        _remaining, shared = self.api.attachments.delete(
             ctxt, attachment_id, with_remaining=False)
         return {'shared_connections': list(shared)}
 

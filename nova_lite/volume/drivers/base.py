@@ -3,9 +3,10 @@
 A driver is small on purpose: make, grow and remove a volume's storage,
 make and break a host's connection to it, and say what it can do.
 Everything else (the status machine, attachments, policy, whether a host
-connection is still shared) is ``nova_lite.volume.api``'s.
+connection is still shared) is the service layer's
+(``nova_lite.volume.api`` and ``nova_lite.volume.attachment_api``).
 
-Drivers are used from every process that runs ``volume/api.py`` (the API
+Drivers are used from every process that runs that service layer (the API
 for ``/v3``, compute and conductor through the ``local`` client), so a
 driver keeps no state that another process would need: whatever it must
 remember about a volume it returns from ``create_volume`` as model updates
@@ -22,10 +23,11 @@ name and find storage and connection records by it, never by ``id``),
 Host connections: ``initialize_connection`` is called once per attachment,
 so twice for two attachments of one multiattach volume on one compute host;
 ``terminate_connection`` is called only when the last attachment of the
-volume on that host goes (``volume/api.py`` decides, from the database),
-and it disconnects the host. ``connections(volume)`` says which hosts a
-backend holds connected; ``fake`` and ``file`` record them so that tests
-and operators can check it, ``iscsi`` reads them from its target daemon.
+volume on that host goes (``volume/attachment_api.py`` decides, from the
+database), and it disconnects the host. ``connections(volume)`` says which
+hosts a backend holds connected; ``fake`` and ``file`` record them so that
+tests and operators can check it, ``iscsi`` reads them from its target
+daemon.
 
 A backend whose exports live outside the database (a target daemon's
 memory) makes them agree with it in ``ensure_exports``: what a restarted

@@ -79,8 +79,8 @@ dies between two calls leaves, and who settles it:
   with none.
 * ``terminate_connection``: the initiator unbound but the target left
   (exported to no host), or the record left (ignored: the ACL decides).
-  The attachment is unchanged (``volume/api.py`` deletes it after), so
-  the detach is asked again and finishes.
+  The attachment is unchanged (``volume/attachment_api.py`` deletes it
+  after), so the detach is asked again and finishes.
 * ``delete_volume``: an unexported target, an account or the file left;
   the volume stays ``deleting`` and the conductor's settling deletes it
   again.

@@ -67,12 +67,12 @@ class _Contention(object):
 
     def test_twenty_reservations_one_wins(self):
         volume = self.api.create(self.ctxt, 1)
-        results = self._race(lambda: self.api.attachment_create(
+        results = self._race(lambda: self.api.attachments.create(
             self.ctxt, volume.id, uuidutils.generate_uuid()))
         won = [r for r in results if not isinstance(r, Exception)]
         self.assertEqual(1, len(won))
         self.assertEqual(19, len(results) - len(won))
-        self.assertEqual(1, len(self.api.attachment_get_all(
+        self.assertEqual(1, len(self.api.attachments.get_all(
             self.ctxt, filters={'volume_id': volume.id})))
         volume = self.api.get(self.ctxt, volume.id)
         self.assertEqual(('reserved', 'reserved'),
@@ -85,10 +85,10 @@ class _Contention(object):
         volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
         attachments = []
         for i in range(6):
-            att = self.api.attachment_create(
+            att = self.api.attachments.create(
                 self.ctxt, volume.id, uuidutils.generate_uuid(),
                 connector={'host': 'h%d' % i})
-            self.api.attachment_complete(self.ctxt, att.id)
+            self.api.attachments.complete(self.ctxt, att.id)
             attachments.append(att.id)
         ids = iter(attachments)
         lock = threading.Lock()
@@ -96,7 +96,7 @@ class _Contention(object):
         def delete_next():
             with lock:
                 attachment_id = next(ids)
-            return self.api.attachment_delete(self.ctxt, attachment_id)
+            return self.api.attachments.delete(self.ctxt, attachment_id)
         self._race(delete_next, n=6)
         volume = self.api.get(self.ctxt, volume.id)
         self.assertEqual(('available', 'detached'),
@@ -111,10 +111,10 @@ class _Contention(object):
         volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
         attachments = []
         for _i in range(6):
-            att = self.api.attachment_create(
+            att = self.api.attachments.create(
                 self.ctxt, volume.id, uuidutils.generate_uuid(),
                 connector={'host': 'h1'})
-            self.api.attachment_complete(self.ctxt, att.id)
+            self.api.attachments.complete(self.ctxt, att.id)
             attachments.append(att.id)
         driver = drivers.get_driver(self.conf, 'fake')
         self.assertEqual(['h1'], list(driver.connections({'id': volume.id})))
@@ -130,7 +130,7 @@ class _Contention(object):
         def delete_next():
             with lock:
                 attachment_id = next(ids)
-            return self.api.attachment_delete(self.ctxt, attachment_id)
+            return self.api.attachments.delete(self.ctxt, attachment_id)
         with mock.patch.object(driver, 'terminate_connection', terminate):
             results = self._race(delete_next, n=6)
         self.assertEqual(1, [shared for _rem, shared in results].count([]))
@@ -152,11 +152,11 @@ class _Contention(object):
         def cycle():
             with lock:
                 volume = next(volumes)
-            attachment = self.api.attachment_create(
+            attachment = self.api.attachments.create(
                 self.ctxt, volume.id, uuidutils.generate_uuid())
-            self.api.attachment_update(self.ctxt, attachment.id, connector)
-            self.api.attachment_complete(self.ctxt, attachment.id)
-            self.api.attachment_delete(self.ctxt, attachment.id)
+            self.api.attachments.update(self.ctxt, attachment.id, connector)
+            self.api.attachments.complete(self.ctxt, attachment.id)
+            self.api.attachments.delete(self.ctxt, attachment.id)
             return self.api.get(self.ctxt, volume.id).status
         self.assertEqual(['available'] * 20, self._race(cycle))
 

@@ -47,15 +47,15 @@ class RecordsTest(testtools.TestCase):
         for i in range(3):
             if i == 2:
                 # A deleted attachment is in neither.
-                gone = self.api.attachment_create(self.svc, self.volume.id,
-                                                  'i')
-                self.api.attachment_delete(self.svc, gone.id)
-            att = self.api.attachment_create(
+                gone = self.api.attachments.create(self.svc, self.volume.id,
+                                                   'i')
+                self.api.attachments.delete(self.svc, gone.id)
+            att = self.api.attachments.create(
                 self.svc, self.volume.id, uuidutils.generate_uuid(),
                 connector={'host': 'h%d' % (i % 2), 'ip': '10.0.0.%d' % i,
                            'multipath': False, 'wwpns': ['a', str(i)]})
             if i < 2:
-                self.api.attachment_complete(self.svc, att.id)
+                self.api.attachments.complete(self.svc, att.id)
             self.attachments.append(att.id)
 
     def _orm_volume(self, volume_id):
