@@ -34,13 +34,13 @@ compute service, not by its user (409).
 from oslo_log import log as logging
 from oslo_serialization import jsonutils
 from oslo_utils import excutils
-from oslo_utils import timeutils
 
 from nova_lite import context as nl_context
 from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
+from nova_lite import utils
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
@@ -219,7 +219,7 @@ class Attachments(object):
             'attached_host': connector.get('host'),
             'mountpoint': connector.get('mountpoint'),
             'attach_mode': mode,
-            'attach_time': timeutils.utcnow(),
+            'attach_time': utils.utcnow(),
         }
         try:
             connected = attachment_db.attachment_connect(

@@ -1,5 +1,6 @@
-"""Queries of the block-storage tables, used by ``nova_lite.volume.api``,
-one module per aggregate; callers import the module they use:
+"""Queries of the block-storage tables, used by block storage's service
+layer (``volume/api.py``, ``attachment_api.py``, ``migration.py``,
+``settling.py``), one module per aggregate; callers import the module they use:
 
 * ``volumes``: volumes (reads, lists, create, update, the volume's own
   moves, Cinder's legacy ``os-reserve``/``os-unreserve`` and readonly
@@ -12,15 +13,17 @@ one module per aggregate; callers import the module they use:
   not used outside this package.
 
 One ``@reader``/``@writer`` function is one transaction, in session mode
-(``ctxt.session``): one mode for all block-storage data access. Status
-moves are compare-and-swaps: ``UPDATE ... WHERE <expected>``, rowcount
-checked; the expected statuses come from ``nova_lite.volume.status``. A
+(``ctxt.session``), the project's one data-access mode. Status moves are
+compare-and-swaps: the volume's through ``db_api.conditional_update``
+(``volumes.volume_move``), the attachments' as ``UPDATE ... WHERE
+<expected>`` statements built once, rowcount checked; the expected
+statuses come from ``nova_lite.volume.status``. A
 writer that changes a volume or its attachments first takes the volume
 row with ``SELECT ... FOR UPDATE`` (a no-op on SQLite, whose writers are
 serialised by ``BEGIN IMMEDIATE``), so that the volume's derived
 ``attach_status`` is recomputed from a consistent set of attachments on
 MariaDB and PostgreSQL too; the CAS conditions are what decide who wins.
-No backend call is made inside a transaction: ``volume/api.py`` calls
+No backend call is made inside a transaction: the service layer calls
 drivers between two.
 
 The status moves and the single-object reads run several times in every
@@ -29,7 +32,7 @@ at import with bound parameters and run with ``ctxt.session.execute``:
 building a statement each call costs about as much as running it on
 SQLite. ``volumes.volume_get`` and ``attachments.attachment_get`` return
 read-only records (named tuples filled from labelled columns, by name)
-with what the views and ``volume/api.py`` use; list functions and the
+with what the views and the service layer use; list functions and the
 volume type functions return ORM rows with what the views need already
 loaded (relationships are ``lazy='raise'``): a list is a fixed number of
 queries.
