@@ -23,8 +23,8 @@ one. When a backend call fails:
   extending: ``error_extending``, with its former size.
 
 A volume left ``extending`` or ``deleting`` by a process that died is
-settled by ``settling.Settling`` (``API().settling``, run by the
-conductor's periodic settling).
+settled by ``settling.Settling`` (``API().settling``, run periodically by
+the processes that serve block storage: ``volume.periodic``).
 """
 
 from oslo_log import log as logging
