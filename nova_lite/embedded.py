@@ -1,7 +1,10 @@
 """The whole of nova_lite in one process: the embedded default.
 
 ``EmbeddedSystem`` brings up the database (migrated), the conductor, one or
-more compute hosts and the API application on one in-process transport.
+more compute hosts and the API application on one in-process transport,
+and block storage's settling (``nova_lite.volume.periodic``), which the
+API processes run when they run on their own. The services' heartbeats
+keep the liveness clock: the API here does not tick it.
 ``nova-lite-all`` serves it over HTTP; the functional tests use it as is.
 
 ``write_client_files`` writes what the clients need to reach it: a
@@ -24,6 +27,7 @@ from nova_lite.db import api as db_api
 from nova_lite.db import migration
 from nova_lite import objects
 from nova_lite import rpc
+from nova_lite.volume import periodic as volume_periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -35,6 +39,7 @@ class EmbeddedSystem(object):
         self.sync_db = sync_db
         self.services = []
         self.app = None
+        self.settling = None
 
     def start(self):
         os.makedirs(conf_base.state_path(self.conf), exist_ok=True)
@@ -48,22 +53,28 @@ class EmbeddedSystem(object):
         for svc in self.services:
             svc.start()
         self.app = api_app.init_application(conf=self.conf)
+        self.settling = volume_periodic.PeriodicSettling(self.conf).start()
         return self
 
     def stop(self):
-        # Stop every service first, then wait for them: their RPC servers
-        # drain in parallel.
-        for svc in reversed(self.services):
+        # Stop every service and block storage's settling first, then wait
+        # for them: their RPC servers and a settling run in progress end
+        # in parallel.
+        running = [(svc, svc.binary) for svc in reversed(self.services)]
+        if self.settling is not None:
+            running.insert(0, (self.settling, self.settling.name))
+        for svc, name in running:
             try:
                 svc.stop()
             except Exception:
-                LOG.exception('Stopping %s failed', svc.binary)
-        for svc in reversed(self.services):
+                LOG.exception('Stopping %s failed', name)
+        for svc, name in running:
             try:
                 svc.wait()
             except Exception:
-                LOG.exception('Waiting for %s failed', svc.binary)
+                LOG.exception('Waiting for %s failed', name)
         self.services = []
+        self.settling = None
         rpc.cleanup(self.conf)
 
 

@@ -8,13 +8,21 @@ from nova_lite.db import api as db_api
 from nova_lite import objects
 from nova_lite import service
 from nova_lite.volume import drivers as volume_drivers
+from nova_lite.volume import periodic as volume_periodic
+
+# What init_application(clock_tick=True) started in this process: (clock
+# ticker, block storage's settling) pairs (``stop_periodics``).
+_PERIODICS = []
 
 
 def init_application(conf=None, argv=None, clock_tick=False):
     """Parse configuration (unless ``conf`` is ready), configure the
     database and return the WSGI application. ``clock_tick``: this is an
     API process of its own (uWSGI worker, ``nova-lite-api``), which ticks
-    the services' liveness clock (``nova_lite.service.ClockTicker``)."""
+    the services' liveness clock (``nova_lite.service.ClockTicker``) and
+    runs block storage's settling (``nova_lite.volume.periodic``): an API
+    process serves block storage and drives its backends, and settles
+    what such a process left when it died."""
     if conf is None:
         conf = cfg.ConfigOpts()
         config.parse_args(conf, argv or [])
@@ -26,5 +34,17 @@ def init_application(conf=None, argv=None, clock_tick=False):
     volume_drivers.get_backends(conf)
     app = deploy.loadapp(conf)
     if clock_tick:
-        service.ClockTicker(conf).start()
+        _PERIODICS.append((service.ClockTicker(conf).start(),
+                           volume_periodic.PeriodicSettling(conf).start()))
     return app
+
+
+def stop_periodics():
+    """Stop what ``init_application(clock_tick=True)`` started in this
+    process (an API process's run ends with the process: this is for
+    those that embed it, and for tests)."""
+    while _PERIODICS:
+        ticker, settling = _PERIODICS.pop()
+        settling.stop()
+        ticker.stop()
+        settling.wait()

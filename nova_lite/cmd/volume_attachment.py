@@ -9,6 +9,7 @@ down but not forced down), 4 the connector file cannot be read."""
 
 import json
 
+from oslo_log import log as logging
 from oslo_serialization import jsonutils
 
 from nova_lite.compute import api as compute_api
@@ -27,6 +28,9 @@ from nova_lite import policy
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite.volume import client as block_storage
+from nova_lite.volume import periodic as volume_periodic
+
+LOG = logging.getLogger(__name__)
 
 _BDM_FIELDS = ('instance_uuid', 'volume_id', 'device_name', 'attachment_id',
                'attach_mode', 'delete_on_termination', 'task', 'task_owner',
@@ -174,8 +178,9 @@ def _unlock(instance):
 
 def _describe(item):
     """A settled item (``tasks.Settled``, an ``Instance`` deleted, a
-    ``recovery.VolumeOperation``) or a mapping with a task, as a dict."""
-    if isinstance(item, recovery.VolumeOperation):
+    ``volume.periodic.VolumeOperation``) or a mapping with a task, as a
+    dict."""
+    if isinstance(item, volume_periodic.VolumeOperation):
         return dict(item)
     if isinstance(item, instance_obj.Instance):
         return {'server': item.uuid, 'operation': 'delete'}
@@ -194,11 +199,18 @@ def _owner(conf):
 
 
 def _reconcile(conf):
+    """The conductor's settling (``conductor.recovery``) and block
+    storage's (``volume.periodic``: its periodic runs in the API
+    processes), once each."""
     ctxt = _context()
     policy.init(conf)
     client = block_storage.get_client(conf)
     settled = recovery.settle(ctxt, conf, client, None, conf.host,
                               owner=_owner(conf))
+    try:
+        settled += volume_periodic.settle(ctxt, conf)
+    except Exception:
+        LOG.exception('Could not settle stalled volume operations')
     done = [dict(_describe(item), outcome=outcome)
             for item, outcome in settled]
     waiting = []

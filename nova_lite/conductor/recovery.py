@@ -41,12 +41,11 @@ Work a compute host owns is its host's to settle (``compute.host.recovery``):
 only the host knows whether the guest has the disk; unless it is fenced.
 
 Block storage's own operations that a dead process left behind (a volume
-``extending`` that stopped moving for ``stalled_after`` seconds) are
-settled here too, by block storage's settling
-(``nova_lite.volume.settling``), and so are the exports a restarted
-target daemon lost (``iscsi``): the conductor is the one service that
-always runs a periodic task. It settles
-the volumes of the backends its configuration enables.
+``extending`` that stopped moving for ``stalled_after`` seconds, the
+exports a restarted target daemon lost) are not settled here: block
+storage settles itself, in the processes that serve it
+(``nova_lite.volume.periodic``). The conductor reaches block storage
+through the volume client only.
 
 Each item is taken over first (compare-and-swap on its last move that
 raises its generation, the fencing token), so two conductors running this
@@ -75,7 +74,6 @@ from nova_lite.objects import service as service_obj
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite import utils
-from nova_lite.volume import api as volume_service
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -182,8 +180,7 @@ def settle(context, conf, volume_client, notifier, host, at_start=False,
     """Settle what this conductor (on ``host``; ``owner``, its owner name
     by default) is due to (see the module docstring), leaving alone the
     mappings ``in_hand``. Returns ``[(item, outcome)]``: a
-    ``tasks.Settled`` per mapping, an ``Instance`` per server deleted, a
-    ``VolumeOperation`` per block-storage operation."""
+    ``tasks.Settled`` per mapping, an ``Instance`` per server deleted."""
     me = owner or service_obj.owner_name(service_obj.CONDUCTOR_BINARY,
                                          host)
     settler = _Settler(context, conf, volume_client, notifier, me,
@@ -203,8 +200,7 @@ def settle(context, conf, volume_client, notifier, host, at_start=False,
         settled += _settle_one(settler, bdm, why, host)
     return (settled +
             _finish_local_deletes(context, volume_client, me, stalled_before) +
-            _delete_on_fenced_hosts(settler) +
-            _settle_volumes(context, conf, stalled_before))
+            _delete_on_fenced_hosts(settler))
 
 
 def settle_fenced_mapping(context, conf, volume_client, bdm, owner, host):
@@ -274,21 +270,6 @@ def _reason(settler, bdm, previous_owner, why):
     return ('%s stopped moving it for %s seconds, before the compute host '
             'took it over' % (previous_owner,
                               settler.conf.recovery.stalled_after))
-
-
-class VolumeOperation(dict):
-    """A block-storage operation settled: ``volume``, ``operation``."""
-
-
-def _settle_volumes(context, conf, stalled_before):
-    try:
-        settled = volume_service.API(conf).settling.settle_stalled(
-            context.elevated(), stalled_before)
-    except Exception:
-        LOG.exception('Could not settle stalled volume operations')
-        return []
-    return [(VolumeOperation(volume=volume_id, operation=operation), outcome)
-            for volume_id, operation, outcome in settled]
 
 
 def _finish_local_deletes(context, volume_client, me, stalled_before):

@@ -12,7 +12,10 @@ flight, the volumes of a build, unshelve or delete). Each service takes its
 own unfinished work back when it starts; a periodic task settles work that
 has not moved for ``stalled_after`` seconds, and at once the work of a
 service an administrator forced down. A service that only misses its
-heartbeats keeps its work.
+heartbeats keeps its work. Block storage settles its own operations (an
+extend, a delete or a migration whose process died, the exports a
+restarted target daemon lost) in the processes that serve it: every API
+process and nova-lite-all.
 """)
 
 ALL_OPTS = [
@@ -22,9 +25,12 @@ ALL_OPTS = [
         min=0,
         help="""
 Seconds between two runs of the periodic task that settles stalled work,
-in nova-lite-conductor and in nova-lite-compute. 0 disables the periodic
-task (work is then settled only when its owner starts again, or by
-``nova-lite-manage volume_attachment reconcile``).
+in nova-lite-conductor and in nova-lite-compute, and of block storage's
+settling in the API processes (uWSGI workers, nova-lite-api) and
+nova-lite-all (its first run one interval after the process starts). 0
+disables the periodic tasks (work is then settled only when its owner
+starts again, or by ``nova-lite-manage volume_attachment reconcile``;
+block storage's, only by that command).
 
 Related options:
 

@@ -19,8 +19,9 @@ rest of block storage's service layer is reached from it:
 * ``API().migration``: a volume's migration to another backend
   (``migration.Migration``);
 * ``API().settling``: what a process that died left ``extending`` or
-  ``deleting`` (and a stalled migration), run by the conductor's periodic
-  settling (``settling.Settling``).
+  ``deleting`` (and a stalled migration), and the backends' exports made
+  to agree with the database (``settling.Settling``), run periodically by
+  the processes that serve block storage (``volume.periodic``).
 
 Status moves follow ``nova_lite.volume.status`` and are made by
 compare-and-swap in ``nova_lite.volume.db``; backend calls

@@ -37,9 +37,10 @@ A failure rolls back: the temporary volume is deleted (once it has no
 attachment) and the volume's ``migration_status`` is ``error``; the volume
 keeps its storage and stays usable.
 
-Who settles a migration whose process died (``settle``, run by any
-conductor's periodic settling with the other stalled block-storage work,
-on a volume that has not moved for ``[recovery] stalled_after`` seconds;
+Who settles a migration whose process died (``settle``, run by block
+storage's periodic settling in the API processes, ``volume.periodic``,
+with the other stalled block-storage work, on a volume that has not
+moved for ``[recovery] stalled_after`` seconds;
 each decision a compare-and-swap on that last move, so a process that was
 only slow and moves on wins):
 

@@ -1,10 +1,11 @@
 """Block storage's own settling (``volume.api.API().settling``): what a
 process that died left of block storage's operations, and the backends'
-exports made to agree with the database. Run by the conductor's periodic
-settling (``conductor.recovery``) every ``[recovery] settle_interval``
-seconds; each decision is a compare-and-swap on the volume's last move,
-so two conductors settle one volume once. Only the backends this
-process's configuration enables are settled.
+exports made to agree with the database. Run by the processes that serve
+block storage (every API process, ``nova-lite-all``) every ``[recovery]
+settle_interval`` seconds (``volume.periodic``), never by the conductor;
+each decision is a compare-and-swap on the volume's last move, so
+several processes running it at once settle one volume once. Only the
+backends this process's configuration enables are settled.
 """
 
 from oslo_log import log as logging

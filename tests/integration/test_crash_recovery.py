@@ -78,7 +78,8 @@ CASES = {
     crashpoint.API_LOCAL_DETACH_AFTER_DECIDE: (FINISHED, 'local_detach'),
     crashpoint.API_LOCAL_DELETE_AFTER_DECIDE: (FINISHED, 'local_delete'),
     # A volume migration (os-migrate_volume to the other backend) of an
-    # available volume: block storage copies the data.
+    # available volume: block storage copies the data (and the restarted
+    # API processes' block-storage settling settles it).
     crashpoint.VOLUME_MIGRATE_AFTER_START: (ROLLED_BACK, 'migrate'),
     crashpoint.VOLUME_MIGRATE_AFTER_TARGET: (ROLLED_BACK, 'migrate'),
     crashpoint.VOLUME_MIGRATE_AFTER_COPY: (FINISHED, 'migrate'),
@@ -104,7 +105,8 @@ CASES = {
     # settles the refresh task it leaves.
     crashpoint.MANAGE_REFRESH_AFTER_CREATE: (ROLLED_BACK, 'refresh'),
     crashpoint.MANAGE_REFRESH_AFTER_MOVE: (FINISHED, 'refresh'),
-    # Block storage's own two-step operations (/v3, in the API process).
+    # Block storage's own two-step operations (/v3, in the API process),
+    # settled by block storage's settling in the restarted API processes.
     crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
     crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
     crashpoint.VOLUME_DELETE_AFTER_START: (FINISHED, 'delete'),
@@ -501,8 +503,9 @@ class _CrashRecoveryTests(object):
 
     def _crash_volume_operation(self, point):
         """The API process dies between the move of the volume's row
-        (extending, deleting) and the backend's answer; the conductor's
-        settling finishes or rolls the operation back."""
+        (extending, deleting) and the backend's answer; block storage's
+        settling in the restarted API processes (``volume.periodic``)
+        finishes or rolls the operation back."""
         workflow = CASES[point][1]
         volume_id = self.create_volume(size=SIZE)
         path = '/v3/demo/volumes/%s' % volume_id

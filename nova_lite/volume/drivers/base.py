@@ -32,7 +32,8 @@ daemon.
 A backend whose exports live outside the database (a target daemon's
 memory) makes them agree with it in ``ensure_exports``: what a restarted
 daemon lost is exported again, what a dead process left is unexported.
-The conductor's settling calls it at start and periodically.
+Block storage's settling calls it periodically, in the processes that
+serve block storage (``nova_lite.volume.periodic``).
 """
 
 import abc

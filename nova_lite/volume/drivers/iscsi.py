@@ -72,8 +72,8 @@ dies between two calls leaves, and who settles it:
   with no initiator (exported to no host), or a bound initiator the
   database does not know of (the attachment was never connected, and the
   host never got the CHAP secret). The next connection of the volume
-  re-ensures the whole target (LUN, account, ACL, read-only flag); the
-  conductor's settling unexports an initiator that no connected
+  re-ensures the whole target (LUN, account, ACL, read-only flag); block
+  storage's settling unexports an initiator that no connected
   attachment needs once its host's record (rewritten at each connection)
   is older than ``[recovery] stalled_after``, and removes a target left
   with none.
@@ -82,17 +82,19 @@ dies between two calls leaves, and who settles it:
   The attachment is unchanged (``volume/attachment_api.py`` deletes it
   after), so the detach is asked again and finishes.
 * ``delete_volume``: an unexported target, an account or the file left;
-  the volume stays ``deleting`` and the conductor's settling deletes it
+  the volume stays ``deleting`` and block storage's settling deletes it
   again.
 * ``extend_volume``: a target whose LUN was removed and not yet added
   again; the next connection adds it.
 
 tgtd keeps its targets in memory only (this driver writes no
 ``/etc/tgt`` files): a restarted tgtd has none. The database is the truth
-of what must be exported: ``ensure_exports``, called by the conductor at
-start and with its periodic settling (``[recovery] settle_interval``),
-sees that tgtd lost its targets (a sentinel target the driver makes is
-gone) and exports again every volume with connected attachments to their
+of what must be exported: ``ensure_exports``, called by block storage's
+periodic settling (``[recovery] settle_interval``) in every API process
+and ``nova-lite-all`` (``nova_lite.volume.periodic``), several of them at
+once (each volume's changes are made under its lock), sees that tgtd lost
+its targets (a sentinel target the driver makes is gone) and exports
+again every volume with connected attachments to their
 hosts' initiators (a connection made meanwhile re-creates its own target;
 a host whose detach has begun is left to its disconnect); and it
 unexports the leftovers of dead processes (above). It reads the database

@@ -17,6 +17,7 @@ from nova_lite import utils
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume import periodic as volume_periodic
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_volume_attachments as tva
@@ -357,13 +358,10 @@ class SwapIsTheMigrationsTest(MigrationTestCase):
 class SettlingTest(MigrationTestCase):
     """Block storage's settling of a migration whose process died
     (``volume/migration.py``): the states a dead process leaves, settled
-    by the conductor's periodic task."""
+    by block storage's own settling (``volume.periodic``)."""
 
     def settle(self):
-        for svc in self.sys.system.services:
-            if svc.binary == 'nova-lite-conductor':
-                return svc.manager.periodic_tasks(
-                    context.get_admin_context())
+        return volume_periodic.settle(context.get_admin_context(), self.conf)
 
     def long_ago(self):
         return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(

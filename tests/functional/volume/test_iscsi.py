@@ -1,6 +1,6 @@
 """The whole system with the ``iscsi`` backend on the node's tgtd: /v3
 volumes and attachments, /v2.1 server attachments (the fake virt driver's
-connector), and the conductor's settling of a restarted tgtd. A real
+connector), and block storage's settling of a restarted tgtd. A real
 initiator (QEMU's libiscsi, ``qemu-io``) reads through the
 ``connection_info`` the API returned.
 
@@ -21,6 +21,7 @@ from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume import periodic as volume_periodic
 from nova_lite.volume import settling
 from tests.fixtures import system
 from tests.fixtures import tgt
@@ -43,7 +44,8 @@ class ISCSIBackend(object):
     PRIVATE_TGTD = False
 
     def setUp(self):
-        # tgtd first: the conductor's settling at start already asks it.
+        # tgtd first: the system's block-storage settling (every
+        # settle_interval once started) asks it.
         self.tgtd = self.useFixture(tgt.Tgtd(private=self.PRIVATE_TGTD))
         self.CONF = dict(self.CONF, **{'volume.enabled_backends': ['iscsi']},
                          **self.tgtd.conf_overrides('iscsi'))
@@ -188,17 +190,14 @@ class VolumeLifecycleTest(ISCSITestCase):
 
 
 class RestartedTgtdTest(ISCSITestCase):
-    """A private tgtd killed under an attached volume: the conductor's
-    periodic settling exports it again."""
+    """A private tgtd killed under an attached volume: block storage's
+    settling exports it again."""
     PRIVATE_TGTD = True
 
-    def conductor(self):
-        for svc in self.sys.system.services:
-            if svc.binary == 'nova-lite-conductor':
-                return svc.manager
-        raise AssertionError('no conductor')
+    def settle(self):
+        return volume_periodic.settle(context.get_admin_context(), self.conf)
 
-    def test_conductor_settling_exports_again(self):
+    def test_settling_exports_again(self):
         volume = self.create_volume()
         self.write(volume['id'])
         attachment = self.attach(volume['id'])
@@ -212,8 +211,7 @@ class RestartedTgtdTest(ISCSITestCase):
         self.tgtd.start()
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
                           len(DATA))
-        settled = self.conductor().periodic_tasks(
-            context.get_admin_context())
+        settled = self.settle()
         self.assertIn(({'volume': volume['id'], 'operation': 'export'},
                        'exported'),
                       [(dict(item), outcome) for item, outcome in settled])
@@ -275,11 +273,11 @@ class RestartedTgtdTest(ISCSITestCase):
 
 class DeadProcessLeftoverTest(ISCSITestCase):
     """A process that died between the backend's connect and the
-    database's record of it left the volume exported to that host: the
-    conductor's settling unexports it once stalled."""
+    database's record of it left the volume exported to that host: block
+    storage's settling unexports it once stalled."""
 
-    def conductor(self):
-        return RestartedTgtdTest.conductor(self)
+    def settle(self):
+        return RestartedTgtdTest.settle(self)
 
     def test_leftover_export_is_settled(self):
         volume = self.create_volume()
@@ -296,8 +294,7 @@ class DeadProcessLeftoverTest(ISCSITestCase):
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
         # Not stalled yet: a connection may be under way.
-        ctxt = context.get_admin_context()
-        settled = self.conductor().periodic_tasks(ctxt)
+        settled = self.settle()
         self.assertNotIn('export', [dict(i).get('operation')
                                     for i, _o in settled])
         self.assertEqual(['compute1'], list(self.driver.connections(vol)))
@@ -306,7 +303,7 @@ class DeadProcessLeftoverTest(ISCSITestCase):
         for name in os.listdir(where):
             past = time.time() - 3600
             os.utime(os.path.join(where, name), (past, past))
-        settled = self.conductor().periodic_tasks(ctxt)
+        settled = self.settle()
         self.assertIn(({'volume': volume['id'], 'operation': 'export'},
                        'unexported'),
                       [(dict(item), outcome) for item, outcome in settled])

@@ -434,12 +434,12 @@ class ProcessDeathTest(TgtdTestCase):
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
     def test_export_pass_killed_at_each_step(self):
-        # The conductor's export pass after tgtd lost its targets (no
-        # sentinel, no target of the volume), its process killed before
-        # each of its tgtadm calls in turn: the volume is never exported
-        # to another host or without CHAP, the sentinel is made last (so
-        # the next pass runs again in full), and the next pass exports the
-        # volume to its host, whose initiator then reads it.
+        # The export pass of block storage's settling after tgtd lost its
+        # targets (no sentinel, no target of the volume), its process killed
+        # before each of its tgtadm calls in turn: the volume is never
+        # exported to another host or without CHAP, the sentinel is made
+        # last (so the next pass runs again in full), and the next pass
+        # exports the volume to its host, whose initiator then reads it.
         volume = self.create()
         connector = dict(H1, mode='rw')
         connected = {volume['id']: (volume, [connector])}

@@ -5,11 +5,14 @@ os-force_delete."""
 import datetime
 import os
 
+from nova_lite.api import app as api_app
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import utils
 from nova_lite.volume import drivers
 from nova_lite.volume.drivers import file as file_driver
+from nova_lite.volume import periodic as volume_periodic
+from tests.fixtures import system
 from tests.functional.compute import test_volume_attachments as compute_base
 from tests.functional.volume import base
 
@@ -35,16 +38,26 @@ class VolumeActionsTestCase(base.VolumeTestCase):
         return os.stat(path).st_size
 
     def settle(self):
-        """The conductor's periodic settling, run now."""
-        for svc in self.sys.system.services:
-            if svc.binary == 'nova-lite-conductor':
-                return svc.manager.periodic_tasks(
-                    context.get_admin_context())
-        raise AssertionError('no conductor')
+        """Block storage's settling (``volume.periodic``), run now."""
+        return volume_periodic.settle(context.get_admin_context(), self.conf)
 
     def long_ago(self):
         return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
+
+    def left_extending(self, volume_id, size, grown, updated_at=None):
+        """The volume as a process dying in the backend call leaves it:
+        ``extending`` with the new ``size``; the backend ``grown`` to it
+        or not."""
+        if grown:
+            volume = self.show_volume(volume_id, api=self.admin)
+            driver = drivers.get_driver(self.conf, 'file')
+            driver.extend_volume({'id': volume_id, 'size': volume['size'],
+                                  'provider_location': None}, size)
+        compute_base.set_rows(
+            models.Volume, models.Volume.id == volume_id,
+            status='extending', size=size,
+            updated_at=updated_at or self.long_ago())
 
     def set_quota(self, **values):
         resp = self.admin.put('/v3/os-quota-sets/demo',
@@ -161,21 +174,7 @@ class ExtendOnFakeBackendTest(VolumeActionsTestCase):
 
 class ExtendSettlingTest(VolumeActionsTestCase):
     """An extend whose process died between its moves (the rows as the
-    death leaves them) is settled by the conductor's periodic task."""
-
-    def left_extending(self, volume_id, size, grown, updated_at=None):
-        """The volume as a process dying in the backend call leaves it:
-        ``extending`` with the new ``size``; the backend ``grown`` to it
-        or not."""
-        if grown:
-            volume = self.show_volume(volume_id, api=self.admin)
-            driver = drivers.get_driver(self.conf, 'file')
-            driver.extend_volume({'id': volume_id, 'size': volume['size'],
-                                  'provider_location': None}, size)
-        compute_base.set_rows(
-            models.Volume, models.Volume.id == volume_id,
-            status='extending', size=size,
-            updated_at=updated_at or self.long_ago())
+    death leaves them) is settled by block storage's settling."""
 
     def test_grown_extend_is_finished(self):
         volume = self.create_volume()
@@ -222,6 +221,67 @@ class ExtendSettlingTest(VolumeActionsTestCase):
         self.assertEqual(('extending', 3), (shown['status'], shown['size']))
         # Not extendable while extending.
         self.extend(volume['id'], 4, expect=400)
+
+
+class SelfSettlingTest(VolumeActionsTestCase):
+    """Block storage settles itself, in the processes that serve it (its
+    periodic every ``settle_interval`` seconds, ``volume.periodic``): the
+    embedded system and an API process of its own; the conductor's
+    periodic no longer touches block storage."""
+    CONF = {'recovery.settle_interval': 1}
+
+    def conductor_settles(self):
+        """The conductor's periodic task, run now: what it settled."""
+        for svc in self.sys.system.services:
+            if svc.binary == 'nova-lite-conductor':
+                return svc.manager.periodic_tasks(
+                    context.get_admin_context())
+        raise AssertionError('no conductor')
+
+    def wait_for_settled(self, volume_id, status='available'):
+        system.wait_for(lambda: self.status(volume_id) == status,
+                        timeout=30, interval=0.1,
+                        message='volume %s not %s' % (volume_id, status))
+
+    def test_embedded_system_settles_a_stalled_extend(self):
+        self.assertTrue(self.sys.system.settling.running)
+        volume = self.create_volume(size=2)
+        self.left_extending(volume['id'], 4, grown=False)
+        self.assertNotIn(volume['id'], [dict(item).get('volume') for item, _o
+                                        in self.conductor_settles()])
+        self.wait_for_settled(volume['id'])
+        self.assertEqual(2, self.show_volume(volume['id'])['size'])
+
+    def test_api_process_settles_a_stalled_extend(self):
+        # The embedded system's own settling stopped: only the API
+        # application's is left to settle it.
+        self.sys.system.settling.stop()
+        self.sys.system.settling.wait()
+        self.assertFalse(self.sys.system.settling.running)
+        api_app.init_application(conf=self.conf, clock_tick=True)
+        self.addCleanup(api_app.stop_periodics)
+        volume = self.create_volume(size=2)
+        self.left_extending(volume['id'], 4, grown=True)
+        self.wait_for_settled(volume['id'])
+        self.assertEqual(4, self.show_volume(volume['id'])['size'])
+
+
+class NoSelfSettlingTest(VolumeActionsTestCase):
+    """``settle_interval`` 0: no periodic settles block storage, and the
+    conductor's settling leaves a stalled extend alone."""
+    CONF = {'recovery.settle_interval': 0}
+
+    def test_conductor_leaves_a_stalled_extend_alone(self):
+        self.assertFalse(self.sys.system.settling.running)
+        volume = self.create_volume(size=2)
+        self.left_extending(volume['id'], 4, grown=False)
+        self.assertEqual([], SelfSettlingTest.conductor_settles(self))
+        self.assertEqual('extending', self.status(volume['id']))
+        # Block storage's settling, run once (what ``nova-lite-manage
+        # volume_attachment reconcile`` runs), settles it.
+        self.assertEqual(
+            [({'volume': volume['id'], 'operation': 'extend'}, 'available')],
+            self.settle())
 
 
 class ForceDeleteTest(VolumeActionsTestCase):
@@ -312,7 +372,7 @@ class ForceDeleteTest(VolumeActionsTestCase):
 
 class DeleteSettlingTest(VolumeActionsTestCase):
     """A delete (plain or forced) whose process died after the volume went
-    ``deleting`` is finished by the conductor's periodic task."""
+    ``deleting`` is finished by block storage's settling."""
 
     def test_stalled_delete_is_finished(self):
         volume = self.create_volume()

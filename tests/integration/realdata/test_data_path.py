@@ -7,8 +7,8 @@ domain XML say where a disk is, or is no longer, exported and plugged.
 
 Volumes are on the ``iscsi`` backend (the deployment's default) unless a
 test says otherwise; each test boots as few guests as it can.
-``TestMigrationAndSettling`` has a deployment of its own whose conductor
-settles every second.
+``TestMigrationAndSettling`` has a deployment of its own that settles
+every second.
 """
 
 from tests.guest import agent
@@ -235,9 +235,9 @@ class TestDataPath(DataPathTestCase):
 
 
 class TestMigrationAndSettling(DataPathTestCase):
-    # The conductor settles, every second, what stopped moving 5 s ago
-    # (and its sweep of tgtd's targets unexports what no connected
-    # attachment needs).
+    # The conductor and block storage (in the API processes) settle,
+    # every second, what stopped moving 5 s ago (and block storage's sweep
+    # of tgtd's targets unexports what no connected attachment needs).
     EXTRA_CONF = {'recovery': {'settle_interval': 1, 'stalled_after': 5}}
 
     GHOST = {'host': 'ghost-host', 'mode': 'rw',

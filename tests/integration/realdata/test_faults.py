@@ -16,8 +16,9 @@ services reaching libvirtd through a forwarder of the test's):
   everywhere;
 * tgtd stopped (the private one): the same, and after tgtd started
   again (with no targets) the attach works; tgtd killed under an
-  attached volume and started again: the conductor's ``ensure_exports``
-  exports the volume again and the guest reads and writes it;
+  attached volume and started again: block storage's settling in the
+  API processes (``ensure_exports``) exports the volume again and the
+  guest reads and writes it;
 * a guest that ignores the unplug: the detach fails after
   ``[libvirt] device_detach_attempts``, the volume stays attached
   everywhere (the guest reads it), the action event says why; once the
@@ -40,9 +41,9 @@ EVENTS = '2.84'         # instance action events with their details
 
 
 class TestFaults(base.RealDataTestCase):
-    # The conductor's settling (and with it the iscsi backends'
-    # ensure_exports) every second; a guest that ignores an unplug is
-    # given up on after 3 requests 5 s apart.
+    # Settling every second: the conductor's, and block storage's in the
+    # API processes (with it the iscsi backends' ensure_exports); a guest
+    # that ignores an unplug is given up on after 3 requests 5 s apart.
     DETACH_ATTEMPTS = 3
     EXTRA_CONF = {'recovery': {'settle_interval': 1},
                   'libvirt': {'device_detach_attempts': DETACH_ATTEMPTS,
@@ -325,9 +326,10 @@ class TestFaults(base.RealDataTestCase):
 
     def test_tgtd_killed_under_an_attached_volume(self):
         # tgtd dies (SIGKILL) under a guest reading a volume and starts
-        # again with no targets: the conductor's ensure_exports sees the
-        # sentinel gone and exports the volume again; QEMU logs in again
-        # and the guest reads on. A new attach meanwhile fails cleanly.
+        # again with no targets: block storage's settling (ensure_exports,
+        # in the API processes) sees the sentinel gone and exports the
+        # volume again; QEMU logs in again and the guest reads on. A new
+        # attach meanwhile fails cleanly.
         data = b'exported-again!!'
         server_id, _host, volume_id = self.server_with_volume(
             data, self.private_volume())

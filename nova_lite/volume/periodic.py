@@ -1,0 +1,114 @@
+"""Block storage settles itself, in the processes that serve it.
+
+Block storage's settling (``settling.Settling``: the volumes a process
+that died left ``extending`` or ``deleting``, stalled migrations, and the
+backends' exports made to agree with the database, e.g. after a target
+daemon restarted) is run:
+
+* every ``[recovery] settle_interval`` seconds (0: never) by
+  ``PeriodicSettling``, started by the processes that serve ``/v3`` and
+  drive the backends: each API process of its own (uWSGI worker,
+  ``nova-lite-api``: ``api.app.init_application(clock_tick=True)``) and
+  ``nova-lite-all`` (``nova_lite.embedded``). Its first run is one
+  interval after it starts, not at start: what a process that died left
+  is settled only once it has not moved for ``[recovery] stalled_after``
+  seconds anyway;
+* once by ``nova-lite-manage volume_attachment reconcile`` (``settle``).
+
+The conductor does not run it: it reaches block storage through the
+volume client only, so with ``[volume] client = cinder`` it never touches
+nova_lite's block-storage tables.
+
+Several processes may run it at once (every API worker does): each
+decision is a compare-and-swap on the volume's last move, so one volume
+is settled once and a volume its owner moved on meanwhile is left alone;
+and ``ensure_exports`` makes each volume's exports agree under that
+volume's lock (``drivers.iscsi``). Each process settles the backends its
+configuration enables.
+"""
+
+import datetime
+
+from futurist import periodics
+from oslo_log import log as logging
+from oslo_utils import timeutils
+
+from nova_lite import context as nl_context
+from nova_lite import service
+from nova_lite.volume import api as volume_api
+
+LOG = logging.getLogger(__name__)
+
+
+class VolumeOperation(dict):
+    """A block-storage operation settled: ``volume``, ``operation``
+    (``extend``, ``delete``, ``export``, a migration's)."""
+
+
+def settle(ctxt, conf, stalled_before=None):
+    """Run block storage's settling once, now: what has not moved since
+    ``stalled_before`` (naive UTC; by default ``[recovery]
+    stalled_after`` seconds ago). Returns ``[(VolumeOperation,
+    outcome)]``."""
+    if stalled_before is None:
+        stalled_before = timeutils.utcnow().replace(tzinfo=None) - \
+            datetime.timedelta(seconds=conf.recovery.stalled_after)
+    settled = volume_api.API(conf).settling.settle_stalled(
+        ctxt.elevated(), stalled_before)
+    return [(VolumeOperation(volume=volume_id, operation=operation), outcome)
+            for volume_id, operation, outcome in settled]
+
+
+def settle_every(conf, interval):
+    """A ``futurist.periodics`` callable that runs ``settle`` every
+    ``interval`` seconds (the first run one interval after its worker
+    starts), logging what it settled. A failure is logged and the next
+    run tries again: it never ends the periodic."""
+    ctxt = nl_context.get_admin_context()
+
+    @periodics.periodic(interval)
+    def settle_block_storage():
+        try:
+            settled = settle(ctxt, conf)
+        except Exception:
+            LOG.exception("Block storage's settling failed; trying again "
+                          "in %s s", interval)
+            return
+        for item, outcome in settled:
+            LOG.info("Block storage's settling: %s of volume %s: %s",
+                     item['operation'], item['volume'], outcome)
+    return settle_block_storage
+
+
+class PeriodicSettling(object):
+    """Block storage's settling every ``[recovery] settle_interval``
+    seconds on a periodic of its own (``service.Periodics``); nothing
+    when it is 0. ``stop()`` ends it and returns at once, ``wait()``
+    waits for a run in progress."""
+
+    name = 'block-storage-settling'
+
+    def __init__(self, conf):
+        self.conf = conf
+        self._periodics = None
+
+    def start(self):
+        interval = self.conf.recovery.settle_interval
+        if interval > 0:
+            self._periodics = service.Periodics(
+                [settle_every(self.conf, interval)],
+                '%s-%s' % (self.name, self.conf.host)).start()
+        return self
+
+    @property
+    def running(self):
+        return self._periodics is not None
+
+    def stop(self):
+        if self._periodics is not None:
+            self._periodics.stop()
+
+    def wait(self):
+        if self._periodics is not None:
+            self._periodics.wait()
+            self._periodics = None
