@@ -31,10 +31,10 @@ import datetime
 
 from futurist import periodics
 from oslo_log import log as logging
-from oslo_utils import timeutils
 
 from nova_lite import context as nl_context
 from nova_lite import service
+from nova_lite import utils
 from nova_lite.volume import api as volume_api
 
 LOG = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def settle(ctxt, conf, stalled_before=None):
     stalled_after`` seconds ago). Returns ``[(VolumeOperation,
     outcome)]``."""
     if stalled_before is None:
-        stalled_before = timeutils.utcnow().replace(tzinfo=None) - \
+        stalled_before = utils.utcnow() - \
             datetime.timedelta(seconds=conf.recovery.stalled_after)
     settled = volume_api.API(conf).settling.settle_stalled(
         ctxt.elevated(), stalled_before)
