@@ -329,60 +329,112 @@ class Not(object):
         self.value = value
 
 
-def expected_clause(column, value):
-    """The condition that ``column`` holds ``value``: a list, tuple or set
-    is any of its values (``None`` among them: NULL), ``None`` is NULL, a
-    ``Not`` is the opposite, anything else equality (an aware datetime is
-    compared as the naive UTC the columns hold)."""
+_LISTS = (list, tuple, set, frozenset)
+
+
+def _shape(value):
+    """What the SQL of the condition for the expected ``value`` depends
+    on (not the values themselves, which are bound parameters)."""
     if isinstance(value, Not):
-        inner = value.value
-        if inner is None:
-            return column.is_not(None)
-        if isinstance(inner, (list, tuple, set, frozenset)):
-            inner = [v for v in inner if v is not None]
-            if not inner:
-                return column.is_not(None)
-            return sa.and_(column.is_not(None), column.not_in(
-                [sa.literal(v, column.type) for v in inner]))
-        return sa.and_(column.is_not(None), column != _naive(inner))
+        return ('not',) + _shape(value.value)
     if value is None:
+        return ('null',)
+    if isinstance(value, _LISTS):
+        count = sum(1 for v in value if v is not None)
+        return ('in', count, count != len(value))
+    return ('eq',)
+
+
+def _param(column, name, index):
+    return sa.bindparam('%s_%d' % (name, index), type_=column.type)
+
+
+def _condition(column, shape, name):
+    """The condition that ``column`` holds an expected value of ``shape``,
+    its values the bound parameters ``<name>_0``, ``<name>_1``...: a list
+    is any of its values (``None`` among them: NULL), ``None`` is NULL, a
+    ``Not`` the opposite (NULL is never in a ``Not``), anything else
+    equality."""
+    kind = shape[0]
+    if kind == 'not':
+        inner = shape[1:]
+        if inner[0] == 'null' or inner[:2] == ('in', 0):
+            return column.is_not(None)
+        if inner[0] == 'in':
+            return sa.and_(column.is_not(None), column.not_in(
+                [_param(column, name, i) for i in range(inner[1])]))
+        return sa.and_(column.is_not(None),
+                       column != _param(column, name, 0))
+    if kind == 'null':
         return column.is_(None)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        values = [_naive(v) for v in value if v is not None]
+    if kind == 'in':
         # One bound parameter per value: a plain in_(<list>) would make an
         # expanding parameter, whose SQL is rendered again at every
         # execution of the cached statement.
-        clauses = [column.in_([sa.literal(v, column.type) for v in values])
-                   ] if values else []
-        if len(values) != len(value):
+        clauses = [column.in_([_param(column, name, i)
+                               for i in range(shape[1])])] if shape[1] else []
+        if shape[2]:
             clauses.append(column.is_(None))
         return sa.or_(*clauses) if clauses else sa.false()
-    return column == _naive(value)
+    return column == _param(column, name, 0)
 
 
-def _naive(value):
-    if getattr(value, 'tzinfo', None) is not None:
-        return (value - value.utcoffset()).replace(tzinfo=None)
-    return value
+def _values(value, name, params):
+    """Add the bound values of the expected ``value`` to ``params`` (an
+    aware datetime as the naive UTC the columns hold)."""
+    if isinstance(value, Not):
+        value = value.value
+    if value is None:
+        return params
+    if not isinstance(value, _LISTS):
+        value = (value,)
+    for index, item in enumerate(v for v in value if v is not None):
+        if getattr(item, 'tzinfo', None) is not None:
+            item = (item - item.utcoffset()).replace(tzinfo=None)
+        params['%s_%d' % (name, index)] = item
+    return params
 
 
-def _where(table, expected_values, filters):
-    return [expected_clause(table.c[name], value)
-            for name, value in expected_values.items()] + list(filters)
+# conditional_update's and conditional_destroy's statements, built once
+# per table, columns set and shape of the expected values: a statement
+# costs about as much to build as to run on SQLite.
+_STATEMENTS = {}
+
+
+def _statement(kind, table, values, expected_values):
+    key = (kind, table.name, tuple(values),
+           tuple((name, _shape(v)) for name, v in expected_values.items()))
+    statement = _STATEMENTS.get(key)
+    if statement is None:
+        where = [_condition(table.c[name], shape, 'e_' + name)
+                 for name, shape in key[3]]
+        if kind == 'update':
+            statement = sa.update(table).where(*where).values(
+                {name: sa.bindparam('v_' + name, type_=table.c[name].type)
+                 for name in values})
+        else:
+            statement = sa.delete(table).where(*where)
+        _STATEMENTS[key] = statement
+    params = {'v_' + name: value for name, value in values.items()}
+    for name, value in expected_values.items():
+        _values(value, 'e_' + name, params)
+    return statement, params
 
 
 @context_manager.writer
 def conditional_update(context, model, values, expected_values, filters=()):
     """``UPDATE <model> SET values`` of the rows whose columns hold
-    ``expected_values`` (``{column: expected}``, see ``expected_clause``)
-    and match every clause of ``filters``; True if a row was updated (the
-    caller won), False if none matched (another process moved it first,
-    or it is gone). Joins the caller's transaction. Column defaults apply
-    (``updated_at``)."""
-    table = model.__table__
-    return context.session.execute(
-        sa.update(table).where(*_where(table, expected_values, filters))
-        .values(values)).rowcount > 0
+    ``expected_values`` (``{column: expected}``: a value, a list of them,
+    ``None`` for NULL, ``Not(...)``) and match every clause of ``filters``
+    (a statement is then built for this call); True if a row was updated
+    (the caller won), False if none matched (another process moved it
+    first, or it is gone). Joins the caller's transaction. Column
+    defaults apply (``updated_at``)."""
+    statement, params = _statement('update', model.__table__, values,
+                                   expected_values)
+    if filters:
+        statement = statement.where(*filters)
+    return context.session.execute(statement, params).rowcount > 0
 
 
 @context_manager.writer
@@ -390,10 +442,11 @@ def conditional_destroy(context, model, expected_values, filters=()):
     """``DELETE`` the rows of ``model`` whose columns hold
     ``expected_values`` and match ``filters``; True if a row was deleted,
     as ``conditional_update``."""
-    table = model.__table__
-    return context.session.execute(
-        sa.delete(table).where(*_where(table, expected_values, filters))
-    ).rowcount > 0
+    statement, params = _statement('delete', model.__table__, {},
+                                   expected_values)
+    if filters:
+        statement = statement.where(*filters)
+    return context.session.execute(statement, params).rowcount > 0
 
 
 # -- PostgreSQL: psycopg2's wait callback ------------------------------------

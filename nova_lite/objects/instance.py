@@ -224,8 +224,11 @@ class Instance(base.NovaLiteObject, base.NovaLiteTimestampObject):
             if value is not _UNSET}
         expected = {name: [value] if name == 'host' else list(value)
                     for name, value in given.items()}
-        if self.conditional_update(changes, expected,
-                                   filters=(_not_deleted(),)):
+        # Never a deleted server's row.
+        expected['vm_state'] = [s for s in expected['vm_state']
+                                if s != states.DELETED] \
+            if 'vm_state' in expected else db_api.Not(states.DELETED)
+        if self.conditional_update(changes, expected):
             return
         row = _get_by_uuid(self._context, self.uuid, True)
         if row is None or row['vm_state'] == states.DELETED or not given:

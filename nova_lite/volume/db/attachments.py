@@ -245,9 +245,10 @@ def connection_users(ctxt, volume_id, host, exclude_id=None):
     return _connection_users(ctxt.session, volume_id, host, exclude_id)
 
 
-_SET_DETACH_TIME = sa.update(_A).where(
-    _A.c.id == sa.bindparam('b_attachment_id'),
-    _A.c.deleted.is_(False)).values(detach_time=sa.bindparam('v_now'))
+def _set_detach_time(ctxt, attachment_id, when):
+    return db_api.conditional_update(
+        ctxt, Attachment, {'detach_time': when},
+        {'id': attachment_id, 'deleted': False})
 
 
 @db_api.context_manager.writer
@@ -261,9 +262,7 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
     going and tears the connection down."""
     session = ctxt.session
     common.lock_volume(session, volume_id)
-    result = session.execute(_SET_DETACH_TIME, {
-        'b_attachment_id': attachment_id, 'v_now': utils.utcnow()})
-    if result.rowcount != 1:
+    if not _set_detach_time(ctxt, attachment_id, utils.utcnow()):
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     return _connection_users(session, volume_id, host, attachment_id)
 
@@ -272,8 +271,7 @@ def attachment_begin_detach(ctxt, attachment_id, volume_id, host):
 def attachment_abort_detach(ctxt, attachment_id):
     """Undo ``attachment_begin_detach`` (the backend failed to
     disconnect: the attachment is unchanged)."""
-    ctxt.session.execute(_SET_DETACH_TIME, {
-        'b_attachment_id': attachment_id, 'v_now': None})
+    _set_detach_time(ctxt, attachment_id, None)
 
 
 _LIVE_INSTANCES = sa.select(_A.c.instance_uuid, _A.c.attach_status).where(
@@ -356,18 +354,14 @@ def attachment_reserve(ctxt, volume_id, instance_uuid, attach_mode,
     return attachment_get(ctxt, attachment_id)
 
 
-# attachment_connect's attachment UPDATE by the keys of its values (the
-# API gives one fixed set), built on first use.
-_CONNECT = {}
-
-
-def _connect_statement(keys):
-    expected, target = st.ATTACHMENT_MOVES['connect']
-    return sa.update(_A).where(
-        _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
-        common.in_(_A.c.attach_status, expected)).values(
-        attach_status=target,
-        **{key: sa.bindparam('v_' + key) for key in keys})
+def _attachment_move(ctxt, attachment_id, move, values=None):
+    """CAS ``move`` of ``status.ATTACHMENT_MOVES`` (with ``values``) of
+    the live attachment; True if this caller won."""
+    statuses, target = st.ATTACHMENT_MOVES[move]
+    return db_api.conditional_update(
+        ctxt, Attachment, dict(values or {}, attach_status=target),
+        {'id': attachment_id, 'deleted': False,
+         'attach_status': list(statuses)})
 
 
 _STALE_SPECS = sa.select(_S.c.id).where(
@@ -387,14 +381,7 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     attachment as ``attachment_get`` loads it, read in this transaction."""
     session = ctxt.session
     common.lock_volume(session, volume_id)
-    keys = tuple(values)
-    query = _CONNECT.get(keys)
-    if query is None:
-        query = _CONNECT[keys] = _connect_statement(keys)
-    params = {'v_' + key: value for key, value in values.items()}
-    params['b_attachment_id'] = attachment_id
-    result = session.execute(query, params)
-    if result.rowcount != 1:
+    if not _attachment_move(ctxt, attachment_id, 'connect', values):
         raise exception.ResourceConflict(
             reason='attachment %s was deleted or changed status while it '
                    'was being connected' % attachment_id)
@@ -423,22 +410,8 @@ def attachment_connect(ctxt, attachment_id, volume_id, values, connector):
     return attachment_get(ctxt, attachment_id)
 
 
-def _attachment_move_statement(move):
-    expected, target = st.ATTACHMENT_MOVES[move]
-    return sa.update(_A).where(
-        _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False),
-        common.in_(_A.c.attach_status, expected)).values(attach_status=target)
-
-
-_CONNECT_FAILED = _attachment_move_statement('connect_failed')
-_COMPLETE = _attachment_move_statement('complete')
 _ATTACHMENT_STATUS = sa.select(_A.c.attach_status).where(
     _A.c.id == sa.bindparam('b_attachment_id'), _A.c.deleted.is_(False))
-_COMPLETE_VOLUME = sa.update(_V).where(
-    _V.c.id == sa.bindparam('b_volume_id'), _V.c.deleted.is_(False),
-    common.not_in(_V.c.status, st.NOT_COMPLETABLE)).values(
-    status=st.VOLUME_MOVES['complete'][1],
-    attach_status=sa.bindparam('v_attach_status'))
 
 
 @db_api.context_manager.writer
@@ -447,20 +420,17 @@ def attachment_connect_failed(ctxt, attachment_id, volume_id):
     recomputed (error attachments do not count)."""
     session = ctxt.session
     locked = common.lock_volume(session, volume_id)
-    result = session.execute(
-        _CONNECT_FAILED, {'b_attachment_id': attachment_id})
-    if result.rowcount == 1:
+    moved = _attachment_move(ctxt, attachment_id, 'connect_failed')
+    if moved:
         common.recompute(session, volume_id, locked=locked)
-    return result.rowcount == 1
+    return moved
 
 
 @db_api.context_manager.writer
 def attachment_complete(ctxt, attachment_id, volume_id):
     session = ctxt.session
     common.lock_volume(session, volume_id)
-    result = session.execute(
-        _COMPLETE, {'b_attachment_id': attachment_id})
-    if result.rowcount != 1:
+    if not _attachment_move(ctxt, attachment_id, 'complete'):
         current = session.execute(
             _ATTACHMENT_STATUS, {'b_attachment_id': attachment_id}).scalar()
         if current is None:
@@ -469,19 +439,16 @@ def attachment_complete(ctxt, attachment_id, volume_id):
         raise exception.InvalidVolume(
             reason='attachment %s is %s and cannot be completed' % (
                 attachment_id, current))
-    result = session.execute(_COMPLETE_VOLUME, {
-        'b_volume_id': volume_id,
-        'v_attach_status': _attach_status(session, volume_id)})
-    if result.rowcount != 1:
+    # Any status but those a completion cannot move (a volume being
+    # deleted).
+    if not db_api.conditional_update(
+            ctxt, Volume, {'status': st.VOLUME_MOVES['complete'][1],
+                           'attach_status': _attach_status(session,
+                                                           volume_id)},
+            {'id': volume_id, 'deleted': False,
+             'status': db_api.Not(list(st.NOT_COMPLETABLE))}):
         raise exception.InvalidVolume(
             reason='volume %s is being deleted' % volume_id)
-
-
-_DESTROY = sa.update(_A).where(
-    _A.c.id == sa.bindparam('b_attachment_id'),
-    _A.c.deleted.is_(False)).values(
-    attach_status=st.DETACHED, deleted=True,
-    deleted_at=sa.bindparam('v_now'), detach_time=sa.bindparam('v_now'))
 
 
 @db_api.context_manager.writer
@@ -491,9 +458,11 @@ def attachment_destroy(ctxt, attachment_id, volume_id, remaining=True):
     without ``remaining``: they are not read)."""
     session = ctxt.session
     locked = common.lock_volume(session, volume_id)
-    result = session.execute(_DESTROY, {
-        'b_attachment_id': attachment_id, 'v_now': utils.utcnow()})
-    if result.rowcount != 1:
+    now = utils.utcnow()
+    if not db_api.conditional_update(
+            ctxt, Attachment, {'attach_status': st.DETACHED, 'deleted': True,
+                               'deleted_at': now, 'detach_time': now},
+            {'id': attachment_id, 'deleted': False}):
         raise exception.VolumeAttachmentNotFound(attachment_id=attachment_id)
     common.recompute(session, volume_id, locked=locked)
     return _live_attachments(session, volume_id) if remaining else None

@@ -293,24 +293,26 @@ def volume_update(ctxt, volume_id, values, metadata=None, frozen=()):
 
 
 @db_api.context_manager.writer
-def volume_move(ctxt, volume_id, move, values=None, extra=()):
-    """CAS ``move`` of ``status.VOLUME_MOVES`` (with ``values``, if the
-    live volume still holds one of the move's statuses and matches every
-    clause of ``extra``); True if this caller won."""
-    expected, target = st.VOLUME_MOVES[move]
+def volume_move(ctxt, volume_id, move, values=None, expected=None,
+                filters=()):
+    """CAS ``move`` of ``status.VOLUME_MOVES`` (with ``values``), if the
+    live volume still holds one of the move's statuses, the other
+    ``expected`` values (``db_api.conditional_update``'s) and matches
+    ``filters``; True if this caller won."""
+    statuses, target = st.VOLUME_MOVES[move]
     return db_api.conditional_update(
         ctxt, Volume, dict(values or {}, status=target),
-        {'id': volume_id, 'deleted': False, 'status': list(expected)},
-        filters=extra)
+        dict(expected or {}, id=volume_id, deleted=False,
+             status=list(statuses)), filters=filters)
 
 
 @db_api.context_manager.writer
 def volume_begin_detaching(ctxt, volume_id):
     """The begin_detaching move, only while the volume is ``attached`` and
     not migrating; True if this caller won."""
-    return volume_move(ctxt, volume_id, 'begin_detaching', extra=(
-        _V.c.attach_status == st.ATTACHED,
-        common.not_migrating(_V.c.migration_status)))
+    return volume_move(ctxt, volume_id, 'begin_detaching', expected={
+        'attach_status': st.ATTACHED,
+        'migration_status': list(st.NOT_MIGRATING)})
 
 
 # -- Cinder's legacy attach actions (os-reserve, os-unreserve, ...) ---------
@@ -426,8 +428,8 @@ def volume_settle(ctxt, volume, move, values=None):
     """``move`` of a stalled ``volume`` (a row ``volumes_stalled`` read),
     only if it has not moved since it was read: a process that was only
     slow and moved it on meanwhile wins. True if this caller won."""
-    return volume_move(ctxt, volume.id, move, values=values, extra=(
-        db_api.expected_clause(_V.c.updated_at, volume.updated_at),))
+    return volume_move(ctxt, volume.id, move, values=values,
+                       expected={'updated_at': volume.updated_at})
 
 
 @db_api.context_manager.writer
@@ -450,10 +452,9 @@ def _live_attachment_exists(volume_id):
 @db_api.context_manager.writer
 def volume_delete_start(ctxt, volume_id):
     """available/error... -> deleting, only with no live attachment."""
-    return volume_move(ctxt, volume_id, 'delete',
-                       extra=(~_live_attachment_exists(volume_id),
-                              common.not_migrating(
-                                  Volume.migration_status)))
+    return volume_move(ctxt, volume_id, 'delete', expected={
+        'migration_status': list(st.NOT_MIGRATING)},
+        filters=(~_live_attachment_exists(volume_id),))
 
 
 @db_api.context_manager.writer
