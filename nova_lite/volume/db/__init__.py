@@ -14,10 +14,12 @@ layer (``volume/api.py``, ``attachment_api.py``, ``migration.py``,
 
 One ``@reader``/``@writer`` function is one transaction, in session mode
 (``ctxt.session``), the project's one data-access mode. Status moves are
-compare-and-swaps: the volume's through ``db_api.conditional_update``
-(``volumes.volume_move``), the attachments' as ``UPDATE ... WHERE
-<expected>`` statements built once, rowcount checked; the expected
-statuses come from ``nova_lite.volume.status``. A
+compare-and-swaps through ``db_api.conditional_update``
+(``volumes.volume_move``, ``attachments._attachment_move``), except those
+whose condition ties two columns together (a reservation: the statuses
+allowed by ``multiattach``; a retype, an extend, a migration's moves),
+``UPDATE ... WHERE <expected>`` statements of their own, rowcount
+checked; the expected statuses come from ``nova_lite.volume.status``. A
 writer that changes a volume or its attachments first takes the volume
 row with ``SELECT ... FOR UPDATE`` (a no-op on SQLite, whose writers are
 serialised by ``BEGIN IMMEDIATE``), so that the volume's derived
