@@ -174,11 +174,8 @@ def release_connection(context, driver, volume_client, volume_id,
     Giving volumes back without a host is ``compute.release``'s."""
     result = None
     if attachment_id:
-        try:
-            result = volume_client.attachment_delete(_svc(context),
-                                                     attachment_id)
-        except exception.VolumeAttachmentNotFound:
-            pass
+        result = block_storage.delete_attachment(context, volume_client,
+                                                 attachment_id)
     if connection_info and not _still_used_on_host(
             context, driver, volume_client, volume_id, result):
         driver.disconnect_volume(connection_info)
