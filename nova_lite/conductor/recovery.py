@@ -185,7 +185,7 @@ def settle(context, conf, volume_client, notifier, host, at_start=False,
                                          host)
     settler = _Settler(context, conf, volume_client, notifier, me,
                        compute_api=compute_api, conductor_api=conductor_api)
-    stalled_before = utils.utcnow().replace(tzinfo=None) - \
+    stalled_before = utils.utcnow() - \
         datetime.timedelta(seconds=conf.recovery.stalled_after)
     fenced_owners = fencing.fenced_owners(context)
     in_hand = set(in_hand)

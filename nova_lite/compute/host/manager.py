@@ -494,7 +494,7 @@ class ComputeManager(manager.Manager):
     def periodic_tasks(self, context):
         self._watch_fence(context)
         if self.conf.recovery.settle_interval > 0:
-            stalled_before = utils.utcnow().replace(tzinfo=None) - \
+            stalled_before = utils.utcnow() - \
                 datetime.timedelta(seconds=self.conf.recovery.stalled_after)
             self._settle(context, stalled_before=stalled_before)
             self._settle_stalled_placements(context, stalled_before)

@@ -364,7 +364,7 @@ class SettlingTest(MigrationTestCase):
         return volume_periodic.settle(context.get_admin_context(), self.conf)
 
     def long_ago(self):
-        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow() - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def left_at(self, volume_id, status, target_status='available'):
@@ -425,7 +425,7 @@ class SettlingTest(MigrationTestCase):
         self.assertEqual(('target:%s' % volume_id, False),
                          (shown['migration_status'], shown['consumes_quota']))
         tva.set_rows(models.Volume, models.Volume.id == volume_id,
-                     updated_at=utils.utcnow().replace(tzinfo=None))
+                     updated_at=utils.utcnow())
         self.settle()
         self.assertEqual('migrating',
                          self.show_volume(volume_id)['migration_status'])

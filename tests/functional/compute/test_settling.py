@@ -34,7 +34,7 @@ class SettlingTest(base.AttachmentTestCase):
         return context.get_admin_context()
 
     def long_ago(self):
-        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow() - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def left_by_api(self, volume_id, step, **data):
@@ -209,7 +209,7 @@ class SettlingTest(base.AttachmentTestCase):
             models.BlockDeviceMapping.volume_id == volume_id,
             task=tasks.DETACHING, task_owner=GONE_API,
             task_step=tasks.LOCAL_DETACHING,
-            task_updated_at=utils.utcnow().replace(tzinfo=None))
+            task_updated_at=utils.utcnow())
         self.settle()
         self.assertEqual(tasks.LOCAL_DETACHING,
                          self.mapping(volume_id).task_step)
@@ -270,7 +270,7 @@ class ComputeSettlingTest(base.AttachmentTestCase):
             models.BlockDeviceMapping.volume_id == volume_id,
             task=tasks.ATTACHING, task_owner='nova-lite-compute:%s' % host,
             task_step=tasks.CONNECTED, task_data='{}',
-            task_updated_at=utils.utcnow().replace(tzinfo=None))
+            task_updated_at=utils.utcnow())
         del manager.driver.guests[self.server_id].devices['/dev/vdb']
 
         def settle():

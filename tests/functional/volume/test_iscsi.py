@@ -226,7 +226,7 @@ class RestartedTgtdTest(ISCSITestCase):
         # Stalled work settled as usual besides.
         self.assertEqual([], volume_api.API(self.conf).settling.settle_stalled(
             context.get_admin_context(),
-            utils.utcnow().replace(tzinfo=None) -
+            utils.utcnow() -
             datetime.timedelta(hours=1)))
 
     def test_settling_never_exports_again_a_host_being_detached(self):

@@ -42,7 +42,7 @@ class VolumeActionsTestCase(base.VolumeTestCase):
         return volume_periodic.settle(context.get_admin_context(), self.conf)
 
     def long_ago(self):
-        return utils.utcnow().replace(tzinfo=None) - datetime.timedelta(
+        return utils.utcnow() - datetime.timedelta(
             seconds=self.conf.recovery.stalled_after + 60)
 
     def left_extending(self, volume_id, size, grown, updated_at=None):
@@ -393,6 +393,6 @@ class DeleteSettlingTest(VolumeActionsTestCase):
         compute_base.set_rows(
             models.Volume, models.Volume.id == volume['id'],
             status='deleting',
-            updated_at=utils.utcnow().replace(tzinfo=None))
+            updated_at=utils.utcnow())
         self.settle()
         self.assertEqual('deleting', self.status(volume['id']))
