@@ -160,12 +160,43 @@ Related options:
         default=['file=none', 'network=none'],
         help="""
 Cache modes of volume disks per source type (``file``: the ``file``
-backend's volumes; ``network``: iSCSI), e.g.
+backend's volumes; ``network``: iSCSI and RBD), e.g.
 ``file=directsync,network=writeback``. A source type not listed gets
 ``none``, as in Nova. A shareable disk (a multiattach volume) is
 always ``none``, as in Nova: every writer must bypass the host's page
 cache. ``none`` needs a file system with ``O_DIRECT`` (not tmpfs) under the
 ``file`` backend's volumes.
+"""),
+    cfg.StrOpt(
+        'rbd_user',
+        help="""
+The Ceph (RADOS) client name, without ``client.``, that RBD volumes
+authenticate as where block storage names none (its ``connection_info``
+has no ``auth_username``), or where it asks for no authentication and
+``rbd_secret_uuid`` is set (Nova's rule).
+
+Related options:
+
+* ``rbd_secret_uuid``
+"""),
+    cfg.StrOpt(
+        'rbd_secret_uuid',
+        help="""
+The uuid of the libvirt secret (usage type ``ceph``) holding the cephx key
+RBD volumes authenticate with where block storage's ``connection_info``
+names no ``secret_uuid``, or where it asks for no authentication (Nova's
+rule: block storage's own user and secret win when it sends them). The
+operator defines this secret on every compute host (``virsh
+secret-define``, ``virsh secret-set-value``): the driver never defines nor
+removes it. A secret that block storage names and the host lacks is
+defined from the keyring it sends (nova_lite's ``rbd`` backend sends each
+host its own identity's; Cinder sends one with ``rbd_keyring_conf``), and
+removed when a volume is disconnected and no domain of the host's
+libvirtd uses it any more; without a keyring the operator must define it.
+
+Related options:
+
+* ``rbd_user``
 """),
     cfg.IntOpt(
         'swap_volume_timeout',

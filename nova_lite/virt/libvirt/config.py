@@ -18,13 +18,23 @@ A volume's disk (``Disk``) comes from its ``connection_info``:
 * ``iscsi`` (Cinder's form: ``target_portal``, ``target_iqn``,
   ``target_lun``, ``auth_*``): ``<disk type='network'>`` on QEMU's own
   iSCSI initiator (libiscsi), logging in with the host's initiator name
-  (the target's ACL names it) and CHAP through a libvirt secret.
+  (the target's ACL names it) and CHAP through a libvirt secret;
+* ``rbd`` (Cinder's RBD driver: ``name`` ``pool/image``, ``hosts``,
+  ``ports``, ``auth_*``, ``secret_uuid``): ``<disk type='network'>`` on
+  QEMU's own librbd client, as Nova's libvirt network volume driver
+  writes it, authenticating with cephx through the libvirt ``ceph``
+  secret ``secret_uuid`` names. ``[libvirt] rbd_secret_uuid`` (and with
+  it ``rbd_user``) replace Cinder's values when set: the operator's
+  secret. ``ceph_key`` reads the key of a ``keyring`` Cinder sends, with
+  which the driver defines the secret a host lacks.
 
 Its ``<serial>`` is ``connection_info['serial']`` (the volume id), how the
 guest and the driver find it; ``<readonly/>`` for a read-only attachment;
 ``<shareable/>`` and cache ``none`` for a multiattach volume.
 """
 
+import base64
+import binascii
 import dataclasses
 import typing
 from xml.etree import ElementTree as etree
@@ -41,6 +51,12 @@ etree.register_namespace(NS_PREFIX, NAMESPACE)
 BUSES = {'vd': 'virtio', 'sd': 'sata'}
 
 DEFAULT_ISCSI_PORT = 3260
+DEFAULT_CEPH_PORT = 6789
+DEFAULT_PORTS = {'iscsi': str(DEFAULT_ISCSI_PORT),
+                 'rbd': str(DEFAULT_CEPH_PORT)}
+# How the usage name of a ceph secret the driver defined ends (the
+# secret's uuid follows): the driver removes only those.
+OWN_CEPH_SECRET_MARK = 'nova-lite:'
 
 
 @dataclasses.dataclass
@@ -49,12 +65,14 @@ class Disk:
     bus: str
     source_type: str                    # 'file' | 'network'
     path: typing.Optional[str] = None   # file
-    protocol: typing.Optional[str] = None   # network: 'iscsi'
-    name: typing.Optional[str] = None       # network: '<iqn>/<lun>'
+    protocol: typing.Optional[str] = None   # network: 'iscsi' | 'rbd'
+    name: typing.Optional[str] = None   # '<iqn>/<lun>' | '<pool>/<image>'
     hosts: typing.List[typing.Tuple[str, str]] = dataclasses.field(
         default_factory=list)
     auth_username: typing.Optional[str] = None
-    secret_usage: typing.Optional[str] = None
+    secret_usage: typing.Optional[str] = None   # iscsi: the secret's usage
+    secret_type: typing.Optional[str] = None    # 'iscsi' | 'ceph'
+    secret_uuid: typing.Optional[str] = None    # ceph: the secret's uuid
     initiator: typing.Optional[str] = None
     serial: typing.Optional[str] = None
     readonly: bool = False
@@ -136,10 +154,111 @@ def secret_usage(host, connection_info):
     return 'nova-lite:%s:%s' % (host, data.get('target_iqn'))
 
 
+def ceph_secret_usage(username, uuid):
+    """The usage name of a ceph secret the driver defines: libvirt's
+    ``client.<user> secret``, marked as the driver's and unique by its
+    uuid (libvirt allows one secret per usage name)."""
+    return 'client.%s secret %s%s' % (username, OWN_CEPH_SECRET_MARK, uuid)
+
+
+def is_own_ceph_secret(usage, uuid):
+    """Whether the ceph secret ``uuid`` with usage name ``usage`` is one
+    the driver defined (an operator's is never removed)."""
+    return (usage or '').endswith(' %s%s' % (OWN_CEPH_SECRET_MARK, uuid))
+
+
+def ceph_key(connection_info, username):
+    """The base64 cephx key of ``client.<username>`` in the ``keyring``
+    Cinder sends (a keyring file's text), None without one. A keyring
+    whose sections name other clients only has no key for it."""
+    keyring = connection_data(connection_info).get('keyring')
+    if not keyring:
+        return None
+    section = None
+    for line in keyring.splitlines():
+        line = line.strip()
+        if line.startswith('[') and line.endswith(']'):
+            section = line[1:-1].strip()
+            continue
+        name, sep, value = line.partition('=')
+        if not sep or name.strip() != 'key' or not value.strip():
+            continue
+        if section not in (None, 'client.%s' % username):
+            continue
+        key = value.strip()
+        try:
+            base64.b64decode(key, validate=True)
+        except (binascii.Error, ValueError):
+            raise exception.InvalidVolume(
+                reason=_('the keyring of client.%s holds no base64 key') %
+                username)
+        return key
+    return None
+
+
+def _ceph_hosts(data):
+    """``[(host, port)]`` of Cinder's ``hosts`` and ``ports`` (a host
+    without a port: Ceph's monitor port)."""
+    hosts = data.get('hosts') or []
+    ports = data.get('ports') or []
+    if isinstance(hosts, str) or isinstance(ports, str):
+        raise exception.InvalidVolume(
+            reason=_('rbd connection_info: hosts and ports are lists'))
+    result = []
+    for index, host in enumerate(hosts):
+        port = ports[index] if index < len(ports) else None
+        result.append((str(host).strip('[]'),
+                       str(port) if port else str(DEFAULT_CEPH_PORT)))
+    return result
+
+
+def _rbd_disk(data, dev, rbd_user=None, rbd_secret_uuid=None):
+    name = data.get('name')
+    if not name or '/' not in name:
+        raise exception.InvalidVolume(
+            reason=_("rbd connection_info without a name "
+                     "('<pool>/<image>')"))
+    disk = Disk(target_dev=dev, bus=bus_of(dev), source_type='network',
+                protocol='rbd', name=name, hosts=_ceph_hosts(data))
+    auth_enabled = bool(data.get('auth_enabled'))
+    username = data.get('auth_username')
+    uuid = data.get('secret_uuid')
+    # Nova's rule: block storage's user and secret when it names them,
+    # the operator's ([libvirt] rbd_user, rbd_secret_uuid) where it does
+    # not, and the operator's alone when block storage asks for no auth.
+    if auth_enabled:
+        username = username or rbd_user
+        uuid = uuid or rbd_secret_uuid
+    elif rbd_secret_uuid:
+        auth_enabled = True
+        uuid = rbd_secret_uuid
+        username = rbd_user or username
+    if not auth_enabled:
+        return disk
+    if not username or not uuid:
+        raise exception.InvalidVolume(
+            reason=_('rbd connection_info with auth_enabled and without '
+                     'auth_username or secret_uuid (and no [libvirt] '
+                     'rbd_secret_uuid)'))
+    secret_type = data.get('secret_type') or 'ceph'
+    if secret_type != 'ceph':
+        raise exception.NotSupported(
+            reason=_("rbd authentication with a secret of type '%s'") %
+            secret_type)
+    disk.auth_username = username
+    disk.secret_type = secret_type
+    disk.secret_uuid = uuid
+    return disk
+
+
 def volume_disk(connection_info, mountpoint, mode='rw', cachemodes=(),
-                initiator=None, host=None):
+                initiator=None, host=None, rbd_user=None,
+                rbd_secret_uuid=None):
     """The ``Disk`` of a volume at ``mountpoint`` and, for a target with
-    CHAP, its ``(secret usage, password)`` (else None)."""
+    CHAP, its ``(secret usage, password)`` (else None; an rbd disk names
+    its ceph secret in ``secret_uuid``). ``rbd_user`` and
+    ``rbd_secret_uuid`` are ``[libvirt]``'s: the operator's ceph user and
+    secret where block storage names none (Nova's rule)."""
     info = connection_info or {}
     data = connection_data(info)
     dev = target_dev(mountpoint)
@@ -177,11 +296,15 @@ def volume_disk(connection_info, mountpoint, mode='rw', cachemodes=(),
         method = (data.get('auth_method') or '').upper()
         if method == 'CHAP':
             disk.auth_username = data.get('auth_username')
+            disk.secret_type = 'iscsi'
             disk.secret_usage = secret_usage(host, info)
             secret = (disk.secret_usage, data.get('auth_password') or '')
         elif method not in ('', 'NONE'):
             raise exception.NotSupported(
                 reason=_('iSCSI authentication method %s') % method)
+    elif kind == 'rbd':
+        disk = _rbd_disk(data, dev, rbd_user=rbd_user,
+                         rbd_secret_uuid=rbd_secret_uuid)
     else:
         raise exception.NotSupported(
             reason=_("the libvirt driver cannot attach volumes of type "
@@ -204,7 +327,7 @@ def _sub(parent, tag, text=None, **attrs):
 
 def disk_element(disk, for_copy=False):
     """``<disk>``; ``for_copy``: the destination of a block copy (its
-    source and driver only)."""
+    driver and source only, the source with its hosts and ``<auth>``)."""
     root = etree.Element('disk', {'type': disk.source_type,
                                   'device': 'disk'})
     driver = {'name': 'qemu', 'type': 'raw'}
@@ -221,8 +344,11 @@ def disk_element(disk, for_copy=False):
         for host, port in disk.hosts:
             _sub(source, 'host', name=host, port=port)
         if disk.auth_username is not None:
+            # In the source (where libvirt puts it): a block copy's
+            # destination carries it too.
             auth = _sub(source, 'auth', username=disk.auth_username)
-            _sub(auth, 'secret', type='iscsi', usage=disk.secret_usage)
+            _sub(auth, 'secret', type=disk.secret_type or 'iscsi',
+                 usage=disk.secret_usage, uuid=disk.secret_uuid)
         if disk.initiator:
             initiator = _sub(source, 'initiator')
             _sub(initiator, 'iqn', name=disk.initiator)
@@ -336,26 +462,38 @@ def disks(root):
 
 def disk_source(disk):
     """What a ``Disk`` reads and writes: ``('file', path)`` or
-    ``('network', name, host, port)``."""
+    ``('network', protocol, name, host, port)`` (its first host)."""
     if disk.source_type == 'file':
         return ('file', disk.path)
     host, port = disk.hosts[0] if disk.hosts else (None, None)
-    return ('network', disk.name, host, port)
+    return ('network', disk.protocol, disk.name, host, port)
 
 
 def element_source(element):
     """``disk_source`` of a ``<disk>`` or ``<mirror>`` element of a
-    domain's XML (None without a source)."""
+    domain's XML (None without a source); a host without a port has its
+    protocol's (iSCSI 3260, Ceph's monitors 6789)."""
     source = element.find('source')
     if source is None:
         return None
     if element.get('type') == 'file':
         return ('file', source.get('file'))
+    protocol = source.get('protocol')
     host = source.find('host')
-    return ('network', source.get('name'),
-            host.get('name') if host is not None else None,
-            host.get('port', str(DEFAULT_ISCSI_PORT))
-            if host is not None else None)
+    if host is None:
+        return ('network', protocol, source.get('name'), None, None)
+    return ('network', protocol, source.get('name'), host.get('name'),
+            host.get('port', DEFAULT_PORTS.get(protocol)))
+
+
+def ceph_secret_uuids(root):
+    """The uuids of the ceph secrets the disks of a domain's XML (and
+    their block-copy destinations) authenticate with."""
+    return {secret.get('uuid')
+            for disk in root.findall('devices/disk')
+            for auth in disk.iter('auth')
+            for secret in auth.findall('secret')
+            if secret.get('type') == 'ceph' and secret.get('uuid')}
 
 
 def mirror_source(disk_element):

@@ -29,7 +29,8 @@
 * **swap**: libvirt's block copy of the disk into the new volume, then a
   pivot (as Nova's ``swap_volume``): the guest keeps its disk, now backed
   by the new volume, with the old volume's data. Needs a running (or
-  paused) guest; any pair of ``file`` and ``iscsi`` volumes. The live
+  paused) guest; any pair of ``file``, ``iscsi`` and ``rbd`` volumes
+  (the copy's destination carries its hosts and ``<auth>``). The live
   disk keeps the old volume's serial (libvirt cannot change it under a
   running guest); the definition gets the new one, which the guest sees
   from its next start.
@@ -43,10 +44,25 @@
   only domains whose metadata names this host count.
 * **get_volume_connector**: os-brick's connector properties of the host
   (its iSCSI initiator name, which the disks log in with).
+* **secrets**: an ``iscsi`` disk's CHAP password is a libvirt secret of
+  this host and target, set at every attach and removed at disconnect.
+  An ``rbd`` disk names the ``ceph`` secret of its ``secret_uuid`` (or,
+  where block storage names none, ``[libvirt] rbd_secret_uuid``, the
+  operator's). A host without it gets it defined from the keyring block
+  storage sends (nova_lite's ``rbd`` backend: the host's own cephx
+  identity's; Cinder's with ``rbd_keyring_conf``), marked as the
+  driver's in its usage name, once, and shared by every disk with that uuid; without a
+  keyring the disk fails (``InvalidConfiguration``: the operator defines
+  it). At disconnect, a secret the driver defined goes when no disk of
+  any domain of libvirtd (live or defined, block-copy destinations
+  included) names it; an operator's never does. Building disks and
+  removing secrets are serialized in the process, so a secret is not
+  removed between its check and its first use.
 """
 
 import os
 import shutil
+import threading
 import time
 
 from oslo_log import log as logging
@@ -76,6 +92,10 @@ NAME_PREFIX = 'instance-'
 # driver waits for it (libvirt has no event for the first two that the
 # driver listens to).
 POLL_INTERVAL = 0.5
+
+# Held from a ceph secret's check (or definition) until a domain uses it,
+# and while a disconnect looks for users of one and removes it.
+_SECRETS_LOCK = threading.RLock()
 
 
 def detect_virt_type(kvm_device='/dev/kvm', cpuinfo='/proc/cpuinfo'):
@@ -160,18 +180,59 @@ class LibvirtDriver(driver.ComputeDriver):
             self.get_volume_connector(None)
         return self._initiator
 
+    def _rbd_conf(self):
+        return {'rbd_user': self.conf.libvirt.rbd_user,
+                'rbd_secret_uuid': self.conf.libvirt.rbd_secret_uuid}
+
     def _volume_disk(self, connection_info, mountpoint, mode):
-        """The disk of a volume, its CHAP secret defined first."""
+        """The disk of a volume, its secret (CHAP, cephx) there first.
+        Callers hold ``_SECRETS_LOCK`` until a domain uses the disk."""
         info = connection_info or {}
         initiator = (self._initiator_name()
                      if info.get('driver_volume_type') == 'iscsi' else None)
         disk, secret = vconfig.volume_disk(
             info, mountpoint, mode=mode,
             cachemodes=self.conf.libvirt.disk_cachemodes,
-            initiator=initiator, host=self.host)
+            initiator=initiator, host=self.host, **self._rbd_conf())
         if secret is not None:
             self._host.ensure_secret(*secret)
+        if disk.secret_type == 'ceph':
+            self._ensure_ceph_secret(disk, info)
         return disk
+
+    def _ensure_ceph_secret(self, disk, connection_info):
+        """The ceph secret of an rbd disk exists on this host: defined
+        from block storage's keyring when missing (never the operator's
+        ``[libvirt] rbd_secret_uuid``)."""
+        uuid = disk.secret_uuid
+        if self._host.lookup_secret_by_uuid(uuid) is not None:
+            return
+        if uuid == self.conf.libvirt.rbd_secret_uuid:
+            raise exception.InvalidConfiguration(
+                reason=_('libvirt on host %(host)s has no ceph secret '
+                         '%(uuid)s ([libvirt] rbd_secret_uuid): the '
+                         'operator must define it (virsh secret-define '
+                         'with usage type ceph, then virsh secret-set-value '
+                         'with the key of client.%(user)s)') % {
+                    'host': self.host, 'uuid': uuid,
+                    'user': disk.auth_username})
+        key = vconfig.ceph_key(connection_info, disk.auth_username)
+        if key is None:
+            raise exception.InvalidConfiguration(
+                reason=_('libvirt on host %(host)s has no ceph secret '
+                         '%(uuid)s for rbd volume %(volume)s and Cinder '
+                         'sent no keyring of client.%(user)s: the operator '
+                         'must define that libvirt ceph secret (virsh '
+                         'secret-define with usage type ceph, then virsh '
+                         'secret-set-value with the key), or one of its '
+                         'own that [libvirt] rbd_secret_uuid names') % {
+                    'host': self.host, 'uuid': uuid, 'volume': disk.serial,
+                    'user': disk.auth_username})
+        if self._host.ensure_ceph_secret(
+                uuid, vconfig.ceph_secret_usage(disk.auth_username, uuid),
+                key):
+            LOG.info('Defined the ceph secret %s of client.%s from the '
+                     "volume's keyring", uuid, disk.auth_username)
 
     def _guest(self, instance, block_device_info):
         lv = self.conf.libvirt
@@ -197,10 +258,12 @@ class LibvirtDriver(driver.ComputeDriver):
         return guest
 
     def _define(self, instance, block_device_info):
-        guest = self._guest(instance, block_device_info)
-        os.makedirs(self.instance_dir(instance), mode=0o755, exist_ok=True)
-        return self._host.get_connection().defineXML(
-            vconfig.domain_xml(guest))
+        with _SECRETS_LOCK:
+            guest = self._guest(instance, block_device_info)
+            os.makedirs(self.instance_dir(instance), mode=0o755,
+                        exist_ok=True)
+            return self._host.get_connection().defineXML(
+                vconfig.domain_xml(guest))
 
     # -- domains ---------------------------------------------------------
     def _domain(self, instance):
@@ -367,6 +430,10 @@ class LibvirtDriver(driver.ComputeDriver):
     # -- volumes -----------------------------------------------------------
     def attach_volume(self, context, connection_info, instance, mountpoint,
                       mode='rw'):
+        with _SECRETS_LOCK:
+            self._attach_volume(connection_info, instance, mountpoint, mode)
+
+    def _attach_volume(self, connection_info, instance, mountpoint, mode):
         dom = self._domain(instance)
         disk = self._volume_disk(connection_info, mountpoint, mode)
         # The running guest and the definition, each unless it has this
@@ -485,21 +552,25 @@ class LibvirtDriver(driver.ComputeDriver):
                 reason=_('%s is not attached') % mountpoint)
         element = current['element']
         mode = 'ro' if element.find('readonly') is not None else 'rw'
-        new = self._volume_disk(new_connection_info, mountpoint, mode)
-        if vconfig.element_source(element) == vconfig.disk_source(new):
-            LOG.info('%s of %s is volume %s already', mountpoint,
-                     instance.uuid, new.serial)
-            self._define_disk(dom, new)
-            return
-        if not dom.isActive():
-            raise exception.NotSupported(
-                reason=_('swapping a volume needs a running guest (block '
-                         'copy); server %s is not running') % instance.uuid)
-        if element.find('shareable') is not None:
-            raise exception.NotSupported(
-                reason=_('a shareable (multiattach) disk cannot be '
-                         'block-copied'))
-        self._block_copy(dom, instance, dev, new)
+        with _SECRETS_LOCK:
+            new = self._volume_disk(new_connection_info, mountpoint, mode)
+            if vconfig.element_source(element) == vconfig.disk_source(new):
+                LOG.info('%s of %s is volume %s already', mountpoint,
+                         instance.uuid, new.serial)
+                self._define_disk(dom, new)
+                return
+            if not dom.isActive():
+                raise exception.NotSupported(
+                    reason=_('swapping a volume needs a running guest '
+                             '(block copy); server %s is not running') %
+                    instance.uuid)
+            if element.find('shareable') is not None:
+                raise exception.NotSupported(
+                    reason=_('a shareable (multiattach) disk cannot be '
+                             'block-copied'))
+            # From here the copy's destination uses the new disk's secret.
+            self._start_copy(dom, instance, dev, new)
+        self._finish_copy(dom, instance, dev)
         self._define_disk(dom, new)
         LOG.info('Swapped %s of %s to volume %s', mountpoint, instance.uuid,
                  new.serial)
@@ -520,7 +591,7 @@ class LibvirtDriver(driver.ComputeDriver):
         dom.attachDeviceFlags(vconfig.disk_xml(disk),
                               libvirt.VIR_DOMAIN_AFFECT_CONFIG)
 
-    def _block_copy(self, dom, instance, dev, new):
+    def _start_copy(self, dom, instance, dev, new):
         try:
             dom.blockJobAbort(dev, 0)
         except libvirt.libvirtError:
@@ -529,6 +600,11 @@ class LibvirtDriver(driver.ComputeDriver):
             dom.blockCopy(dev, vconfig.disk_xml(new, for_copy=True), None,
                           libvirt.VIR_DOMAIN_BLOCK_COPY_REUSE_EXT |
                           libvirt.VIR_DOMAIN_BLOCK_COPY_TRANSIENT_JOB)
+        except Exception as e:
+            self._copy_failed(dom, instance, dev, e)
+
+    def _finish_copy(self, dom, instance, dev):
+        try:
             deadline = time.monotonic() + \
                 self.conf.libvirt.swap_volume_timeout
             while not self._copy_ready(dom, dev):
@@ -541,15 +617,21 @@ class LibvirtDriver(driver.ComputeDriver):
                 time.sleep(POLL_INTERVAL)
             dom.blockJobAbort(dev, libvirt.VIR_DOMAIN_BLOCK_JOB_ABORT_PIVOT)
         except Exception as e:
-            LOG.warning('Block copy of %s of %s failed: %s', dev,
-                        instance.uuid, e)
-            try:
-                dom.blockJobAbort(dev, 0)
-            except libvirt.libvirtError:
-                pass
-            if isinstance(e, exception.VolumeRebaseFailed):
-                raise
-            raise exception.VolumeRebaseFailed(reason=str(e)) from e
+            self._copy_failed(dom, instance, dev, e)
+
+    @staticmethod
+    def _copy_failed(dom, instance, dev, error):
+        """Cancel the copy (the guest keeps the old volume) and raise
+        ``VolumeRebaseFailed``."""
+        LOG.warning('Block copy of %s of %s failed: %s', dev,
+                    instance.uuid, error)
+        try:
+            dom.blockJobAbort(dev, 0)
+        except libvirt.libvirtError:
+            pass
+        if isinstance(error, exception.VolumeRebaseFailed):
+            raise error
+        raise exception.VolumeRebaseFailed(reason=str(error)) from error
 
     def _copy_ready(self, dom, dev):
         info = dom.blockJobInfo(dev, 0)
@@ -564,11 +646,14 @@ class LibvirtDriver(driver.ComputeDriver):
     def disconnect_volume(self, connection_info):
         """This host stops using the volume: no block copy of this host's
         guests may go on writing into it (a swap that a restart
-        interrupted and settling rolled back), and its CHAP secret goes."""
+        interrupted and settling rolled back), its CHAP secret goes, and
+        so does the ceph secret the driver defined for it once no disk
+        uses that secret."""
         info = connection_info or {}
         try:
             disk, _secret = vconfig.volume_disk(info, '/dev/vda',
-                                                initiator='-')
+                                                initiator='-',
+                                                **self._rbd_conf())
         except exception.NovaLiteException:
             return
         self._abort_copies_into(vconfig.disk_source(disk))
@@ -576,6 +661,40 @@ class LibvirtDriver(driver.ComputeDriver):
         if (info.get('driver_volume_type') == 'iscsi' and
                 (data.get('auth_method') or '').upper() == 'CHAP'):
             self._host.delete_secret(vconfig.secret_usage(self.host, info))
+        if (disk.secret_type == 'ceph' and
+                disk.secret_uuid != self.conf.libvirt.rbd_secret_uuid):
+            self._release_ceph_secret(disk.secret_uuid)
+
+    def _release_ceph_secret(self, uuid):
+        """Remove the ceph secret ``uuid`` if the driver defined it and no
+        disk of libvirtd's domains names it."""
+        with _SECRETS_LOCK:
+            secret = self._host.lookup_secret_by_uuid(uuid)
+            if secret is None or not vconfig.is_own_ceph_secret(
+                    secret.usageID(), uuid):
+                return
+            if uuid in self._ceph_secrets_in_use():
+                LOG.info('Keeping the ceph secret %s: disks still use it',
+                         uuid)
+                return
+            self._host.delete_secret_by_uuid(uuid)
+            LOG.info('Removed the ceph secret %s: no disk uses it', uuid)
+
+    def _ceph_secrets_in_use(self):
+        """The uuids of the ceph secrets the disks of every domain of
+        libvirtd name: live, defined, and block-copy destinations."""
+        used = set()
+        for dom in self._host.list_domains():
+            try:
+                used |= vconfig.ceph_secret_uuids(vconfig.parse(
+                    dom.XMLDesc(0)))
+                if dom.isPersistent():
+                    used |= vconfig.ceph_secret_uuids(vconfig.parse(
+                        dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)))
+            except libvirt.libvirtError as e:
+                if vhost.error_code(e) != libvirt.VIR_ERR_NO_DOMAIN:
+                    raise
+        return used
 
     def _abort_copies_into(self, source):
         for dom in self._host.list_domains():

@@ -15,11 +15,13 @@ registers a ``DeviceWaiter`` (domain uuid, alias) *before* it asks for
 the unplug, so that an event that comes at once is not lost.
 """
 
+import base64
 import threading
 import uuid as uuid_lib
 from xml.sax import saxutils
 
 from oslo_log import log as logging
+from oslo_utils import excutils
 
 from nova_lite import exception
 
@@ -250,6 +252,46 @@ class Host(object):
         try:
             conn.secretLookupByUsage(libvirt.VIR_SECRET_USAGE_TYPE_ISCSI,
                                      usage).undefine()
+        except libvirt.libvirtError as e:
+            if error_code(e) != libvirt.VIR_ERR_NO_SECRET:
+                raise
+
+    def lookup_secret_by_uuid(self, uuid):
+        """The libvirt secret ``uuid``; None when libvirt has none."""
+        try:
+            return self.get_connection().secretLookupByUUIDString(uuid)
+        except libvirt.libvirtError as e:
+            if error_code(e) != libvirt.VIR_ERR_NO_SECRET:
+                raise
+            return None
+
+    def ensure_ceph_secret(self, uuid, usage_name, key):
+        """Define the ceph secret ``uuid`` (usage name ``usage_name``)
+        holding the cephx ``key`` (base64, as keyrings write it) unless
+        libvirt has a secret ``uuid``; True when it was defined here."""
+        if self.lookup_secret_by_uuid(uuid) is not None:
+            return False
+        secret = self.get_connection().secretDefineXML(
+            "<secret ephemeral='no' private='yes'>"
+            '<uuid>%s</uuid>'
+            "<usage type='ceph'><name>%s</name></usage>"
+            '</secret>' % (saxutils.escape(uuid),
+                           saxutils.escape(usage_name)))
+        try:
+            # libvirt keeps the key's bytes (virsh secret-set-value
+            # decodes its base64 argument the same way).
+            secret.setValue(base64.b64decode(key))
+        except Exception:
+            with excutils.save_and_reraise_exception():
+                secret.undefine()
+        return True
+
+    def delete_secret_by_uuid(self, uuid):
+        secret = self.lookup_secret_by_uuid(uuid)
+        if secret is None:
+            return
+        try:
+            secret.undefine()
         except libvirt.libvirtError as e:
             if error_code(e) != libvirt.VIR_ERR_NO_SECRET:
                 raise

@@ -29,6 +29,24 @@ def iscsi_info(**data):
             'serial': VOLUME}
 
 
+SECRET_UUID = '3c1c9b9e-6c1b-4f7e-8a55-0d3c2b1a0f01'
+KEY = 'AQBmS/1lAAAAABAAw0aVJ0bP1tS2a4X2bFw0aQ=='
+KEYRING = '[client.cinder]\n\tkey = %s\n' % KEY
+
+
+def rbd_info(**data):
+    return {'driver_volume_type': 'rbd',
+            'data': dict({'name': 'volumes/volume-%s' % VOLUME,
+                          'hosts': ['10.0.0.1', '10.0.0.2'],
+                          'ports': ['6789', '3300'],
+                          'cluster_name': 'ceph', 'auth_enabled': True,
+                          'auth_username': 'cinder', 'secret_type': 'ceph',
+                          'secret_uuid': SECRET_UUID, 'discard': True,
+                          'access_mode': 'rw', 'volume_id': VOLUME,
+                          'keyring': KEYRING}, **data),
+            'serial': VOLUME}
+
+
 def element(disk):
     return etree.fromstring(config.disk_xml(disk))
 
@@ -95,7 +113,7 @@ class FileDiskTest(base.TestCase):
                           file_info(), '/dev/xvdb')
 
     def test_unknown_volume_type_refused(self):
-        info = {'driver_volume_type': 'rbd', 'data': {'name': 'pool/v'}}
+        info = {'driver_volume_type': 'sheepdog', 'data': {'name': 'v'}}
         self.assertRaises(exception.NotSupported, config.volume_disk, info,
                           '/dev/vdb')
 
@@ -169,6 +187,211 @@ class IscsiDiskTest(base.TestCase):
         self.assertRaises(exception.InvalidVolume, config.volume_disk,
                           iscsi_info(target_iqn=None), '/dev/vdb',
                           initiator=INITIATOR)
+
+
+class RbdDiskTest(base.TestCase):
+    def test_network_disk_on_librbd_with_cephx(self):
+        disk, secret = config.volume_disk(rbd_info(), '/dev/vdb',
+                                          host='compute1')
+        self.assertIsNone(secret)
+        root = element(disk)
+        self.assertEqual(('network', 'disk'),
+                         (root.get('type'), root.get('device')))
+        self.assertEqual({'name': 'qemu', 'type': 'raw', 'cache': 'none',
+                          'discard': 'unmap'}, root.find('driver').attrib)
+        source = root.find('source')
+        self.assertEqual({'protocol': 'rbd',
+                          'name': 'volumes/volume-%s' % VOLUME},
+                         source.attrib)
+        self.assertEqual([{'name': '10.0.0.1', 'port': '6789'},
+                          {'name': '10.0.0.2', 'port': '3300'}],
+                         [h.attrib for h in source.findall('host')])
+        self.assertEqual({'username': 'cinder'},
+                         source.find('auth').attrib)
+        self.assertEqual({'type': 'ceph', 'uuid': SECRET_UUID},
+                         source.find('auth/secret').attrib)
+        self.assertIsNone(source.find('initiator'))
+        self.assertEqual({'dev': 'vdb', 'bus': 'virtio'},
+                         root.find('target').attrib)
+        self.assertEqual(VOLUME, root.find('serial').text)
+        self.assertIsNone(root.find('readonly'))
+        self.assertIsNone(root.find('shareable'))
+
+    def test_a_host_without_a_port_gets_cephs(self):
+        disk, _ = config.volume_disk(
+            rbd_info(hosts=['[::1]', '10.0.0.2'], ports=['3300']),
+            '/dev/vdb')
+        self.assertEqual([('::1', '3300'), ('10.0.0.2', '6789')],
+                         disk.hosts)
+
+    def test_no_auth_when_auth_is_disabled(self):
+        disk, _ = config.volume_disk(rbd_info(auth_enabled=False),
+                                     '/dev/vdb')
+        self.assertIsNone(element(disk).find('source/auth'))
+        self.assertIsNone(disk.secret_uuid)
+
+    def test_block_storages_user_and_secret_win(self):
+        operators = '0b0b0b0b-1111-4222-8333-444444444444'
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb',
+                                     rbd_user='nova',
+                                     rbd_secret_uuid=operators)
+        auth = element(disk).find('source/auth')
+        self.assertEqual('cinder', auth.get('username'))
+        self.assertEqual({'type': 'ceph', 'uuid': SECRET_UUID},
+                         auth.find('secret').attrib)
+
+    def test_the_operators_fill_in_what_block_storage_leaves_out(self):
+        operators = '0b0b0b0b-1111-4222-8333-444444444444'
+        # No secret named: the operator's, with block storage's user.
+        disk, _ = config.volume_disk(rbd_info(secret_uuid=None),
+                                     '/dev/vdb', rbd_user='nova',
+                                     rbd_secret_uuid=operators)
+        self.assertEqual(('cinder', operators),
+                         (disk.auth_username, disk.secret_uuid))
+        # No user named: the operator's.
+        disk, _ = config.volume_disk(rbd_info(auth_username=None),
+                                     '/dev/vdb', rbd_user='nova')
+        self.assertEqual(('nova', SECRET_UUID),
+                         (disk.auth_username, disk.secret_uuid))
+        # Authentication, with the operator's user and secret, even where
+        # block storage disables it.
+        disk, _ = config.volume_disk(rbd_info(auth_enabled=False),
+                                     '/dev/vdb', rbd_user='nova',
+                                     rbd_secret_uuid=operators)
+        self.assertEqual(('nova', operators),
+                         (disk.auth_username, disk.secret_uuid))
+        # Neither names a secret: refused.
+        self.assertRaises(exception.InvalidVolume, config.volume_disk,
+                          rbd_info(secret_uuid=None), '/dev/vdb')
+
+    def test_rbd_user_alone_changes_nothing(self):
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb',
+                                     rbd_user='nova')
+        self.assertEqual(('cinder', SECRET_UUID),
+                         (disk.auth_username, disk.secret_uuid))
+
+    def test_read_only_multiattach_and_no_discard(self):
+        info = dict(rbd_info(access_mode='ro', discard=False),
+                    multiattach=True)
+        disk, _ = config.volume_disk(info, '/dev/vdc',
+                                     cachemodes=['network=writeback'])
+        root = element(disk)
+        self.assertIsNotNone(root.find('readonly'))
+        self.assertIsNotNone(root.find('shareable'))
+        self.assertEqual({'name': 'qemu', 'type': 'raw', 'cache': 'none'},
+                         root.find('driver').attrib)
+
+    def test_network_cachemode_applies(self):
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb',
+                                     cachemodes=['network=writeback'])
+        self.assertEqual('writeback',
+                         element(disk).find('driver').get('cache'))
+
+    def test_missing_or_bad_name_refused(self):
+        for name in (None, '', 'image-without-pool'):
+            self.assertRaises(exception.InvalidVolume, config.volume_disk,
+                              rbd_info(name=name), '/dev/vdb')
+
+    def test_auth_without_secret_uuid_or_user_refused(self):
+        for missing in ('secret_uuid', 'auth_username'):
+            self.assertRaises(exception.InvalidVolume, config.volume_disk,
+                              rbd_info(**{missing: None}), '/dev/vdb')
+
+    def test_other_secret_type_refused(self):
+        self.assertRaises(exception.NotSupported, config.volume_disk,
+                          rbd_info(secret_type='iscsi'), '/dev/vdb')
+
+    def test_copy_destination_has_the_hosts_and_the_auth(self):
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb')
+        root = etree.fromstring(config.disk_xml(disk, for_copy=True))
+        self.assertEqual(['driver', 'source'], [c.tag for c in root])
+        self.assertEqual(2, len(root.findall('source/host')))
+        self.assertEqual(SECRET_UUID,
+                         root.find('source/auth/secret').get('uuid'))
+        self.assertEqual('cinder',
+                         root.find('source/auth').get('username'))
+
+    def test_keyring_key(self):
+        self.assertEqual(KEY, config.ceph_key(rbd_info(), 'cinder'))
+        self.assertIsNone(config.ceph_key(rbd_info(), 'admin'))
+        self.assertIsNone(config.ceph_key(rbd_info(keyring=None),
+                                          'cinder'))
+        # Several sections, spaces as a keyring file may have them.
+        keyring = ('[client.admin]\n key = %s\n'
+                   '[client.cinder]\n  caps mon = "allow r"\n'
+                   '  key=%s\n' % ('AAAA', KEY))
+        self.assertEqual(KEY, config.ceph_key(rbd_info(keyring=keyring),
+                                              'cinder'))
+        self.assertRaises(exception.InvalidVolume, config.ceph_key,
+                          rbd_info(keyring='[client.cinder]\nkey = !!\n'),
+                          'cinder')
+
+    def test_own_secret_usage(self):
+        usage = config.ceph_secret_usage('cinder', SECRET_UUID)
+        self.assertTrue(usage.startswith('client.cinder secret'))
+        self.assertTrue(config.is_own_ceph_secret(usage, SECRET_UUID))
+        self.assertFalse(config.is_own_ceph_secret('client.cinder secret',
+                                                   SECRET_UUID))
+        self.assertFalse(config.is_own_ceph_secret(
+            usage, '0b0b0b0b-1111-4222-8333-444444444444'))
+
+
+class SourceTest(base.TestCase):
+    """``element_source`` of a disk's XML is its ``disk_source``: what a
+    swap and a disconnect recognize a volume by."""
+
+    def test_round_trips(self):
+        for info, kwargs in ((file_info(), {}),
+                             (iscsi_info(), {'initiator': INITIATOR}),
+                             (rbd_info(), {}),
+                             (rbd_info(auth_enabled=False), {})):
+            disk, _ = config.volume_disk(info, '/dev/vdb', **kwargs)
+            self.assertEqual(config.disk_source(disk),
+                             config.element_source(element(disk)))
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb')
+        self.assertEqual(('network', 'rbd', 'volumes/volume-%s' % VOLUME,
+                          '10.0.0.1', '6789'), config.disk_source(disk))
+
+    def test_protocol_and_port_tell_sources_apart(self):
+        rbd, _ = config.volume_disk(rbd_info(), '/dev/vdb')
+        other_pool, _ = config.volume_disk(
+            rbd_info(name='images/volume-%s' % VOLUME), '/dev/vdb')
+        other_port, _ = config.volume_disk(rbd_info(ports=['6790']),
+                                           '/dev/vdb')
+        sources = {config.disk_source(d) for d in (rbd, other_pool,
+                                                   other_port)}
+        self.assertEqual(3, len(sources))
+
+    def test_default_ports_of_xml_without_one(self):
+        rbd = config.parse(
+            "<disk type='network'><source protocol='rbd' name='p/i'>"
+            "<host name='10.0.0.1'/></source></disk>")
+        iscsi = config.parse(
+            "<disk type='network'><source protocol='iscsi' name='iqn/1'>"
+            "<host name='10.0.0.1'/></source></disk>")
+        self.assertEqual(('network', 'rbd', 'p/i', '10.0.0.1', '6789'),
+                         config.element_source(rbd))
+        self.assertEqual(('network', 'iscsi', 'iqn/1', '10.0.0.1', '3260'),
+                         config.element_source(iscsi))
+
+    def test_mirror_source_and_secrets_in_use(self):
+        disk, _ = config.volume_disk(rbd_info(), '/dev/vdb')
+        root = config.parse(
+            "<domain><devices><disk type='file' device='disk'>"
+            "<source file='/srv/v1'/><target dev='vdb'/>"
+            "<mirror type='network' job='copy'>%s</mirror></disk>"
+            "<disk type='network' device='disk'><source protocol='rbd' "
+            "name='p/i'><auth username='x'><secret type='ceph' "
+            "uuid='other'/></auth></source><target dev='vdc'/></disk>"
+            "<disk type='network' device='disk'><source protocol='iscsi' "
+            "name='iqn/1'><auth username='x'><secret type='iscsi' "
+            "usage='u'/></auth></source><target dev='vdd'/></disk>"
+            "</devices></domain>" % config.to_xml(
+                config.disk_element(disk, for_copy=True).find('source')))
+        self.assertEqual(config.disk_source(disk), config.mirror_source(
+            config.disks(root)['vdb']['element']))
+        self.assertEqual({SECRET_UUID, 'other'},
+                         config.ceph_secret_uuids(root))
 
 
 class DomainTest(base.TestCase):

@@ -2,6 +2,7 @@
 (``tests.fixtures.fakelibvirt``: libvirtd's domains, and the guest's
 answer to an unplug)."""
 
+import base64
 import os
 from unittest import mock
 
@@ -19,6 +20,10 @@ from tests.unit.compute import fakes
 VOL1 = '11111111-2222-4333-8444-555555555501'
 VOL2 = '11111111-2222-4333-8444-555555555502'
 IQN = 'iqn.2010-10.org.openstack:volume-%s' % VOL2
+VOL3 = '11111111-2222-4333-8444-555555555503'
+SECRET_UUID = '3c1c9b9e-6c1b-4f7e-8a55-0d3c2b1a0f01'
+OPERATORS_UUID = '0b0b0b0b-1111-4222-8333-444444444444'
+CEPH_KEY = 'AQBmS/1lAAAAABAAw0aVJ0bP1tS2a4X2bFw0aQ=='
 
 
 class DriverTestCase(base.TestCase):
@@ -68,6 +73,21 @@ class DriverTestCase(base.TestCase):
                          'auth_password': 'p2', 'access_mode': 'rw',
                          'volume_id': volume_id},
                 'serial': volume_id}
+
+    def rbd_info(self, volume_id=VOL3, keyring=True, **data):
+        info = {'driver_volume_type': 'rbd',
+                'data': {'name': 'volumes/volume-%s' % volume_id,
+                         'hosts': ['127.0.0.1'], 'ports': ['6789'],
+                         'cluster_name': 'ceph', 'auth_enabled': True,
+                         'auth_username': 'cinder', 'secret_type': 'ceph',
+                         'secret_uuid': SECRET_UUID, 'discard': True,
+                         'access_mode': 'rw', 'volume_id': volume_id},
+                'serial': volume_id}
+        if keyring:
+            info['data']['keyring'] = (
+                '[client.cinder]\n\tkey = %s\n' % CEPH_KEY)
+        info['data'].update(data)
+        return info
 
     def spawn(self, disks=(), instance=None):
         self.driver.spawn(None, instance or self.instance, list(disks))
@@ -323,7 +343,8 @@ class AttachTest(DriverTestCase):
     def test_unsupported_volume_type(self):
         self.spawn()
         self.assertRaises(exception.NotSupported, self.driver.attach_volume,
-                          None, {'driver_volume_type': 'rbd', 'data': {}},
+                          None, {'driver_volume_type': 'sheepdog',
+                                 'data': {}},
                           self.instance, '/dev/vdb')
         self.assertEqual({}, self.live_disks())
 
@@ -506,6 +527,245 @@ class SwapTest(DriverTestCase):
         self.assertRaises(exception.NotSupported, self.driver.swap_volume,
                           None, self.old, self.new, self.instance,
                           '/dev/vdd')
+
+
+class RbdTest(DriverTestCase):
+    """rbd disks and their ceph secrets."""
+
+    def secrets(self):
+        """``{uuid: (usage, value)}`` of libvirtd's secrets."""
+        return {secret.uuid: (secret.usage, secret.value)
+                for secret in self.libvirt.libvirtd.secrets.values()}
+
+    def operators_secret(self, uuid=OPERATORS_UUID):
+        self.driver._host.get_connection()   # libvirtd's first client
+        secret = self.libvirt.libvirtd.secretDefineXML(
+            "<secret ephemeral='no' private='yes'><uuid>%s</uuid>"
+            "<usage type='ceph'><name>client.cinder secret</name></usage>"
+            "</secret>" % uuid)
+        secret.setValue(b'operators-key')
+        return secret
+
+    def test_attach_defines_the_secret_once_from_the_keyring(self):
+        self.spawn()
+        conn = self.libvirt.libvirtd
+        with mock.patch.object(conn, 'secretDefineXML',
+                               wraps=conn.secretDefineXML) as define:
+            self.driver.attach_volume(None, self.rbd_info(), self.instance,
+                                      '/dev/vdb')
+            self.driver.attach_volume(None, self.rbd_info(VOL2),
+                                      self.instance, '/dev/vdc')
+        self.assertEqual(1, define.call_count)
+        usage, value = self.secrets()[SECRET_UUID]
+        self.assertEqual(vconfig.ceph_secret_usage('cinder', SECRET_UUID),
+                         usage)
+        self.assertTrue(usage.startswith('client.cinder secret'))
+        # libvirt keeps the key's bytes, not its base64.
+        self.assertEqual(base64.b64decode(CEPH_KEY), value)
+        secret = conn.secretLookupByUUIDString(SECRET_UUID)
+        self.assertEqual(fakelibvirt.VIR_SECRET_USAGE_TYPE_CEPH,
+                         secret.usageType())
+        source = self.live_disks()['vdb']['element'].find('source')
+        self.assertEqual(('rbd', 'volumes/volume-%s' % VOL3),
+                         (source.get('protocol'), source.get('name')))
+        self.assertEqual({'type': 'ceph', 'uuid': SECRET_UUID},
+                         source.find('auth/secret').attrib)
+        self.assertEqual(VOL3, self.defined_disks()['vdb']['serial'])
+
+    def test_a_secret_libvirt_has_is_used_as_it_is(self):
+        self.operators_secret(SECRET_UUID)
+        self.spawn()
+        self.driver.attach_volume(None, self.rbd_info(), self.instance,
+                                  '/dev/vdb')
+        self.assertEqual({SECRET_UUID: ('client.cinder secret',
+                                        b'operators-key')}, self.secrets())
+        # Not the driver's: it stays when the volume goes.
+        self.driver.detach_volume(None, self.rbd_info(), self.instance,
+                                  '/dev/vdb')
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertIn(SECRET_UUID, self.secrets())
+
+    def test_no_secret_and_no_keyring_fails_clearly(self):
+        self.spawn()
+        error = self.assertRaises(
+            exception.InvalidConfiguration, self.driver.attach_volume,
+            None, self.rbd_info(keyring=False), self.instance, '/dev/vdb')
+        self.assertIn(SECRET_UUID, str(error))
+        self.assertIn('operator must define', str(error))
+        self.assertIn('rbd_secret_uuid', str(error))
+        self.assertEqual({}, self.live_disks())
+        self.assertEqual({}, self.defined_disks())
+        self.assertEqual({}, self.secrets())
+
+    def test_a_keyring_of_another_client_is_no_key(self):
+        self.spawn()
+        self.assertRaises(
+            exception.InvalidConfiguration, self.driver.attach_volume,
+            None, self.rbd_info(auth_username='nova'), self.instance,
+            '/dev/vdb')
+        self.assertEqual({}, self.secrets())
+
+    def test_the_operators_secret_is_never_defined_by_the_driver(self):
+        self.conf.set_override('rbd_secret_uuid', OPERATORS_UUID,
+                               group='libvirt')
+        self.conf.set_override('rbd_user', 'nova', group='libvirt')
+        self.spawn()
+        # Block storage names no secret: the operator's, which the driver
+        # never defines, even with a keyring at hand.
+        info = self.rbd_info(secret_uuid=None, auth_username=None)
+        error = self.assertRaises(
+            exception.InvalidConfiguration, self.driver.attach_volume,
+            None, info, self.instance, '/dev/vdb')
+        self.assertIn(OPERATORS_UUID, str(error))
+        self.assertEqual({}, self.secrets())
+        self.operators_secret()
+        self.driver.attach_volume(None, info, self.instance, '/dev/vdb')
+        auth = self.live_disks()['vdb']['element'].find('source/auth')
+        self.assertEqual('nova', auth.get('username'))
+        self.assertEqual(OPERATORS_UUID, auth.find('secret').get('uuid'))
+        self.driver.detach_volume(None, info, self.instance, '/dev/vdb')
+        self.driver.disconnect_volume(info)
+        self.assertEqual([OPERATORS_UUID], list(self.secrets()))
+
+    def test_disconnect_removes_its_secret_once_no_disk_uses_it(self):
+        self.spawn()
+        for volume_id, dev in ((VOL3, '/dev/vdb'), (VOL2, '/dev/vdc')):
+            self.driver.attach_volume(None, self.rbd_info(volume_id),
+                                      self.instance, dev)
+        self.driver.detach_volume(None, self.rbd_info(), self.instance,
+                                  '/dev/vdb')
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertIn(SECRET_UUID, self.secrets())   # vdc uses it
+        self.driver.detach_volume(None, self.rbd_info(VOL2), self.instance,
+                                  '/dev/vdc')
+        self.driver.disconnect_volume(self.rbd_info(VOL2))
+        self.assertEqual({}, self.secrets())
+        # Asked again: nothing to do.
+        self.driver.disconnect_volume(self.rbd_info(VOL2))
+
+    def test_a_stopped_guests_definition_keeps_the_secret(self):
+        stopped = fakes.FakeInstance(power_state=states.SHUTDOWN)
+        self.spawn([{'mount_device': '/dev/vdb',
+                     'connection_info': self.rbd_info(VOL2)}],
+                   instance=stopped)
+        self.driver.power_off(stopped)
+        self.spawn()
+        self.driver.attach_volume(None, self.rbd_info(), self.instance,
+                                  '/dev/vdb')
+        self.driver.detach_volume(None, self.rbd_info(), self.instance,
+                                  '/dev/vdb')
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertIn(SECRET_UUID, self.secrets())
+        # It starts again with its disk.
+        self.driver.power_on(stopped)
+        self.assertEqual(VOL2, self.live_disks(stopped)['vdb']['serial'])
+
+    def test_another_hosts_disk_keeps_the_secret(self):
+        other = compute_driver.load_driver(self.conf, 'compute2')
+        theirs = fakes.FakeInstance()
+        other.spawn(None, theirs, [{'mount_device': '/dev/vdb',
+                                    'connection_info': self.rbd_info(VOL2)}])
+        self.spawn([{'mount_device': '/dev/vdb',
+                     'connection_info': self.rbd_info()}])
+        self.driver.destroy(None, self.instance, None)
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertIn(SECRET_UUID, self.secrets())
+        other.destroy(None, theirs, None)
+        other.disconnect_volume(self.rbd_info(VOL2))
+        self.assertEqual({}, self.secrets())
+
+    def test_spawn_power_cycle_and_unshelve_with_an_rbd_disk(self):
+        disks = [{'mount_device': '/dev/vdb',
+                  'connection_info': self.rbd_info(), 'mode': 'ro'}]
+        self.spawn(disks)
+        disk = self.live_disks()['vdb']['element']
+        self.assertIsNotNone(disk.find('readonly'))
+        self.assertIn(SECRET_UUID, self.secrets())
+        self.driver.power_off(self.instance)
+        self.driver.power_on(self.instance)
+        self.assertEqual(VOL3, self.live_disks()['vdb']['serial'])
+        # Shelve offload: the domain goes, then the host's connection.
+        self.driver.destroy(None, self.instance, None)
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertEqual({}, self.secrets())
+        # Unshelve: defined again from the keyring.
+        self.spawn(disks)
+        self.assertIn(SECRET_UUID, self.secrets())
+        self.assertEqual(VOL3, self.live_disks()['vdb']['serial'])
+
+    def test_multiattach_read_only_rbd(self):
+        self.spawn()
+        info = dict(self.rbd_info(access_mode='ro'), multiattach=True)
+        self.driver.attach_volume(None, info, self.instance, '/dev/vdb')
+        disk = self.live_disks()['vdb']['element']
+        self.assertIsNotNone(disk.find('readonly'))
+        self.assertIsNotNone(disk.find('shareable'))
+        self.assertEqual('none', disk.find('driver').get('cache'))
+
+    def test_swap_file_to_rbd_and_back(self):
+        self.spawn()
+        old = self.file_info(VOL1)
+        self.driver.attach_volume(None, old, self.instance, '/dev/vdb')
+        dom = self.dom()
+        with mock.patch.object(dom, 'blockCopy',
+                               wraps=dom.blockCopy) as copy:
+            self.driver.swap_volume(None, old, self.rbd_info(),
+                                    self.instance, '/dev/vdb')
+        dest = vconfig.parse(copy.call_args[0][1])
+        self.assertEqual('network', dest.get('type'))
+        self.assertEqual({'type': 'ceph', 'uuid': SECRET_UUID},
+                         dest.find('source/auth/secret').attrib)
+        self.assertEqual({'name': '127.0.0.1', 'port': '6789'},
+                         dest.find('source/host').attrib)
+        live = self.live_disks()['vdb']['element']
+        self.assertEqual(('network', 'rbd', 'volumes/volume-%s' % VOL3,
+                          '127.0.0.1', '6789'),
+                         vconfig.element_source(live))
+        self.assertEqual(SECRET_UUID,
+                         live.find('source/auth/secret').get('uuid'))
+        self.assertEqual(VOL3, self.defined_disks()['vdb']['serial'])
+        # Asked again: no copy.
+        with mock.patch.object(dom, 'blockCopy') as copy:
+            self.driver.swap_volume(None, old, self.rbd_info(),
+                                    self.instance, '/dev/vdb')
+        copy.assert_not_called()
+        # Back to a file: the rbd volume's secret goes at its disconnect.
+        back = self.file_info(VOL2)
+        self.driver.swap_volume(None, self.rbd_info(), back, self.instance,
+                                '/dev/vdb')
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertEqual({}, self.secrets())
+        self.assertEqual(('file', back['data']['path']),
+                         vconfig.element_source(
+                             self.live_disks()['vdb']['element']))
+
+    def test_swap_iscsi_to_rbd(self):
+        self.spawn()
+        self.driver.attach_volume(None, self.iscsi_info(), self.instance,
+                                  '/dev/vdb')
+        self.driver.swap_volume(None, self.iscsi_info(), self.rbd_info(),
+                                self.instance, '/dev/vdb')
+        source = self.live_disks()['vdb']['element'].find('source')
+        self.assertEqual('rbd', source.get('protocol'))
+        self.assertIsNone(source.find('initiator'))
+
+    def test_a_copy_into_an_rbd_volume_keeps_its_secret_and_stops(self):
+        # A swap interrupted while copying, rolled back by settling.
+        self.spawn()
+        old = self.file_info(VOL1)
+        self.driver.attach_volume(None, old, self.instance, '/dev/vdb')
+        dom = self.dom()
+        self.driver._volume_disk(self.rbd_info(), '/dev/vdb', 'rw')
+        dom.blockCopy('vdb', vconfig.disk_xml(vconfig.volume_disk(
+            self.rbd_info(), '/dev/vdb')[0], for_copy=True), None, 0)
+        mirror = self.live_disks()['vdb']['element'].find('mirror')
+        self.assertEqual(SECRET_UUID,
+                         mirror.find('source/auth/secret').get('uuid'))
+        self.driver.disconnect_volume(self.rbd_info())
+        self.assertIsNone(dom.job)
+        self.assertEqual({}, self.secrets())
+        self.assertEqual(old['data']['path'], self.live_disks()['vdb'][
+            'element'].find('source').get('file'))
 
 
 class RestoreTest(DriverTestCase):
