@@ -213,14 +213,39 @@ def attachment_summary(attachment):
     }
 
 
-def attachment_detail(attachment):
+#: The credentials a ``connection_info`` may carry: the iSCSI target's
+#: CHAP secrets, the cephx keyring of an ``rbd`` connection.
+SECRET_KEYS = ('auth_password', 'discovery_auth_password', 'keyring')
+
+
+def sees_secrets(ctxt):
+    """Whether ``ctxt`` is shown the credentials of a connection: a
+    service (the compute service connecting the volume) or an
+    administrator; a project member is not."""
+    return ctxt.is_admin or nl_context.is_service_request(ctxt)
+
+
+def without_secrets(connection_info):
+    """``connection_info`` without its credentials (``SECRET_KEYS``), in
+    its ``data`` or, for the flat form, at its top level."""
+    info = dict(connection_info)
+    if isinstance(info.get('data'), dict):
+        info['data'] = {k: v for k, v in info['data'].items()
+                        if k not in SECRET_KEYS}
+    return {k: v for k, v in info.items() if k not in SECRET_KEYS}
+
+
+def attachment_detail(attachment, secrets=True):
+    """The attachment's detailed view; without the connection's
+    credentials unless ``secrets`` (``sees_secrets`` of the request)."""
     view = attachment_summary(attachment)
+    info = (jsonutils.loads(attachment.connection_info)
+            if attachment.connection_info else {})
     view.update({
         'attached_at': _normalize(attachment.attach_time),
         'detached_at': _normalize(attachment.detach_time),
         'attach_mode': attachment.attach_mode,
-        'connection_info': (jsonutils.loads(attachment.connection_info)
-                            if attachment.connection_info else {}),
+        'connection_info': info if secrets else without_secrets(info),
     })
     return view
 

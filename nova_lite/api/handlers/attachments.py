@@ -8,6 +8,11 @@ Cinder's 3.71) ``GET /attachments/{id}`` adds
 on the same host), and ``DELETE`` returns it beside Cinder's list of the
 volume's remaining attachments, so a host knows whether the connection is
 still in use; below 3.72 both answer as Cinder's.
+
+A connection's credentials (the CHAP secret of an iSCSI target, the cephx
+keyring of an ``rbd`` one) are shown to the service that connects the
+volume and to administrators only (``views.sees_secrets``): a project
+member sees its attachments' ``connection_info`` without them.
 """
 
 from nova_lite.api import microversion as mv
@@ -26,6 +31,11 @@ def _api(req):
 
 def _ctxt(req):
     return req.environ['nova_lite.context']
+
+
+def _detail(req, attachment):
+    return views.attachment_detail(
+        attachment, secrets=views.sees_secrets(_ctxt(req)))
 
 
 def _list(req, view):
@@ -62,7 +72,7 @@ def list_attachments(req):
 @validation.query(schema.LIST_QUERY, mv.NEW_ATTACH)
 @validation.response(200, schema.LIST_DETAIL_RESPONSE, mv.NEW_ATTACH)
 def list_attachments_detail(req):
-    return _list(req, views.attachment_detail)
+    return _list(req, lambda attachment: _detail(req, attachment))
 
 
 @validation.versions(mv.NEW_ATTACH)
@@ -72,7 +82,7 @@ def list_attachments_detail(req):
 @validation.response(200, schema.SHOW_RESPONSE_V372, mv.SHARED_CONNECTIONS)
 def show_attachment(req, attachment_id):
     attachment, shared = _api(req).attachments.get(_ctxt(req), attachment_id)
-    view = views.attachment_detail(attachment)
+    view = _detail(req, attachment)
     if mv.want(req).matches(mv.SHARED_CONNECTIONS):
         view['shared_connections_by_attachment'] = shared
     return {'attachment': view}
@@ -88,7 +98,7 @@ def create_attachment(req, body):
     attachment = _api(req).attachments.create(
         _ctxt(req), data['volume_uuid'], data.get('instance_uuid'),
         connector=data.get('connector'), mode=data.get('mode'))
-    return {'attachment': views.attachment_detail(attachment)}
+    return {'attachment': _detail(req, attachment)}
 
 
 @validation.versions(mv.NEW_ATTACH)
@@ -97,7 +107,7 @@ def create_attachment(req, body):
 def update_attachment(req, attachment_id, body):
     attachment = _api(req).attachments.update(
         _ctxt(req), attachment_id, body['attachment']['connector'])
-    return {'attachment': views.attachment_detail(attachment)}
+    return {'attachment': _detail(req, attachment)}
 
 
 @validation.versions(mv.NEW_ATTACH)

@@ -32,6 +32,7 @@ from tests.functional.volume import test_attachments
 DATA = b'read through /v3'
 I1 = 'iqn.2024-01.org.nova-lite.test:compute1'
 I2 = 'iqn.2024-01.org.nova-lite.test:compute2'
+SERVICE_TOKEN = 'service:service'
 CONNECTION_INFO_KEYS = {
     'driver_volume_type', 'target_discovered', 'target_portal',
     'target_iqn', 'target_lun', 'volume_id', 'auth_method',
@@ -71,8 +72,12 @@ class ISCSITestCase(ISCSIBackend, base.VolumeTestCase):
                 'connector': dict({'host': host, 'initiator': initiator},
                                   **fields.pop('connector', {}))}
         body.update(fields)
+        # As the compute service connects it: the user's request with the
+        # service's token (noauth2's form), which is shown the
+        # credentials.
         resp = self.vol.as_(volume_version='3.54').post(
-            '/v3/attachments', body={'attachment': body})
+            '/v3/attachments', body={'attachment': body},
+            headers={'X-Service-Token': SERVICE_TOKEN})
         self.assertEqual(expect, resp.status, resp.text)
         return resp.body['attachment'] if expect == 200 else resp
 
@@ -96,6 +101,14 @@ class VolumeLifecycleTest(ISCSITestCase):
         attachment = self.attach(volume['id'])
         info = attachment['connection_info']
         self.assertEqual(CONNECTION_INFO_KEYS, set(info))
+        # The project's members are never shown the CHAP secret; an
+        # administrator is.
+        for path in ('/v3/attachments/%s' % attachment['id'],
+                     '/v3/attachments/detail'):
+            self.assertNotIn(secret, self.vol.get(path).text)
+            self.assertIn(secret, self.admin.get(path + (
+                '?all_tenants=1' if 'detail' in path else '')).text)
+
         self.assertEqual({
             'driver_volume_type': 'iscsi',
             'target_discovered': False,
@@ -136,6 +149,25 @@ class VolumeLifecycleTest(ISCSITestCase):
         self.assertEqual(404, self.vol.get(
             '/v3/volumes/%s' % volume['id']).status)
         self.assertRaises(FileNotFoundError, open, path)
+
+    def test_a_member_connecting_is_not_shown_the_secret(self):
+        volume = self.create_volume()
+        secret = self.row(volume['id']).provider_auth.split()[2]
+        own = self.vol.post('/v3/attachments', body={'attachment': {
+            'volume_uuid': volume['id'], 'instance_uuid':
+            uuidutils.generate_uuid()}})
+        self.assertEqual(200, own.status, own.text)
+        path = '/v3/attachments/%s' % own.body['attachment']['id']
+        updated = self.vol.put(path, body={'attachment': {'connector': {
+            'host': 'compute2', 'initiator': I2}}})
+        self.assertEqual(200, updated.status, updated.text)
+        self.assertEqual(CONNECTION_INFO_KEYS - {'auth_password'},
+                         set(updated.body['attachment']['connection_info']))
+        self.assertNotIn(secret, updated.text)
+        # What the attachment holds is the service's and the admins'.
+        self.assertEqual(secret, self.admin.get(path).body['attachment'][
+            'connection_info']['auth_password'])
+        self.assertEqual(200, self.vol.delete(path).status)
 
     def test_multiattach_read_only_and_read_write(self):
         self.create_type('ma', extra_specs={'multiattach': '<is> True'})
