@@ -426,6 +426,16 @@ class HostServiceDown(Conflict):
     error_code = HOST_UNAVAILABLE
 
 
+class HostDidNotAnswer(HostServiceDown):
+    """A compute host that is up by its heartbeats but did not answer a
+    call (no reply and no call-monitor heartbeat for ``[DEFAULT]
+    rpc_response_timeout`` s: stopped, partitioned, overloaded). The
+    conductor undid what the call was for; a 409 as for a host that reads
+    down, which it soon will if it stays silent."""
+    msg_fmt = _('Service is unavailable at this time: the compute host of '
+                'the server did not answer.')
+
+
 class NoValidHost(Conflict):
     msg_fmt = _('No valid host was found. %(reason)s')
     error_code = HOST_UNAVAILABLE

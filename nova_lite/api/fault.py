@@ -45,6 +45,9 @@ DATABASE_UNAVAILABLE = _(
     'The service cannot reach its database; try again later.')
 BROKER_UNAVAILABLE = _(
     'The service cannot reach its message broker; try again later.')
+SERVICE_TIMEOUT = _(
+    'A service did not answer in time. What the request started may still '
+    'complete or be undone: look at the resource before trying again.')
 # Seconds a client should wait before trying again after a 503 for an
 # unreachable database or broker (the Retry-After header).
 RETRY_AFTER = 5
@@ -108,6 +111,12 @@ def exception_to_response(exc):
                   getattr(exc, 'exception', None) or exc)
         return fault_response(503, BROKER_UNAVAILABLE,
                               {'Retry-After': str(RETRY_AFTER)})
+    if isinstance(exc, messaging.MessagingTimeout):
+        # An RPC call got no answer and no call-monitor heartbeat for
+        # [DEFAULT] rpc_response_timeout (a silent conductor): no
+        # Retry-After, the work may be in flight (compute.server_volumes).
+        LOG.error('An RPC call was not answered: %s', exc)
+        return fault_response(503, SERVICE_TIMEOUT)
     LOG.exception('Unexpected exception in API method')
     return fault_response(
         500, UNEXPECTED_MESSAGE % str(type(exc)))

@@ -109,7 +109,14 @@ class ComputeAPI(object):
                                   delete_on_termination=False, bdm=None):
         """Call: under the instance lock on its host, give ``bdm`` a device
         name (1.2) or, without ``bdm``, create the volume's mapping with one
-        (1.1); returns the BlockDeviceMapping."""
+        (1.1); returns the BlockDeviceMapping.
+
+        Waits up to ``long_rpc_timeout`` for a host that works on it (its
+        RPC server heartbeats every ``rpc_response_timeout / 2`` s while the
+        handler runs, e.g. waiting for the instance lock), and fails with
+        ``MessagingTimeout`` after ``rpc_response_timeout`` s without a
+        heartbeat: a silent host (stopped, partitioned) is not waited for
+        (``call_monitor_timeout``, as Nova's)."""
         kwargs = dict(instance=instance, device=device, volume_id=volume_id,
                       tag=tag, multiattach=multiattach,
                       delete_on_termination=delete_on_termination)
@@ -117,8 +124,9 @@ class ComputeAPI(object):
         if bdm is not None:
             version = '1.2'
             kwargs['bdm'] = bdm
-        cctxt = self._prepare(instance.host, version,
-                              timeout=self.conf.long_rpc_timeout)
+        cctxt = self._prepare(
+            instance.host, version, timeout=self.conf.long_rpc_timeout,
+            call_monitor_timeout=self.conf.rpc_response_timeout)
         return cctxt.call(ctxt, 'reserve_block_device_name', **kwargs)
 
     def attach_volume(self, ctxt, instance, bdm):

@@ -82,6 +82,29 @@ class ServerVolumes(object):
             reason=_('volume %s already attached') % volume['id'])
 
     # -- attach ------------------------------------------------------------
+    def _check_host_answers(self, context, instance, do_cast):
+        """Below 2.101, 409 ``HostServiceDown`` ("Service is unavailable
+        at this time.", as the detach) unless the server's compute host is
+        up: a host that is down (silent) or forced down would not name the
+        device, and the request would hold its API thread only to fail.
+        Nova has no such guard (its attach fails when the reservation call
+        times out, 500).
+
+        From 2.101 (``do_cast``) nothing waits in the API: the attach is
+        accepted, as any work cast to a silent host is, and the conductor
+        undoes it once the host did not answer its reservation call within
+        ``rpc_response_timeout`` (``HostDidNotAnswer``, recorded on the
+        action), or at once when the host is forced down meanwhile
+        (``conductor.recovery``). A shelved-offloaded server has no host
+        and needs none."""
+        if do_cast or instance.vm_state == states.SHELVED_OFFLOADED:
+            return
+        if not instance.host or not checks.host_is_up(
+                context, self.conf, instance.host):
+            LOG.warning('Host %s of server %s is not up: the attach of a '
+                        'volume answers 409', instance.host, instance.uuid)
+            raise exception.HostServiceDown()
+
     def attach(self, context, instance, volume_id, device=None,
                tag=None, delete_on_termination=False,
                supports_multiattach=False, do_cast=False,
@@ -124,6 +147,7 @@ class ServerVolumes(object):
                     raise exception.MultiattachToShelvedNotSupported()
             checks.check_attach_mode_supported(context, instance,
                                                attach_mode)
+            self._check_host_answers(context, instance, do_cast)
             # ServiceTooOld (503) if the conductor cannot take an attach
             # with its mapping (RPC 1.2).
             self.conductor_rpcapi.check_version('1.2')

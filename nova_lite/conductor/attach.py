@@ -100,6 +100,20 @@ def _keep_task(bdm, returned):
 
 def _reserve_device_name(context, compute_rpcapi, instance, bdm, device,
                          multiattach):
+    """Step 1. A host that does not answer (``MessagingTimeout``: no reply
+    and no heartbeat for ``rpc_response_timeout`` s) is
+    ``HostDidNotAnswer``, which reaches the API as itself (409)."""
+    try:
+        return _reserve(context, compute_rpcapi, instance, bdm, device,
+                        multiattach)
+    except messaging.MessagingTimeout as exc:
+        LOG.warning('Host %s did not answer the device name reservation '
+                    'of volume %s for %s: %s', instance.host, bdm.volume_id,
+                    instance.uuid, exc)
+        raise exception.HostDidNotAnswer() from exc
+
+
+def _reserve(context, compute_rpcapi, instance, bdm, device, multiattach):
     if compute_rpcapi.can_reserve_existing_bdm():
         return _keep_task(bdm, compute_rpcapi.reserve_block_device_name(
             context, instance, device, bdm.volume_id, multiattach=multiattach,
@@ -124,7 +138,7 @@ def _roll_back(context, volume_client, notifier, instance, bdm, attachment_id,
         block_storage.delete_attachment(context, volume_client,
                                         attachment_id, log_errors=True)
     bdm.destroy()
-    if isinstance(exc, messaging.MessagingTimeout):
+    if isinstance(exc, exception.HostDidNotAnswer):
         _remove_orphan_bdm(context, instance, bdm.volume_id)
     try:
         instance_fault.InstanceFault.record(context, instance.uuid, exc)

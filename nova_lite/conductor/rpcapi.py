@@ -56,7 +56,12 @@ class ConductorAPI(object):
                       delete_on_termination, multiattach, bdm=None,
                       do_cast=False):
         """Run the attach workflow. A call returns the device name (errors
-        come back as themselves); a cast returns None at once."""
+        come back as themselves); a cast returns None at once.
+
+        The call waits up to ``long_rpc_timeout`` for a conductor that
+        works on it (heartbeats, ``call_monitor_timeout``) and fails with
+        ``MessagingTimeout`` after ``rpc_response_timeout`` s without one:
+        a silent conductor is not waited for."""
         version = '1.2' if bdm is not None else '1.1'
         self.check_version(version)
         kwargs = dict(instance=instance, volume_id=volume_id, device=device,
@@ -68,6 +73,7 @@ class ConductorAPI(object):
             self.client.prepare(version=version).cast(
                 ctxt, 'attach_volume', **kwargs)
             return None
-        cctxt = self.client.prepare(version=version,
-                                    timeout=self.conf.long_rpc_timeout)
+        cctxt = self.client.prepare(
+            version=version, timeout=self.conf.long_rpc_timeout,
+            call_monitor_timeout=self.conf.rpc_response_timeout)
         return cctxt.call(ctxt, 'attach_volume', **kwargs)

@@ -31,9 +31,17 @@ Timeout, in seconds, of RPC calls that may take long: the synchronous volume
 attach (microversions below 2.101) waits for the conductor, which waits for
 the compute host to reserve a device name.
 
+Only a peer that works on the call is waited for that long: its RPC server
+sends a heartbeat every ``rpc_response_timeout / 2`` seconds while it does,
+and a call that gets neither an answer nor a heartbeat for
+``rpc_response_timeout`` seconds fails (oslo.messaging's
+``call_monitor_timeout``). A stopped or partitioned host fails a
+synchronous attach in about ``rpc_response_timeout`` seconds (409).
+
 Related options:
 
-* ``rpc_response_timeout``: the timeout of every other RPC call.
+* ``rpc_response_timeout``: the timeout of every other RPC call, and how
+  long a long call waits for a silent peer.
 """),
     cfg.IntOpt(
         'rpc_send_retries',

@@ -56,6 +56,15 @@ class UWSGIIniTest(base.TestCase):
         # Keep-alive clients would reuse connections uWSGI closed.
         self.assertEqual('Connection: close', self.ini['add-header'])
 
+    def test_requests_are_bounded_above_the_bounded_waits(self):
+        # harakiri cuts a request, and its worker: it must stay above the
+        # longest wait for a silent peer (an RPC call without heartbeat)
+        # plus a busy multiattach volume's, with the defaults.
+        harakiri = int(self.ini['harakiri'])
+        self.assertGreater(harakiri, self.conf.rpc_response_timeout +
+                           self.conf.compute.multiattach_reserve_timeout)
+        self.assertLess(harakiri, self.conf.long_rpc_timeout)
+
     def test_header_buffer_is_the_embedded_servers_limit(self):
         # uWSGI drops a request whose line and headers pass buffer-size;
         # the embedded server answers 431 at the same size.

@@ -59,6 +59,17 @@ class AttachmentTestCase(base.TestCase):
         """A 409's kind (``exception.CONFLICT_CODES``)."""
         return list(resp.body.values())[0]['error_code']
 
+    def _compute_host_down(self, forced=False):
+        old = datetime.datetime.utcnow() - datetime.timedelta(
+            seconds=self.conf.service_down_time + 60)
+        for svc in self.sys.system.services:
+            svc.stop()
+        for svc in self.sys.system.services:
+            svc.wait()
+        self.sys.system.services = []
+        set_rows(models.Service, models.Service.host == 'compute1',
+                 last_seen_up=old, forced_down=forced)
+
 
 class ViewsTest(AttachmentTestCase):
     POST_KEYS = {
@@ -187,6 +198,44 @@ class ViewsTest(AttachmentTestCase):
 
 
 class AttachGuardsTest(AttachmentTestCase):
+    def _assert_refused_unchanged(self, volume_id, resp):
+        self.assertEqual('Service is unavailable at this time.',
+                         self.message(resp))
+        self.assertEqual('compute.host_unavailable', self.error_code(resp))
+        # Nothing was written: no mapping, no action, the volume free.
+        self.assertEqual([], self.attachments(self.server_id))
+        self.assertEqual([], get_rows(
+            models.BlockDeviceMapping,
+            models.BlockDeviceMapping.volume_id == volume_id))
+        volume = self.show_volume(volume_id)
+        self.assertEqual(('available', []),
+                         (volume['status'], volume['attachments']))
+        self.assertNotIn('attach_volume', [
+            a['action'] for a in self.api.get(
+                '/v2.1/servers/%s/os-instance-actions' % self.server_id
+            ).body['instanceActions']])
+
+    def test_compute_host_down_answers_409_at_once(self):
+        # A host that is down would never name the device: below 2.101,
+        # where the caller waits for it, the attach is refused before
+        # anything is written, as the detach is.
+        volume_id = self.create_volume()
+        self._compute_host_down()
+        for version in ('2.1', '2.100'):
+            resp = self.attach(self.server_id, volume_id,
+                               api=self.at(version), expect=409)
+            self._assert_refused_unchanged(volume_id, resp)
+        # From 2.101 nothing waits: accepted, and undone by the conductor
+        # when the host does not answer (tests/functional/conductor).
+        self.attach(self.server_id, volume_id, api=self.at('2.101'),
+                    expect=202)
+
+    def test_compute_host_forced_down_answers_409(self):
+        volume_id = self.create_volume()
+        self._compute_host_down(forced=True)
+        resp = self.attach(self.server_id, volume_id, expect=409)
+        self._assert_refused_unchanged(volume_id, resp)
+
     def test_detach_as_soon_as_in_use_takes_over_the_attach(self):
         # The host completes the attachment (the volume is in-use, which
         # is what a client waits for) and clears its task right after:
@@ -471,17 +520,6 @@ class DetachGuardsTest(AttachmentTestCase):
                          (volume['status'], volume['attachments']))
         self.assertEqual([], self.attachments(self.server_id))
         self.detach(self.server_id, volume_id, expect=404)
-
-    def _compute_host_down(self, forced=False):
-        old = datetime.datetime.utcnow() - datetime.timedelta(
-            seconds=self.conf.service_down_time + 60)
-        for svc in self.sys.system.services:
-            svc.stop()
-        for svc in self.sys.system.services:
-            svc.wait()
-        self.sys.system.services = []
-        set_rows(models.Service, models.Service.host == 'compute1',
-                 last_seen_up=old, forced_down=forced)
 
     def test_local_detach_again_while_detaching_is_accepted(self):
         # As through the host: a local detach in flight (here one whose

@@ -342,13 +342,13 @@ class AttachWorkflowTest(_AttachTestCase):
         self.compute.new_hosts = False
         vol = self.volumes.create_volume()
         self.compute.reply_error = messaging.MessagingTimeout('slow')
-        self.assertRaises(messaging.MessagingTimeout, self.run_attach, vol)
+        self.assertRaises(exception.HostDidNotAnswer, self.run_attach, vol)
         [call] = self.compute.reserve_calls
         self.assertIsNone(call['bdm'])
         # Neither the API's mapping nor the one the host made is left.
         self.assertEqual([], self.mappings(self.instance))
         self.assertEqual([], self.volumes.live_attachments(vol))
-        self.assert_failure_recorded(messaging.MessagingTimeout, vol)
+        self.assert_failure_recorded(exception.HostDidNotAnswer, vol)
 
     def test_timeout_without_orphan(self):
         other = self.volumes.create_volume()
@@ -357,11 +357,13 @@ class AttachWorkflowTest(_AttachTestCase):
         kept.create()
         vol = self.volumes.create_volume()
         self.compute.reserve_error = messaging.MessagingTimeout('slow')
-        self.assertRaises(messaging.MessagingTimeout, self.run_attach, vol)
+        # A host that did not answer is a 409 for the API, not a timeout
+        # of the API's own call.
+        self.assertRaises(exception.HostDidNotAnswer, self.run_attach, vol)
         # The API's mapping is removed, and only it.
         self.assertEqual([kept.id], [b.id for b in
                                      self.mappings(self.instance)])
-        self.assert_failure_recorded(messaging.MessagingTimeout, vol)
+        self.assert_failure_recorded(exception.HostDidNotAnswer, vol)
 
 
 class SettleRaceTest(_AttachTestCase):

@@ -111,6 +111,16 @@ class FaultTest(testtools.TestCase):
                         'compute.compute1', {})):
             self._assert_503(exc, fault.BROKER_UNAVAILABLE)
 
+    def test_rpc_timeout_is_503_without_retry_after(self):
+        # A call nobody answered (a silent conductor): the work may still
+        # be in flight, so no Retry-After.
+        resp = fault.exception_to_response(
+            messaging.MessagingTimeout('no reply to attach_volume'))
+        self.assertEqual(503, resp.status_int)
+        self.assertNotIn('Retry-After', resp.headers)
+        self.assertEqual({'serviceUnavailable': {
+            'code': 503, 'message': fault.SERVICE_TIMEOUT}}, self.body(resp))
+
     def test_other_database_errors_stay_500(self):
         resp = fault.exception_to_response(sa.exc.OperationalError(
             'SELECT x', {}, Exception('no such column: x')))

@@ -11,6 +11,13 @@ from tests.unit.compute import fakes
 
 
 class _RPCTestBase(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        # The long calls wait up to long_rpc_timeout for a peer that
+        # heartbeats, and rpc_response_timeout for one that does not
+        # (call_monitor_timeout): a value no default has.
+        self.conf.set_override('rpc_response_timeout', 7)
+
     def _test(self, api, method, rpc_method, expected_prepare, args,
               expected_kwargs):
         with mock.patch.object(api.client, 'prepare') as prepare, \
@@ -58,7 +65,8 @@ class ComputeRPCTest(_RPCTestBase):
     def test_reserve_is_a_long_call(self):
         self._test(self.api, 'reserve_block_device_name', 'call',
                    {'server': 'h1', 'version': '1.1',
-                    'timeout': self.conf.long_rpc_timeout},
+                    'timeout': self.conf.long_rpc_timeout,
+                    'call_monitor_timeout': 7},
                    [self.instance, '/dev/vdb', 'vol'],
                    {'instance': self.instance, 'device': '/dev/vdb',
                     'volume_id': 'vol', 'tag': None, 'multiattach': False,
@@ -67,7 +75,8 @@ class ComputeRPCTest(_RPCTestBase):
     def test_reserve_an_existing_mapping(self):
         self._test(self.api, 'reserve_block_device_name', 'call',
                    {'server': 'h1', 'version': '1.2',
-                    'timeout': self.conf.long_rpc_timeout},
+                    'timeout': self.conf.long_rpc_timeout,
+                    'call_monitor_timeout': 7},
                    [self.instance, None, 'vol', None, True, False, 'bdm'],
                    {'instance': self.instance, 'device': None,
                     'volume_id': 'vol', 'tag': None, 'multiattach': True,
@@ -150,12 +159,14 @@ class ConductorRPCTest(_RPCTestBase):
 
     def test_attach_call(self):
         self._test(self.api, 'attach_volume', 'call',
-                   {'version': '1.1', 'timeout': self.conf.long_rpc_timeout},
+                   {'version': '1.1', 'timeout': self.conf.long_rpc_timeout,
+                    'call_monitor_timeout': 7},
                    ['i', 'v', None, 't', True, False], self.kwargs)
 
     def test_attach_call_with_mapping(self):
         self._test(self.api, 'attach_volume', 'call',
-                   {'version': '1.2', 'timeout': self.conf.long_rpc_timeout},
+                   {'version': '1.2', 'timeout': self.conf.long_rpc_timeout,
+                    'call_monitor_timeout': 7},
                    ['i', 'v', None, 't', True, False, 'bdm'],
                    dict(self.kwargs, bdm='bdm'))
 
