@@ -51,11 +51,11 @@
   operator's). A host without it gets it defined from the keyring block
   storage sends (nova_lite's ``rbd`` backend: the host's own cephx
   identity's; Cinder's with ``rbd_keyring_conf``), marked as the
-  driver's in its usage name, once, and shared by every disk with that uuid; without a
-  keyring the disk fails (``InvalidConfiguration``: the operator defines
-  it). At disconnect, a secret the driver defined goes when no disk of
-  any domain of libvirtd (live or defined, block-copy destinations
-  included) names it; an operator's never does. Building disks and
+  driver's in its usage name, once, and shared by every disk with that
+  uuid; without a keyring the disk fails (``InvalidConfiguration``: the
+  operator defines it). At disconnect, a secret the driver defined goes
+  when no disk of any domain of libvirtd (live or defined, block-copy
+  destinations included) names it; an operator's never does. Building disks and
   removing secrets are serialized in the process, so a secret is not
   removed between its check and its first use.
 """
