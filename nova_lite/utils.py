@@ -80,3 +80,28 @@ def copy_data(source, dest, progress=None):
     finally:
         os.close(src)
     return copied
+
+
+def copy_file_data(source, dest, progress=None):
+    """Copy the data of open file ``source`` into ``dest`` at the same
+    offsets (both volumes opened as files: ``VolumeDriver.open_volume``),
+    ``dest`` at least as large and reading zeros where ``source`` has
+    none: only ``source.extents()`` (``(offset, length)`` of its parts
+    holding data) are copied. ``progress()`` is called between chunks (a
+    migration's heartbeat; it may raise to stop the copy). Returns the
+    number of bytes copied."""
+    copied = 0
+    for offset, length in list(source.extents()):
+        end = offset + length
+        while offset < end:
+            source.seek(offset)
+            chunk = source.read(min(COPY_CHUNK, end - offset))
+            if not chunk:
+                break
+            dest.seek(offset)
+            dest.write(chunk)
+            offset += len(chunk)
+            copied += len(chunk)
+            if progress is not None:
+                progress()
+    return copied

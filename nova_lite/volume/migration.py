@@ -14,8 +14,9 @@ serves the request, as Cinder's volume manager runs
    ``target:<volume id>``; then the volume is ``migrating``;
 3. **the data**: whoever has the volume's data path copies it. No host
    holds a connection (the volume is available, or attached to a
-   shelved-offloaded server): block storage copies it itself, backend
-   file to backend file (``VolumeDriver.local_path``), beating the
+   shelved-offloaded server): block storage copies it itself, each
+   backend's storage opened as a file (``VolumeDriver.open_volume``:
+   files, iSCSI LUN files, RBD images alike), beating the
    volume's ``updated_at`` while it copies, then records ``completing``.
    A host holds one (the server is active, paused, stopped or shelved on
    its host): the compute service swaps the server's disk to the
@@ -172,21 +173,17 @@ class Migration(object):
         return volume_db.volume_get(ctxt, target.id)
 
     def _copy(self, ctxt, source, target):
-        """Block storage copies the data (no host uses the volume),
+        """Block storage copies the data (no host uses the volume), each
+        backend's storage opened as a file (``VolumeDriver.open_volume``),
         beating the volume's ``updated_at``; stops when the migration was
         settled meanwhile."""
-        source_path = drivers.get_driver(self.conf, source.host).local_path(
-            drivers.volume_dict(source))
-        if source_path is None:
+        source_driver = drivers.get_driver(self.conf, source.host)
+        source_file = source_driver.open_volume(drivers.volume_dict(source),
+                                                'r')
+        if source_file is None:
             LOG.info('Volume %s: its backend %s keeps no data to copy',
                      source.id, source.host)
             return
-        target_path = drivers.get_driver(self.conf, target.host).local_path(
-            drivers.volume_dict(target))
-        if target_path is None:
-            raise exception.InvalidVolume(reason=_(
-                'backend %(backend)s keeps no data: volume %(id)s cannot be '
-                'copied there') % {'backend': target.host, 'id': source.id})
         last = [time.monotonic()]
 
         def heartbeat():
@@ -198,8 +195,18 @@ class Migration(object):
                 raise exception.VolumeMigrationFailed(reason=_(
                     'the migration of volume %s was settled meanwhile') %
                     source.id)
-        copied = utils.copy_data(source_path, target_path,
-                                 progress=heartbeat)
+        with source_file:
+            target_file = drivers.get_driver(
+                self.conf, target.host).open_volume(
+                    drivers.volume_dict(target), 'w')
+            if target_file is None:
+                raise exception.InvalidVolume(reason=_(
+                    'backend %(backend)s keeps no data: volume %(id)s '
+                    'cannot be copied there') % {'backend': target.host,
+                                                 'id': source.id})
+            with target_file:
+                copied = utils.copy_file_data(source_file, target_file,
+                                              progress=heartbeat)
         LOG.info('Volume %s: %d bytes copied to %s', source.id, copied,
                  target.host)
 

@@ -53,6 +53,7 @@ DRIVERS = {
     'fake': 'nova_lite.volume.drivers.fake.FakeDriver',
     'file': 'nova_lite.volume.drivers.file.FileDriver',
     'iscsi': 'nova_lite.volume.drivers.iscsi.ISCSIDriver',
+    'rbd': 'nova_lite.volume.drivers.rbd.RBDDriver',
 }
 
 COMMON_OPTS = [
@@ -60,8 +61,9 @@ COMMON_OPTS = [
         'volume_driver',
         help="""
 The driver of this backend: ``file`` (each volume a sparse file),
-``iscsi`` (each volume a sparse file exported by tgtd over iSCSI) or
-``fake`` (no storage; for tests and benchmarks). Unset means the driver
+``iscsi`` (each volume a sparse file exported by tgtd over iSCSI),
+``rbd`` (each volume an RBD image in a Ceph pool) or ``fake`` (no
+storage; for tests and benchmarks). Unset means the driver
 named like the backend group itself.
 """),
     cfg.StrOpt(

@@ -37,9 +37,13 @@ serve block storage (``nova_lite.volume.periodic``).
 """
 
 import abc
+import io
+import os
 import time
 
 from oslo_utils import timeutils
+
+from nova_lite import utils
 
 ACCESS_MODES = ('ro', 'rw')
 
@@ -136,6 +140,18 @@ class VolumeDriver(abc.ABC):
         no data (``fake``) or cannot give one."""
         return None
 
+    def open_volume(self, volume, mode='r'):
+        """The volume's data as a file (a ``VolumeFile``: ``read``,
+        ``write``, ``seek``, ``tell``, ``extents``, ``close``; a context
+        manager), opened for reading (``r``) or for writing too (``w``;
+        the storage exists, nothing is truncated), or None when the
+        backend keeps no data (``fake``). What a migration copies with no
+        host using the volume. The default opens ``local_path``."""
+        path = self.local_path(volume)
+        if path is None:
+            return None
+        return LocalVolumeFile(path, mode)
+
     def get_capabilities(self):
         """What the backend can do, as Cinder reports pool capabilities;
         ``multiattach`` decides whether multiattach volumes may be placed
@@ -193,3 +209,64 @@ class VolumeDriver(abc.ABC):
     def connection_host(connector):
         """The host a connector names (``''`` when it names none)."""
         return str((connector or {}).get('host') or '')
+
+
+class VolumeFile(object):
+    """A volume's data opened as a file (``VolumeDriver.open_volume``):
+    ``size`` bytes; ``read(n)``, ``write(data)`` at the position ``seek``
+    and ``tell`` move; ``extents()``: ``(offset, length)`` of the parts
+    that hold data (all of it unless a subclass can tell); ``close()``
+    flushes what was written. A context manager."""
+
+    size = 0
+    closed = False
+
+    def extents(self):
+        return [(0, self.size)] if self.size else []
+
+    def close(self):
+        self.closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class LocalVolumeFile(VolumeFile):
+    """A file (or block device) of this machine; its holes are not
+    data."""
+
+    def __init__(self, path, mode='r'):
+        self.name = path
+        self._file = open(path, 'rb' if mode == 'r' else 'r+b')
+        self._writing = mode != 'r'
+        self.size = self._file.seek(0, io.SEEK_END)
+        self._file.seek(0)
+
+    def read(self, size=-1):
+        return self._file.read(size)
+
+    def write(self, data):
+        return self._file.write(data)
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._file.seek(offset, whence)
+
+    def tell(self):
+        return self._file.tell()
+
+    def extents(self):
+        return list(utils.data_extents(self._file.fileno(), self.size))
+
+    def close(self):
+        if self.closed:
+            return
+        try:
+            if self._writing:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+        finally:
+            self._file.close()
+            super().close()

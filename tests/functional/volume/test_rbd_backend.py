@@ -1,0 +1,294 @@
+"""The whole system with the ``rbd`` backend on a real one-node Ceph
+(``tests/fixtures/ceph.py``): /v3 volumes (the images made, grown,
+removed), attachments (Cinder's RBD ``connection_info``, a per-host cephx
+identity the host's client opens the image with), migration between
+``rbd`` and ``file`` (the bytes stay), and the fence of a disconnect (the
+host's client still holding the image is blocklisted: its next write
+fails). A private cluster whose OSD or monitor is stopped gives a clear
+fault within the timeout.
+
+Skips without Ceph (``tests/fixtures/ceph.py``), unless
+``NOVA_LITE_REQUIRE_CEPH=1``.
+"""
+
+import os
+import time
+import uuid
+
+import fixtures
+import testtools
+
+from nova_lite import context
+from nova_lite import exception
+from nova_lite.volume.db import volumes as volume_db
+from nova_lite.volume import drivers
+from tests.fixtures import ceph as ceph_fixture
+from tests.fixtures import conf as conf_fixture
+from tests.functional.volume import base
+
+GiB = 1024 ** 3
+DATA = b'written before the migration'
+OFFSET = 5 * 1024 * 1024 + 3
+
+
+class RBDBackend(object):
+    """Mixin: the backend ``ceph`` (driver ``rbd``) on the shared cluster,
+    with a ``file`` backend beside it."""
+
+    def setUp(self):
+        self.ceph = self.useFixture(ceph_fixture.Ceph())
+        self.CONF = dict(self.CONF, **{
+            'volume.enabled_backends': ['ceph', 'file'],
+            'ceph.volume_driver': 'rbd'}, **self.ceph.conf_overrides('ceph'))
+        super().setUp()
+        self.driver = drivers.get_driver(self.conf, 'ceph')
+        self.create_type('rbd', extra_specs={'volume_backend_name': 'ceph'})
+        self.create_type('rbd-ma', extra_specs={
+            'volume_backend_name': 'ceph', 'multiattach': '<is> True'})
+
+    def row(self, volume_id):
+        return volume_db.volume_get(context.get_admin_context(), volume_id)
+
+    def image(self, volume_id):
+        row = self.row(volume_id)
+        return 'volume-%s' % (row.name_id or row.id)
+
+    def image_size(self, name):
+        with self.ceph.client() as cluster:
+            with cluster.open_ioctx(self.ceph.pool) as ioctx:
+                with self.rbd.Image(ioctx, name, read_only=True) as img:
+                    return img.size()
+
+    @property
+    def rbd(self):
+        import rbd
+        return rbd
+
+    @property
+    def rados(self):
+        import rados
+        return rados
+
+
+class RBDTestCase(RBDBackend, base.VolumeTestCase):
+
+    def admin_action(self, volume_id, body, expect=202):
+        resp = self.admin.post('/v3/volumes/%s/action' % volume_id,
+                               body=body)
+        self.assertEqual(expect, resp.status, resp.text)
+        return resp
+
+    def open_as(self, info, volume_id):
+        """The image opened by a client of the connection's identity (a
+        host's QEMU, cache off as QEMU's ``cache='none'``)."""
+        data = info
+        keyring = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                               'keyring')
+        with open(keyring, 'w') as f:
+            f.write(data['keyring'])
+        cluster = self.ceph.connect(user=data['auth_username'],
+                                    keyring=keyring, timeout=10)
+        cluster.conf_set('rbd_cache', 'false')
+        self.addCleanup(cluster.shutdown)
+        ioctx = cluster.open_ioctx(data['name'].split('/')[0])
+        self.addCleanup(ioctx.close)
+        image = self.rbd.Image(ioctx, data['name'].split('/')[1])
+        self.addCleanup(image.close)
+        return cluster, image
+
+
+class VolumeLifecycleTest(RBDTestCase):
+
+    def test_create_extend_delete(self):
+        volume = self.create_volume(volume_type='rbd')
+        self.assertEqual('available', self.status(volume['id']))
+        name = self.image(volume['id'])
+        self.assertIn(name, self.ceph.images())
+        self.assertEqual(GiB, self.image_size(name))
+        caps = self.admin.get('/v3/capabilities/ceph').body
+        self.assertEqual('ceph', caps['storage_protocol'])
+
+        self.admin_action(volume['id'], {'os-extend': {'new_size': 2}})
+        self.assertEqual(2, self.show_volume(volume['id'])['size'])
+        self.assertEqual(2 * GiB, self.image_size(name))
+        self.assertEqual(2, self.driver.volume_size(
+            drivers.volume_dict(self.row(volume['id']))))
+
+        self.assertEqual(202, self.vol.delete(
+            '/v3/volumes/%s' % volume['id']).status)
+        self.assertEqual(404, self.vol.get(
+            '/v3/volumes/%s' % volume['id']).status)
+        self.assertNotIn(name, self.ceph.images())
+        # The backend's delete again (settling): no error.
+        self.driver.delete_volume({'id': volume['id'],
+                                   'name_id': volume['id']})
+
+    def test_multiattach_image_features(self):
+        volume = self.create_volume(volume_type='rbd-ma')
+        with self.ceph.client() as cluster:
+            with cluster.open_ioctx(self.ceph.pool) as ioctx:
+                with self.rbd.Image(ioctx, self.image(volume['id']),
+                                    read_only=True) as img:
+                    features = img.features()
+        self.assertEqual(0, features & (self.rbd.RBD_FEATURE_EXCLUSIVE_LOCK |
+                                        self.rbd.RBD_FEATURE_OBJECT_MAP |
+                                        self.rbd.RBD_FEATURE_FAST_DIFF |
+                                        self.rbd.RBD_FEATURE_JOURNALING))
+        self.assertTrue(features & self.rbd.RBD_FEATURE_LAYERING)
+
+    def test_delete_refused_while_open(self):
+        volume = self.create_volume(volume_type='rbd')
+        name = self.image(volume['id'])
+        self.addCleanup(self.ceph.remove_image, name)
+        with self.ceph.client() as cluster:
+            with cluster.open_ioctx(self.ceph.pool) as ioctx:
+                with self.rbd.Image(ioctx, name):
+                    resp = self.vol.delete('/v3/volumes/%s' % volume['id'])
+        self.assertEqual(500, resp.status, resp.text)
+        self.assertEqual('error_deleting', self.status(volume['id']))
+        self.assertIn(name, self.ceph.images())
+
+
+class ConnectionTest(RBDTestCase):
+
+    def test_connection_info_and_fence(self):
+        host = 'fence-%s' % uuid.uuid4().hex[:8]
+        volume = self.create_volume(volume_type='rbd')
+        name = self.image(volume['id'])
+        attachment = self.reserve(volume['id'])
+        # As an administrator: a member is not shown the keyring.
+        info = self.connect(attachment['id'], host=host,
+                            api=self.admin)['connection_info']
+        entity = 'client.nova-lite.' + host
+        self.addCleanup(self.ceph.ceph, 'auth', 'rm', entity)
+        key = self.ceph.ceph('auth', 'get', entity, '-f', 'json')[0]['key']
+        self.assertEqual({
+            'driver_volume_type': 'rbd',
+            'name': 'volumes/' + name,
+            'hosts': ['127.0.0.1'],
+            'ports': [str(self.ceph.mon_port)],
+            'cluster_name': 'ceph',
+            'auth_enabled': True,
+            'auth_username': 'nova-lite.' + host,
+            'secret_type': 'ceph',
+            'secret_uuid': str(uuid.uuid5(
+                uuid.uuid5(uuid.NAMESPACE_URL,
+                           'https://opendev.org/nova-lite/rbd-secret'),
+                '%s/%s' % (self.ceph.fsid, entity))),
+            'keyring': '[%s]\n\tkey = %s\n' % (entity, key),
+            'volume_id': volume['id'],
+            'discard': True,
+            'access_mode': 'rw',
+            'encrypted': False,
+            'qos_specs': None,
+            'attachment_id': attachment['id'],
+        }, info)
+        self.complete(attachment['id'])
+
+        # The host's QEMU has the image open, another client too (another
+        # host's, as the admin).
+        host_client, image = self.open_as(info, volume['id'])
+        image.write(b'host write', 0)
+        with self.ceph.client() as other:
+            with other.open_ioctx(self.ceph.pool) as ioctx:
+                with self.rbd.Image(ioctx, name) as other_image:
+                    other_addr = other.get_addrs()
+                    self.assertEqual(2, len(self.ceph.watchers(name)))
+                    # The host is disconnected (its guest may still run).
+                    resp = self.vol.delete('/v3/attachments/%s' %
+                                           attachment['id'])
+                    self.assertEqual(200, resp.status, resp.text)
+                    blocked = [e['addr'] for e in self.ceph.blocklist()]
+                    for addr in blocked:
+                        self.addCleanup(self.ceph.ceph, 'osd', 'blocklist',
+                                        'rm', addr)
+                    self.assertIn(host_client.get_addrs(), blocked)
+                    self.assertNotIn(other_addr, blocked)
+                    # Cut off at once; the other client writes on.
+                    self.assertRaises(self.rbd.Error, image.write,
+                                      b'stale write', 512)
+                    other_image.write(b'other write', 4096)
+        self.assertEqual(b'host write', self.ceph.rbd_read(name, 0, 10))
+        self.assertEqual(b'\0' * 11, self.ceph.rbd_read(name, 512, 11))
+
+    def test_normal_detach_blocklists_nothing(self):
+        volume = self.create_volume(volume_type='rbd')
+        attachment = self.reserve(volume['id'])
+        host = 'detach-%s' % uuid.uuid4().hex[:8]
+        info = self.connect(attachment['id'], host=host)['connection_info']
+        self.addCleanup(self.ceph.ceph, 'auth', 'rm',
+                        'client.nova-lite.' + host)
+        self.complete(attachment['id'])
+        before = self.ceph.blocklist()
+        resp = self.vol.delete('/v3/attachments/%s' % attachment['id'])
+        self.assertEqual(200, resp.status, resp.text)
+        self.assertEqual(before, self.ceph.blocklist())
+        self.assertEqual('rw', info['access_mode'])
+
+
+class MigrationTest(RBDTestCase):
+
+    def test_rbd_to_file_and_back_keeps_the_bytes(self):
+        volume = self.create_volume(volume_type='rbd')
+        self.ceph.rbd_write(self.image(volume['id']), OFFSET, DATA)
+        first_image = self.image(volume['id'])
+
+        self.admin_action(volume['id'], {'os-migrate_volume': {
+            'host': 'file'}})
+        shown = self.show_volume(volume['id'], api=self.admin)
+        self.assertEqual(('success', 'available'),
+                         (shown['migration_status'], shown['status']))
+        row = self.row(volume['id'])
+        self.assertEqual('file', row.host)
+        with open(row.provider_location, 'rb') as f:
+            f.seek(OFFSET)
+            self.assertEqual(DATA, f.read(len(DATA)))
+        self.assertNotIn(first_image, self.ceph.images())
+
+        self.admin_action(volume['id'], {'os-migrate_volume': {
+            'host': 'ceph'}})
+        row = self.row(volume['id'])
+        self.assertEqual('ceph', row.host)
+        self.assertEqual(DATA, self.ceph.rbd_read(
+            self.image(volume['id']), OFFSET, len(DATA)))
+
+
+class OutageTest(testtools.TestCase):
+    """A private cluster taken down: calls fail within the timeout."""
+
+    TIMEOUT = 3
+
+    def setUp(self):
+        super().setUp()
+        self.ceph = self.useFixture(ceph_fixture.Ceph(private=True))
+
+    def driver_of(self):
+        conf = self.useFixture(conf_fixture.ConfFixture(**dict({
+            'volume.enabled_backends': ['ceph'],
+            'ceph.volume_driver': 'rbd',
+            'ceph.rados_connect_timeout': self.TIMEOUT},
+            **self.ceph.conf_overrides('ceph')))).conf
+        return drivers.get_driver(conf, 'ceph')
+
+    def assert_fails_in_time(self, call, *args):
+        started = time.monotonic()
+        error = self.assertRaises(exception.VolumeBackendAPIException,
+                                  call, *args)
+        self.assertLess(time.monotonic() - started, 4 * self.TIMEOUT)
+        self.assertIn('Ceph cluster ceph (pool volumes)', str(error))
+        self.assertIn('timed out after %ss' % self.TIMEOUT, str(error))
+
+    def test_osd_down_then_mon_down(self):
+        driver = self.driver_of()
+        volume = {'id': str(uuid.uuid4()), 'size': 1, 'multiattach': False}
+        driver.create_volume(volume)
+        self.ceph.stop_osd()
+        self.assert_fails_in_time(driver.extend_volume, volume, 2)
+        self.assert_fails_in_time(driver.create_volume,
+                                  dict(volume, id=str(uuid.uuid4())))
+        self.ceph.stop_mon()
+        self.assert_fails_in_time(driver.delete_volume, volume)
+        self.ceph.start_mon()
+        self.ceph.start_osd()
+        driver.extend_volume(volume, 2)
+        self.assertEqual(2, driver.volume_size(volume))
