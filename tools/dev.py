@@ -19,10 +19,14 @@ development mode and the command-line clients (``openstack``, ``cinder``,
   it must run: a missing service fails the run. Elsewhere the tier is
   skipped with a message saying what it needs;
   The tier's real-data tests (``tests/integration/realdata``,
-  ``test_libvirt_guest``, and the functional tier's iSCSI tests) boot test
-  guests under QEMU through libvirt and export volumes with tgtd: they
-  need ``HOST_PACKAGES`` (Debian) and start ``libvirtd`` and ``tgtd`` when
-  those do not answer. With ``CI=true`` (or
+  ``test_libvirt_guest``, the Ceph tests, and the functional tier's iSCSI
+  tests) boot test guests under QEMU through libvirt, export volumes with
+  tgtd and keep them in a one-node Ceph (``tests/fixtures/ceph.py``): they
+  need ``HOST_PACKAGES`` and ``CEPH_PACKAGES`` (Debian) and start
+  ``libvirtd``, ``tgtd`` and the Ceph daemons when those do not answer.
+  Debian's Ceph Python bindings (``rados``, ``rbd``, built for CPython
+  3.11 only) are linked into ``.venv`` when its Python is 3.11 (a line
+  says so when they cannot be). With ``CI=true`` (or
   ``NOVA_LITE_INSTALL_PACKAGES=1``) ``test`` installs the packages with
   apt-get and downloads the test guest's kernel, and the tests are
   mandatory; elsewhere they skip saying what is missing;
@@ -87,6 +91,17 @@ NO_LIBVIRT_EXTRA = 'brick'
 HOST_PACKAGES = ['qemu-system-x86', 'qemu-block-extra', 'qemu-utils',
                  'libvirt-daemon-system', 'libvirt-dev', 'pkg-config',
                  'tgt', 'open-iscsi', 'busybox-static', 'kmod']
+# The one-node Ceph of the rbd backend's tests (tests/fixtures/ceph.py)
+# and its Python bindings, installed the same way.
+CEPH_PACKAGES = ['ceph-mon', 'ceph-mgr', 'ceph-osd', 'ceph-common',
+                 'python3-rbd', 'python3-rados']
+REAL_DATA_PACKAGES = HOST_PACKAGES + CEPH_PACKAGES
+# Debian builds ``rados`` and ``rbd`` for its own Python only; PyPI has
+# none. A virtualenv with the system's site-packages breaks (Debian's
+# pyOpenSSL against the venv's cryptography), so just these two modules
+# are linked into the venv when its Python has the same version.
+CEPH_BINDINGS_DIR = '/usr/lib/python3/dist-packages'
+CEPH_BINDINGS = ('rados', 'rbd')
 # ``run`` installs the clients too: openstack, cinder and nova work against
 # nova-lite-all with the clouds.yaml and openrc files it writes.
 RUN_EXTRAS = 'clients'
@@ -142,18 +157,18 @@ def _missing_packages():
         return []
     out = subprocess.run(
         ['dpkg-query', '-W', '-f', '${Package} ${db:Status-Abbrev}\n'] +
-        HOST_PACKAGES, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True).stdout
+        REAL_DATA_PACKAGES, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True).stdout
     installed = {line.split()[0] for line in out.splitlines()
                  if len(line.split()) > 1 and line.split()[1] == 'ii'}
-    return [p for p in HOST_PACKAGES if p not in installed]
+    return [p for p in REAL_DATA_PACKAGES if p not in installed]
 
 
 def prepare_host(ci):
     """Install the real-data tests' Debian packages and the test guest's
     kernel where asked to (CI, or NOVA_LITE_INSTALL_PACKAGES=1); say what
-    is missing otherwise. The daemons (libvirtd, tgtd) are started by the
-    tests' fixtures when they do not answer."""
+    is missing otherwise. The daemons (libvirtd, tgtd, Ceph's) are started
+    by the tests' fixtures when they do not answer."""
     install = ci or os.environ.get('NOVA_LITE_INSTALL_PACKAGES') == '1'
     missing = _missing_packages()
     if missing and install:
@@ -185,8 +200,9 @@ def prepare_host(ci):
         missing = _missing_packages()
     if missing:
         print('Missing Debian packages for the real-data tests (libvirt '
-              'guests, iSCSI): %s. Those tests skip; install them, or set '
-              'NOVA_LITE_INSTALL_PACKAGES=1 (root).' % ' '.join(missing),
+              'guests, iSCSI, Ceph): %s. Those tests skip; install them, '
+              'or set NOVA_LITE_INSTALL_PACKAGES=1 (root).' %
+              ' '.join(missing),
               flush=True)
         return
     if install:
@@ -199,6 +215,78 @@ def prepare_host(ci):
             sys.stdout.write(proc.stdout[-3000:])
             print('The test guest did not build: the real-data tests will '
                   'fail.', flush=True)
+
+
+def _venv_python_version(venv_dir):
+    """``(major, minor)`` of the venv's Python, from its pyvenv.cfg."""
+    try:
+        with open(os.path.join(venv_dir, 'pyvenv.cfg')) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, sep, value = line.partition('=')
+        if sep and key.strip() in ('version', 'version_info'):
+            parts = value.strip().split('.')
+            if len(parts) >= 2 and parts[0].isdigit() and \
+                    parts[1].isdigit():
+                return int(parts[0]), int(parts[1])
+    return None
+
+
+def link_ceph_bindings(venv_dir=VENV, source_dir=CEPH_BINDINGS_DIR):
+    """Link Debian's ``rados`` and ``rbd`` modules (python3-rados,
+    python3-rbd) into the venv's site-packages when they are built for
+    the venv's Python version; print one line saying why not otherwise.
+    Idempotent: a link already in place is left as it is, a stale one is
+    replaced. Returns the paths of the links (empty when none)."""
+    version = _venv_python_version(venv_dir)
+    if version is None:
+        print('Ceph bindings not linked: no Python version in %s' %
+              os.path.join(venv_dir, 'pyvenv.cfg'), flush=True)
+        return []
+    tag = 'cpython-%d%d' % version
+    sources = {}
+    found = []
+    try:
+        entries = sorted(os.listdir(source_dir))
+    except OSError:
+        entries = []
+    for name in CEPH_BINDINGS:
+        modules = [e for e in entries
+                   if e.startswith(name + '.cpython-') and e.endswith('.so')]
+        found += modules
+        matching = [e for e in modules if e.startswith(
+            '%s.%s-' % (name, tag))]
+        if matching:
+            sources[name] = matching[0]
+    missing = [name for name in CEPH_BINDINGS if name not in sources]
+    if missing:
+        print('Ceph bindings not linked into %s: no %s for its Python '
+              '%d.%d in %s (found: %s; Debian\'s python3-rados and '
+              'python3-rbd are built for Debian\'s python3 only): the Ceph '
+              'tests skip.' % (
+                  os.path.basename(venv_dir),
+                  ', '.join('%s.%s-*.so' % (name, tag) for name in missing),
+                  version[0], version[1], source_dir,
+                  ', '.join(found) or 'none'), flush=True)
+        return []
+    site = os.path.join(venv_dir, 'lib', 'python%d.%d' % version,
+                        'site-packages')
+    os.makedirs(site, exist_ok=True)
+    links = []
+    for name in CEPH_BINDINGS:
+        target = os.path.join(source_dir, sources[name])
+        link = os.path.join(site, sources[name])
+        links.append(link)
+        if os.path.islink(link) and os.readlink(link) == target:
+            continue
+        tmp = link + '.nova-lite-tmp'
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    return links
 
 
 def ensure_venv(with_tests):
@@ -216,6 +304,7 @@ def ensure_venv(with_tests):
         print('Creating virtualenv in %s' % VENV, flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
         _pip('install', '--upgrade', 'pip', 'setuptools', 'wheel')
+    link_ceph_bindings()
     if os.path.exists(stamp) and open(stamp).read() == digest:
         return
     print('Installing nova_lite and its %s requirements into .venv' % (
@@ -434,6 +523,7 @@ def cmd_test(argv):
         env['NOVA_LITE_REQUIRE_INTEGRATION'] = '1'
         env['NOVA_LITE_REQUIRE_LIBVIRT'] = '1'
         env['NOVA_LITE_REQUIRE_TGT'] = '1'
+        env['NOVA_LITE_REQUIRE_CEPH'] = '1'
     if not missing or ci:
         tiers.append(('integration', './tests/integration'))
         tiers.append(('tempest', None))

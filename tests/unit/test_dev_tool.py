@@ -1,10 +1,13 @@
-"""tools/dev.py's reading of stestr's output: what a CI log shows."""
+"""tools/dev.py: its reading of stestr's output (what a CI log shows) and
+the linking of Ceph's Python bindings into a venv."""
 
+import contextlib
 import importlib.util
 import io
 import os
 from unittest import mock
 
+import fixtures
 import testtools
 
 _PATH = os.path.join(os.path.dirname(__file__), '..', '..', 'tools',
@@ -87,3 +90,91 @@ class FailureSectionsTest(testtools.TestCase):
         self.assertIn('RuntimeError: boom', printed)
         self.assertIn('more lines in unit.log', printed)
         self.assertLess(len(printed.splitlines()), 2 * dev.FAILURE_LINES)
+
+
+class LinkCephBindingsTest(testtools.TestCase):
+    """Debian's rados/rbd modules linked into a venv (a temp dir here)."""
+
+    MODULES = ('rados.cpython-311-x86_64-linux-gnu.so',
+               'rbd.cpython-311-x86_64-linux-gnu.so')
+
+    def setUp(self):
+        super().setUp()
+        self.venv = self.useFixture(fixtures.TempDir()).path
+        self.source = self.useFixture(fixtures.TempDir()).path
+        self.site = os.path.join(self.venv, 'lib', 'python3.11',
+                                 'site-packages')
+        os.makedirs(self.site)
+        self._venv_version('3.11.7')
+        for name in self.MODULES + ('cephfs.cpython-311-x86_64-linux-gnu.so',
+                                    'rados-2.0.0.egg-info'):
+            with open(os.path.join(self.source, name), 'w') as f:
+                f.write(name)
+
+    def _venv_version(self, version):
+        with open(os.path.join(self.venv, 'pyvenv.cfg'), 'w') as f:
+            f.write('home = /usr/bin\ninclude-system-site-packages = '
+                    'false\nversion = %s\n' % version)
+
+    def _link(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            links = dev.link_ceph_bindings(self.venv, self.source)
+        return links, out.getvalue()
+
+    def test_links_the_two_modules(self):
+        links, printed = self._link()
+        self.assertEqual('', printed)
+        self.assertEqual(sorted(os.path.join(self.site, m)
+                                for m in self.MODULES), sorted(links))
+        for module in self.MODULES:
+            link = os.path.join(self.site, module)
+            self.assertEqual(os.path.join(self.source, module),
+                             os.readlink(link))
+            with open(link) as f:
+                self.assertEqual(module, f.read())
+        # Just those two: not cephfs, not the egg-info.
+        self.assertEqual(sorted(self.MODULES), sorted(os.listdir(self.site)))
+
+    def test_idempotent(self):
+        first, _ = self._link()
+        inodes = [os.lstat(link).st_ino for link in first]
+        second, printed = self._link()
+        self.assertEqual('', printed)
+        self.assertEqual(first, second)
+        self.assertEqual(inodes, [os.lstat(link).st_ino for link in second])
+
+    def test_stale_link_replaced(self):
+        link = os.path.join(self.site, self.MODULES[0])
+        os.symlink('/nonexistent/rados.so', link)
+        self._link()
+        self.assertEqual(os.path.join(self.source, self.MODULES[0]),
+                         os.readlink(link))
+
+    def test_other_python_version_says_so(self):
+        self._venv_version('3.12.1')
+        os.makedirs(os.path.join(self.venv, 'lib', 'python3.12',
+                                 'site-packages'))
+        links, printed = self._link()
+        self.assertEqual([], links)
+        self.assertEqual(1, len(printed.splitlines()))
+        self.assertIn('3.12', printed)
+        self.assertIn('rados.cpython-311-x86_64-linux-gnu.so', printed)
+        for root, _dirs, files in os.walk(os.path.join(self.venv, 'lib')):
+            self.assertEqual([], files)
+
+    def test_missing_bindings_say_so(self):
+        for module in self.MODULES:
+            os.unlink(os.path.join(self.source, module))
+        links, printed = self._link()
+        self.assertEqual([], links)
+        self.assertEqual(1, len(printed.splitlines()))
+        self.assertIn('python3-rados', printed)
+        self.assertEqual([], os.listdir(self.site))
+
+    def test_only_one_of_the_two_links_nothing(self):
+        os.unlink(os.path.join(self.source, self.MODULES[1]))
+        links, printed = self._link()
+        self.assertEqual([], links)
+        self.assertEqual(1, len(printed.splitlines()))
+        self.assertEqual([], os.listdir(self.site))
