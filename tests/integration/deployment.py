@@ -16,6 +16,12 @@
 * ``nova-lite-conductor`` and ``nova-lite-compute --host compute1`` and
   ``--host compute2``.
 
+``Deployment(backend, all_in_one=True)`` is the embedded default instead:
+one ``nova-lite-all`` process (its SQLite database and the in-process
+transport; ``backend`` is not used) serving on a free loopback port, its
+conductor and its one compute host named ``compute_hosts[0]``; the
+process is ``processes[API]``.
+
 It waits (polling with a deadline) until ``GET /v2.1/os-services`` shows
 every service up. At cleanup it stops the processes (SIGTERM, then SIGKILL
 after ``STOP_TIMEOUT``), drops the database and deletes the vhost. Every
@@ -449,7 +455,8 @@ class Deployment(fixtures.Fixture):
 
     def __init__(self, backend, compute_hosts=('compute1', 'compute2'),
                  api_processes=2, api_threads=2, extra_conf=None,
-                 database=None, broker=None, keystone=None):
+                 database=None, broker=None, keystone=None,
+                 all_in_one=False):
         """``extra_conf``: {section: {option: value}} added to the
         generated nova-lite.conf (e.g. the fake drivers' delays for a
         benchmark). ``database``: a fixture with a ``url`` (a private
@@ -459,8 +466,11 @@ class Deployment(fixtures.Fixture):
         ``tests.fixtures.keystone.KeystoneServer`` (not started: the
         deployment starts and stops it) to authenticate with
         (``auth_strategy = keystone``, block storage reached through its
-        catalog with a service token) instead of noauth2."""
+        catalog with a service token) instead of noauth2. ``all_in_one``:
+        one ``nova-lite-all`` process instead (see the module
+        docstring)."""
         super().__init__()
+        self.all_in_one = all_in_one
         self.keystone = keystone
         self.admin_token = ADMIN_TOKEN
         self.backend = backend
@@ -476,6 +486,8 @@ class Deployment(fixtures.Fixture):
     # -- setup ----------------------------------------------------------------
 
     def _setUp(self):
+        if self.all_in_one:
+            return self._set_up_all_in_one()
         self.uwsgi = executable('uwsgi')
         if self.uwsgi is None:
             unavailable('uWSGI is not installed: pip install '
@@ -506,6 +518,34 @@ class Deployment(fixtures.Fixture):
         self.wait_for_api()
         self.wait_for_services()
 
+    def _set_up_all_in_one(self):
+        host = self.compute_hosts[0]
+        self.compute_hosts = (host,)
+        self.CONDUCTOR_HOST = host
+        self.path = self.useFixture(fixtures.TempDir()).path
+        self.addCleanup(self._snapshot_logs)
+        self.addCleanup(self._stop_all)
+        for attempt in range(3):
+            self.port = required.free_port()
+            self.conf_file = self._write_conf()
+            argv = self._command('nova-lite-all', 'nova_lite.cmd.all') + [
+                '--config-file', self.conf_file]
+            proc = ServiceProcess(self.API, argv, self._log_path(self.API),
+                                  self._env()).start()
+            self.processes[self.API] = proc
+            self.base_url = 'http://127.0.0.1:%d' % self.port
+            try:
+                self.wait_for_api()
+                break
+            except AssertionError:
+                if proc.running or 'Address already in use' not in (
+                        proc.log_text()[-2000:]):
+                    raise
+        else:
+            raise AssertionError('nova-lite-all could not bind a free port '
+                                 '3 times')
+        self.wait_for_services()
+
     def _database(self):
         if self.database is not None:
             return self.useFixture(self.database).url
@@ -520,14 +560,11 @@ class Deployment(fixtures.Fixture):
         parser = configparser.ConfigParser(interpolation=None)
         parser.read_dict({
             'DEFAULT': {
-                'transport_url': self.rabbit.transport_url,
-                'control_exchange': self.rabbit.control_exchange,
                 'state_path': os.path.join(self.path, 'state'),
                 'report_interval': str(REPORT_INTERVAL),
                 'service_down_time': str(SERVICE_DOWN_TIME),
                 'debug': 'false',
             },
-            'database': {'connection': self.connection_url},
             'api': {'auth_strategy': 'noauth2',
                     'response_validation': 'error'},
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
@@ -536,6 +573,18 @@ class Deployment(fixtures.Fixture):
             'quota': {'instances': -1, 'cores': -1, 'ram': -1,
                       'volumes': -1, 'gigabytes': -1},
         })
+        if self.all_in_one:
+            # The embedded default: SQLite under state_path, the
+            # in-process transport; only where it serves and its host.
+            parser['DEFAULT']['host'] = self.compute_hosts[0]
+            parser.read_dict({'wsgi': {'bind_host': '127.0.0.1',
+                                       'bind_port': str(self.port)}})
+        else:
+            parser['DEFAULT']['transport_url'] = self.rabbit.transport_url
+            parser['DEFAULT']['control_exchange'] = (
+                self.rabbit.control_exchange)
+            parser.read_dict({'database': {
+                'connection': self.connection_url}})
         sections = [self.extra_conf]
         if self.keystone is not None:
             sections.insert(0, self.keystone.nova_lite_conf())
@@ -657,8 +706,9 @@ class Deployment(fixtures.Fixture):
         def ready():
             if not proc.running:
                 raise AssertionError(
-                    'uWSGI exited (%s):\n%s' % (
-                        proc.proc.returncode, proc.log_text()[-5000:]))
+                    'the API process (%s) exited (%s):\n%s' % (
+                        proc.argv[0], proc.proc.returncode,
+                        proc.log_text()[-5000:]))
             return self._api_answers()
 
         wait_for(ready, timeout, message='the API did not answer within '

@@ -31,9 +31,9 @@ STALLED_AFTER = 60
 AT_ONCE = 20
 
 
-class _FencingTests(object):
-    EXTRA_CONF = {'recovery': {'settle_interval': 1,
-                               'stalled_after': STALLED_AFTER}}
+class FenceHelpers(object):
+    """Silence, fence and resume a compute host of the deployment (also
+    used by the real-data tier's fencing tests)."""
 
     def service_id(self, host):
         admin = self.admin_api.as_(compute_version='2.53')
@@ -65,6 +65,11 @@ class _FencingTests(object):
 
     def host_log(self, host):
         return self.deployment.processes[host].log_text()
+
+
+class _FencingTests(FenceHelpers):
+    EXTRA_CONF = {'recovery': {'settle_interval': 1,
+                               'stalled_after': STALLED_AFTER}}
 
     def attached(self, server_id, volume_id):
         volume = self.show_volume(volume_id)

@@ -20,6 +20,7 @@ from nova_lite.compute.host import driver as compute_driver
 from nova_lite import exception
 from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig
+from tests.fixtures import ceph as ceph_fixture
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import required
 from tests.guest import agent
@@ -396,3 +397,134 @@ class IscsiTest(GuestTestCase):
         self.assertEqual(b'file-then-iscsi!', self.host_read(new_path, 16))
         self.assertEqual(b'file-then-iscsi!',
                          guest.read(old['serial'], 0, 16))
+
+
+class RbdTest(GuestTestCase):
+    """Images of the shared one-node Ceph (``tests.fixtures.ceph``)
+    attached as Cinder's RBD driver hands them out (client ``admin``, its
+    keyring in the connection_info, a secret uuid of the test's own): a
+    network disk on QEMU's librbd, cephx through the libvirt secret the
+    driver defines from the keyring."""
+
+    def setUp(self):
+        super().setUp()
+        self.ceph = self.useFixture(ceph_fixture.Ceph())
+        with open(self.ceph.admin_keyring) as f:
+            self.keyring = f.read()
+        self.secret_uuid = str(uuid.uuid4())
+        self.addCleanup(self.driver._host.delete_secret_by_uuid,
+                        self.secret_uuid)
+
+    def rbd(self, *args):
+        subprocess.run(['rbd', '-c', self.ceph.conf_path, '--id', 'admin',
+                        '--keyring', self.ceph.admin_keyring] + list(args),
+                       check=True, capture_output=True, timeout=60)
+
+    def rbd_volume(self, content=b'', size=64 * MiB):
+        """An image holding ``content`` at offset 0 and Cinder's
+        connection_info of it: (connection_info, image)."""
+        volume_id = str(uuid.uuid4())
+        image = 'volume-%s' % volume_id
+        self.rbd('create', '--size', '%dM' % (size // MiB),
+                 '%s/%s' % (self.ceph.pool, image))
+        self.addCleanup(self._remove_image, image)
+        if content:
+            self.ceph.rbd_write(image, 0, content)
+        info = {'driver_volume_type': 'rbd',
+                'data': {'name': '%s/%s' % (self.ceph.pool, image),
+                         'hosts': [self.ceph.mon_host],
+                         'ports': [str(self.ceph.mon_port)],
+                         'cluster_name': 'ceph', 'auth_enabled': True,
+                         'auth_username': 'admin', 'secret_type': 'ceph',
+                         'secret_uuid': self.secret_uuid,
+                         'keyring': self.keyring, 'volume_id': volume_id,
+                         'discard': True, 'access_mode': 'rw',
+                         'encrypted': False},
+                'serial': volume_id}
+        return info, image
+
+    def _remove_image(self, image):
+        # QEMU lets go of it with its guest.
+        self._destroy_all()
+        self.rbd('rm', '--no-progress', '%s/%s' % (self.ceph.pool, image))
+
+    def secret(self):
+        return self.driver._host.lookup_secret_by_uuid(self.secret_uuid)
+
+    def test_guest_reads_writes_and_loses_an_rbd_volume(self):
+        instance, guest = self.boot()
+        info, image = self.rbd_volume(b'bytes-over-rbd!!')
+        volume_id = info['serial']
+        self.driver.attach_volume(None, info, instance, '/dev/vdb')
+        secret = self.secret()
+        self.assertIsNotNone(secret)
+        self.assertTrue(vconfig.is_own_ceph_secret(secret.usageID(),
+                                                   self.secret_uuid))
+        guest.wait_for_disk(volume_id)
+        self.assertEqual(b'bytes-over-rbd!!', guest.read(volume_id, 0, 16))
+        guest.write(volume_id, 4096, b'guest-wrote-rbd!')
+        self.assertEqual(b'guest-wrote-rbd!',
+                         self.ceph.rbd_read(image, 4096, 16))
+
+        # A second volume of the same client shares the secret.
+        other, _ = self.rbd_volume(b'second-rbd-vol!!')
+        self.driver.attach_volume(None, other, instance, '/dev/vdc')
+        guest.wait_for_disk(other['serial'])
+
+        self.driver.detach_volume(None, info, instance, '/dev/vdb')
+        self.driver.disconnect_volume(info)
+        self.assertFalse(guest.has_disk(volume_id))
+        self.assertEqual({'vdc': other['serial']},
+                         self.domain_disks(instance))
+        self.assertIsNotNone(self.secret())
+        self.assertEqual(b'guest-wrote-rbd!',
+                         self.ceph.rbd_read(image, 4096, 16))
+        self.driver.detach_volume(None, other, instance, '/dev/vdc')
+        self.driver.disconnect_volume(other)
+        self.assertFalse(guest.has_disk(other['serial']))
+        self.assertEqual({}, self.domain_disks(instance, inactive=True))
+        self.assertIsNone(self.secret())
+
+    def test_read_only_rbd_disk_refuses_the_guests_write(self):
+        instance, guest = self.boot()
+        info, image = self.rbd_volume(b'rbd-read-only!!!')
+        volume_id = info['serial']
+        self.driver.attach_volume(None, info, instance, '/dev/vdb',
+                                  mode='ro')
+        guest.wait_for_disk(volume_id)
+        self.assertTrue(guest.disks()[agent.guest_serial(volume_id)]['ro'])
+        self.assertEqual(b'rbd-read-only!!!', guest.read(volume_id, 0, 16))
+        self.assertRaises(agent.GuestError, guest.write, volume_id, 0,
+                          b'overwritten-----')
+        self.assertEqual(b'rbd-read-only!!!',
+                         self.ceph.rbd_read(image, 0, 16))
+
+    def test_swap_file_to_rbd_keeps_the_guests_data(self):
+        instance, guest = self.boot()
+        old, old_path = self.volume(b'file-then-rbd!!!', size=64 * MiB)
+        new, image = self.rbd_volume()
+        self.driver.attach_volume(None, old, instance, '/dev/vdb')
+        guest.wait_for_disk(old['serial'])
+        self.driver.swap_volume(None, old, new, instance, '/dev/vdb')
+        self.assertEqual(b'file-then-rbd!!!',
+                         self.ceph.rbd_read(image, 0, 16))
+        self.assertEqual(b'file-then-rbd!!!',
+                         guest.read(old['serial'], 0, 16))
+        guest.write(old['serial'], 8192, b'after-swap-rbd!!')
+        self.assertEqual(b'after-swap-rbd!!',
+                         self.ceph.rbd_read(image, 8192, 16))
+        self.assertEqual(b'\0' * 16, self.host_read(old_path, 16, 8192))
+        self.assertEqual({'vdb': new['serial']},
+                         self.domain_disks(instance, inactive=True))
+        # The old volume's host connection goes; the rbd one stays.
+        self.driver.disconnect_volume(old)
+        # From its next start the guest sees the rbd volume's serial.
+        self.driver.power_off(instance)
+        self.driver.power_on(instance)
+        guest = self.agent(instance)
+        guest.wait_for_disk(new['serial'])
+        self.assertEqual(b'after-swap-rbd!!',
+                         guest.read(new['serial'], 8192, 16))
+        self.driver.detach_volume(None, new, instance, '/dev/vdb')
+        self.driver.disconnect_volume(new)
+        self.assertIsNone(self.secret())

@@ -6,10 +6,12 @@ Starts the production layout of the real-data tier
 (``tests/integration/realdata/base.py``: the API under uWSGI,
 ``nova-lite-conductor`` and one ``nova-lite-compute`` with the libvirt
 driver under TCG, RabbitMQ, MariaDB, the ``iscsi`` backend on the node's
-tgtd with CHAP) and one test guest. Then ``--runs`` times, alternating
-2.100 (the API answers when the attach is done) and 2.101 (it answers 202
-at once), attaches an iSCSI volume through the REST API and detaches it
-again, timing from the request:
+tgtd with CHAP, and ``rbd`` on the machine's one-node Ceph where it is
+installed) and one test guest. Then ``--runs`` times, alternating 2.100
+(the API answers when the attach is done) and 2.101 (it answers 202 at
+once), attaches a volume of ``--backend`` (``iscsi``, the default, or
+``rbd``) through the REST API and detaches it again, timing from the
+request:
 
 ``attach``, from the request, by what an observer sees of it:
 
@@ -20,7 +22,8 @@ again, timing from the request:
   the host named a device, an attachment was made);
 * ``handover``: until the host took the attach (``connecting``);
 * ``export``: until the host is connected (``connected``: the backend
-  exported the LUN to the host's initiator with CHAP credentials);
+  exported the LUN to the host's initiator with CHAP credentials; on
+  ``rbd``, made or read the host's cephx identity and the monitors);
 * ``hot-plug + guest``: until the guest's agent lists the disk by its
   serial (libvirt's hot-plug of the network disk, then the guest's ACPI
   hot-plug and virtio-blk probe; ``tools/bench/guest_hotplug.py`` splits
@@ -235,14 +238,24 @@ def main(argv=None):
     parser.add_argument('--runs', type=int, default=20,
                         help='attach/detach cycles (alternating modes)')
     parser.add_argument('--poll-interval', type=float, default=0.005)
+    parser.add_argument('--backend', choices=(realdata.ISCSI,
+                                              realdata.RBD),
+                        default=realdata.ISCSI,
+                        help='the volume\'s backend: iscsi (tgtd, CHAP) '
+                             'or rbd (the machine\'s one-node Ceph)')
     args = parser.parse_args(argv)
     began = time.monotonic()
     load_before = os.getloadavg()
     deployment = realdata.RealDataDeployment(
         'mysql', compute_hosts=('bench-%d' % os.getpid(),))
     log('starting the real-data deployment (uWSGI, conductor, compute '
-        'with libvirt, RabbitMQ, MariaDB, iscsi on tgtd)')
+        'with libvirt, RabbitMQ, MariaDB, %s)', 'iscsi on tgtd' if
+        args.backend == realdata.ISCSI else 'rbd on Ceph')
     if not attach_load.set_up(deployment):
+        return 2
+    if args.backend not in deployment.backends:
+        log('no %s backend here: %s', args.backend, deployment.no_ceph)
+        deployment.cleanUp()
         return 2
     import libvirt
     from nova_lite.virt.libvirt import config as vconfig
@@ -268,7 +281,9 @@ def main(argv=None):
         path = vconfig.channel_paths(root)[
             deployment.guest_image['channel']]
         guest = agent.wait_ready(path, timeout=realdata.BOOT_TIMEOUT)
-        resp = api.post('/v3/demo/volumes', body={'volume': {'size': 1}})
+        resp = api.post('/v3/demo/volumes', body={'volume': {
+            'size': 1, 'volume_type': deployment.volume_type(
+                args.backend)}})
         if resp.status != 202:
             raise RuntimeError('volume create: %r' % resp)
         volume_id = resp.body['volume']['id']
@@ -310,6 +325,7 @@ def main(argv=None):
                     name: attach_load.summary_ms([r[name] for r in rows])
                     for name in rows[0]}
     print(json.dumps({
+        'backend': args.backend,
         'runs': args.runs,
         'poll_interval_s': args.poll_interval,
         'load_before': [round(x, 2) for x in load_before],

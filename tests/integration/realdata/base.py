@@ -18,7 +18,18 @@ directory:
   prefix of the deployment's own (the fixture deletes whatever targets and
   accounts with that prefix are left at cleanup); the guests' disks are
   QEMU's iSCSI initiator logged in to 127.0.0.1:3260;
-* ``file``: a plain file the domain opens.
+* ``file``: a plain file the domain opens;
+* ``rbd``, where Ceph is installed (``tests.fixtures.ceph.Ceph``, the
+  machine's one-node cluster, started when it does not answer; without
+  Ceph the deployment has no ``rbd`` backend and ``require_rbd()`` skips
+  saying why, or fails with ``NOVA_LITE_REQUIRE_CEPH=1``): images in the
+  cluster's ``volumes`` pool, each compute host connecting with a cephx
+  identity of its own that the backend makes; the guests' disks are
+  QEMU's librbd client.
+
+``RealDataDeployment(..., all_in_one=True)`` is the embedded default
+instead of the production layout: one ``nova-lite-all`` process with its
+one compute host (``tests.integration.deployment``).
 
 After setUp, ``volume_types`` names a type per backend and per
 multiattach: ``{(backend, multiattach): type name}`` (made through the
@@ -38,7 +49,8 @@ helpers, what only the guest and the hypervisor and the storage can tell:
 * ``domain_disks(server_id)``: ``{target dev: serial}`` of the domain
   (the live XML, or the definition with ``inactive=True``);
 * ``host_write``/``host_read``: bytes of a volume on the host, in its
-  backend's file (the ``file`` volume, or the iSCSI LUN's backing file);
+  backend's file (the ``file`` volume, or the iSCSI LUN's backing file)
+  or its RBD image;
 * ``target(volume_id)``: the volume's tgtd target
   (``nova_lite.volume.drivers.iscsi.Target``: ``acl``, ``luns``,
   ``sessions``...) as ``tgtadm --op show`` has it, or None;
@@ -57,9 +69,11 @@ enough: the database is not what they prove)::
 """
 
 import os
+import unittest
 
 from oslo_utils import uuidutils
 
+from tests.fixtures import ceph as ceph_fixture
 from tests.fixtures import tgt as tgt_fixture
 from tests.guest import agent
 from tests.guest import fixture as guest_fixture
@@ -71,6 +85,7 @@ BOOT_TIMEOUT = 180
 
 ISCSI = 'iscsi'
 FILE = 'file'
+RBD = 'rbd'
 BACKENDS = (ISCSI, FILE)
 
 
@@ -88,6 +103,7 @@ class RealDataDeployment(deploy.Deployment):
         # the services stopped.
         self.tgtd = self.useFixture(tgt_fixture.Tgtd())
         self.shared = self.useFixture(guest_fixture.SharedDir()).path
+        self.ceph, self.no_ceph = self._ceph()
         self.volumes_dirs = {name: os.path.join(self.shared, name)
                              for name in BACKENDS}
         for path in self.volumes_dirs.values():
@@ -116,21 +132,38 @@ class RealDataDeployment(deploy.Deployment):
                 'device_detach_attempts': 3,
                 'device_detach_timeout': 5,
             },
-            'volume': {'enabled_backends': ','.join(BACKENDS)},
+            'volume': {'enabled_backends': ','.join(
+                BACKENDS + ((RBD,) if self.ceph else ()))},
             ISCSI: iscsi_conf,
             FILE: {'volume_driver': 'file',
                    'volumes_dir': self.volumes_dirs[FILE]},
         }
+        if self.ceph:
+            conf[RBD] = {'volume_driver': 'rbd'}
+            for key, value in self.ceph.conf_overrides(RBD).items():
+                conf[RBD][key.partition('.')[2]] = value
         for section, options in self.extra_conf.items():
             conf.setdefault(section, {}).update(options)
         self.extra_conf = conf
+        enabled = conf['volume']['enabled_backends'].split(',')
+        self.backends = tuple(b for b in BACKENDS + (RBD,) if b in enabled)
+        if RBD not in self.backends:
+            self.ceph = None
         super()._setUp()
         self.volume_types = self._make_volume_types()
+
+    def _ceph(self):
+        """The machine's Ceph, or (None, why not) without it (a skip of
+        the fixture; with NOVA_LITE_REQUIRE_CEPH=1 it fails instead)."""
+        try:
+            return self.useFixture(ceph_fixture.Ceph()), None
+        except unittest.SkipTest as e:
+            return None, str(e)
 
     def _make_volume_types(self):
         api = self.admin_api.as_(volume_version='3.0')
         types = {}
-        for backend in BACKENDS:
+        for backend in self.backends:
             for multiattach in (False, True):
                 name = '%s%s' % (backend, '-multiattach' if multiattach
                                  else '')
@@ -151,9 +184,19 @@ class RealDataDeployment(deploy.Deployment):
 class RealDataTestCase(base.IntegrationTestCase):
     BACKEND = 'mysql'
 
+    #: One ``nova-lite-all`` process instead of the production layout.
+    ALL_IN_ONE = False
+
     @classmethod
     def make_deployment(cls):
-        return RealDataDeployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF)
+        return RealDataDeployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF,
+                                  all_in_one=cls.ALL_IN_ONE)
+
+    def require_rbd(self):
+        """Skip (saying why) when the deployment has no ``rbd`` backend:
+        Ceph is not installed here."""
+        if not self.deployment.ceph:
+            self.skipTest(self.deployment.no_ceph)
 
     def setUp(self):
         super().setUp()
@@ -266,8 +309,8 @@ class RealDataTestCase(base.IntegrationTestCase):
 
     # -- the storage's view -----------------------------------------------
     def volume_backend(self, volume_id):
-        """The backend of the volume (``iscsi``, ``file``), from its
-        ``host@backend#pool``."""
+        """The backend of the volume (``iscsi``, ``file``, ``rbd``), from
+        its ``host@backend#pool``."""
         return self.show_volume(volume_id)['os-vol-host-attr:host'].partition(
             '@')[2].partition('#')[0]
 
@@ -284,7 +327,15 @@ class RealDataTestCase(base.IntegrationTestCase):
             self.deployment.volumes_dirs[self.volume_backend(volume_id)],
             'volume-%s' % self.storage_id(volume_id))
 
+    def image(self, volume_id):
+        """The RBD image of an ``rbd`` volume."""
+        return 'volume-%s' % self.storage_id(volume_id)
+
     def host_write(self, volume_id, offset, data):
+        if self.volume_backend(volume_id) == RBD:
+            self.deployment.ceph.rbd_write(self.image(volume_id), offset,
+                                           data)
+            return
         with open(self.volume_path(volume_id), 'r+b') as f:
             f.seek(offset)
             f.write(data)
@@ -292,6 +343,9 @@ class RealDataTestCase(base.IntegrationTestCase):
             os.fsync(f.fileno())
 
     def host_read(self, volume_id, offset, length):
+        if self.volume_backend(volume_id) == RBD:
+            return self.deployment.ceph.rbd_read(self.image(volume_id),
+                                                 offset, length)
         with open(self.volume_path(volume_id), 'rb') as f:
             f.seek(offset)
             return f.read(length)

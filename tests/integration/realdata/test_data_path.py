@@ -43,6 +43,28 @@ class DataPathTestCase(base.RealDataTestCase):
                 'attachments']], message='volume %s still on %s' % (
                     volume_id, server_id))
 
+    def retype(self, volume_id, backend):
+        """Retype with a migration (``on-demand``) onto ``backend``; waits
+        until the migration succeeded."""
+        resp = self.api.post('/v3/demo/volumes/%s/action' % volume_id,
+                             body={'os-retype': {
+                                 'new_type': self.deployment.volume_type(
+                                     backend),
+                                 'migration_policy': 'on-demand'}})
+        self.assertEqual(202, resp.status, resp)
+
+        def migrated():
+            volume = self.show_volume(volume_id)
+            if volume['migration_status'] == 'error':
+                raise AssertionError('migration failed: %s' % volume)
+            return (volume['migration_status'] == 'success' and
+                    volume['os-vol-host-attr:host'].endswith(
+                        '@%s#%s' % (backend, backend)))
+
+        self.wait_for(migrated, message=lambda: 'volume %s not migrated '
+                      'to %s: %s' % (volume_id, backend,
+                                     self.show_volume(volume_id)))
+
     def assert_exported_to_one_host(self, volume_id):
         """The volume's target exports its file, read/write, to one
         initiator (the node's: both compute hosts run here) that is
@@ -242,28 +264,6 @@ class TestMigrationAndSettling(DataPathTestCase):
 
     GHOST = {'host': 'ghost-host', 'mode': 'rw',
              'initiator': 'iqn.2010-10.org.nova-lite.test:ghost'}
-
-    def retype(self, volume_id, backend):
-        """Retype with a migration (``on-demand``) onto ``backend``; waits
-        until the migration succeeded."""
-        resp = self.api.post('/v3/demo/volumes/%s/action' % volume_id,
-                             body={'os-retype': {
-                                 'new_type': self.deployment.volume_type(
-                                     backend),
-                                 'migration_policy': 'on-demand'}})
-        self.assertEqual(202, resp.status, resp)
-
-        def migrated():
-            volume = self.show_volume(volume_id)
-            if volume['migration_status'] == 'error':
-                raise AssertionError('migration failed: %s' % volume)
-            return (volume['migration_status'] == 'success' and
-                    volume['os-vol-host-attr:host'].endswith(
-                        '@%s#%s' % (backend, backend)))
-
-        self.wait_for(migrated, message=lambda: 'volume %s not migrated '
-                      'to %s: %s' % (volume_id, backend,
-                                     self.show_volume(volume_id)))
 
     def leave_a_dead_connection(self, volume_id):
         """What a process that died in ``initialize_connection`` leaves:
