@@ -525,25 +525,13 @@ class Deployment(fixtures.Fixture):
         self.path = self.useFixture(fixtures.TempDir()).path
         self.addCleanup(self._snapshot_logs)
         self.addCleanup(self._stop_all)
-        for attempt in range(3):
-            self.port = required.free_port()
+
+        def argv(port):
             self.conf_file = self._write_conf()
-            argv = self._command('nova-lite-all', 'nova_lite.cmd.all') + [
+            return self._command('nova-lite-all', 'nova_lite.cmd.all') + [
                 '--config-file', self.conf_file]
-            proc = ServiceProcess(self.API, argv, self._log_path(self.API),
-                                  self._env()).start()
-            self.processes[self.API] = proc
-            self.base_url = 'http://127.0.0.1:%d' % self.port
-            try:
-                self.wait_for_api()
-                break
-            except AssertionError:
-                if proc.running or 'Address already in use' not in (
-                        proc.log_text()[-2000:]):
-                    raise
-        else:
-            raise AssertionError('nova-lite-all could not bind a free port '
-                                 '3 times')
+
+        self._start_api_on_a_free_port('nova-lite-all', argv)
         self.wait_for_services()
 
     def _database(self):
@@ -674,24 +662,30 @@ class Deployment(fixtures.Fixture):
         return path
 
     def _start_api(self):
+        self._start_api_on_a_free_port(
+            'uWSGI', lambda port: [self.uwsgi, '--ini',
+                                   self.uwsgi_ini(port)])
+
+    def _start_api_on_a_free_port(self, what, argv):
+        """Start the API process (``argv(port)``: its command line, which
+        writes what it needs for ``self.port``) on a free loopback port
+        and wait until it answers; another port when another process took
+        that one between ``free_port()`` and the bind, three times."""
         log_path = self._log_path(self.API)
         for attempt in range(3):
             self.port = required.free_port()
-            ini = self.uwsgi_ini(self.port)
-            proc = ServiceProcess(self.API, [self.uwsgi, '--ini', ini],
-                                  log_path, self._env()).start()
+            proc = ServiceProcess(self.API, argv(self.port), log_path,
+                                  self._env()).start()
             self.processes[self.API] = proc
             self.base_url = 'http://127.0.0.1:%d' % self.port
             try:
                 self.wait_for_api()
                 return
             except AssertionError:
-                # Another process took the port between free_port() and the
-                # bind: try another one.
                 if proc.running or 'Address already in use' not in (
                         proc.log_text()[-2000:]):
                     raise
-        raise AssertionError('uWSGI could not bind a free port 3 times')
+        raise AssertionError('%s could not bind a free port 3 times' % what)
 
     def _api_answers(self):
         try:
