@@ -105,9 +105,12 @@ leaves, and who settles it:
 * ``initialize_connection``: a cephx identity made for a host whose
   attachment was not connected: left (made again alike on the next
   connection; removed by an operator with ``ceph auth rm``);
-* ``terminate_connection``: clients blocklisted with the attachment
-  unchanged: the detach is asked again, blocklisting what is listed
-  again is no error.
+* ``terminate_connection``: clients blocklisted (or not yet, or the
+  OSDs not yet told) with the attachment unchanged: the detach is asked
+  again, and blocklisting what is listed again is no error.
+
+``tests/functional/volume/test_rbd_backend.py`` kills a process running
+the connect and the fence before each of their commands to Ceph.
 
 A blocklisted client stays cut off until ``rbd_blocklist_expire``; the
 host's QEMU opens the image again with a new client (a new address).

@@ -5,13 +5,19 @@ identity the host's client opens the image with), migration between
 ``rbd`` and ``file`` (the bytes stay), and the fence of a disconnect (the
 host's client still holding the image is blocklisted: its next write
 fails). A private cluster whose OSD or monitor is stopped gives a clear
-fault within the timeout.
+fault within the timeout. The connect and the fence run in a process
+SIGKILLed before each of their commands to Ceph, and the call asked
+again finishes them.
 
 Skips without Ceph (``tests/fixtures/ceph.py``), unless
 ``NOVA_LITE_REQUIRE_CEPH=1``.
 """
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 
@@ -292,3 +298,114 @@ class OutageTest(testtools.TestCase):
         self.ceph.start_osd()
         driver.extend_volume(volume, 2)
         self.assertEqual(2, driver.volume_size(volume))
+
+
+# A process running one call of the ``ceph`` backend's driver, SIGKILLed
+# just before its Nth command to Ceph (DIE_AT), as a crash there would.
+CHILD = r'''
+import json, os, signal, sys
+from oslo_config import cfg
+from nova_lite import config
+from nova_lite.volume import drivers
+from nova_lite.volume.drivers import rbd
+args = json.loads(sys.argv[1])
+conf = cfg.ConfigOpts()
+config.prepare(conf)
+conf([], project='nova-lite', default_config_files=[])
+conf.set_override('enabled_backends', ['ceph'], group='volume')
+drivers.register_backend_opts(conf)
+conf.set_override('volume_driver', 'rbd', group='ceph')
+drivers.register_backend_opts(conf)
+for name, value in args['backend'].items():
+    conf.set_override(name, value, group='ceph')
+die_at = int(os.environ['DIE_AT'])
+calls = [0]
+command = rbd.RBDDriver._command
+def counted(self, *a, **kw):
+    calls[0] += 1
+    if calls[0] == die_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return command(self, *a, **kw)
+rbd.RBDDriver._command = counted
+driver = drivers.get_driver(conf, 'ceph')
+getattr(driver, args['call'])(args['volume'], args['connector'])
+'''
+
+
+class ProcessDeathTest(RBDTestCase):
+    """The driver's connect and fence in a real process SIGKILLed before
+    each of its commands to Ceph in turn; the call asked again (the
+    attachment is unchanged: the attach or detach is retried) finishes
+    what the dead one began."""
+
+    def run_child(self, call, volume, connector, die_at):
+        """Run ``call`` in a process killed at Ceph command ``die_at``;
+        whether it was killed."""
+        backend = {key.split('.')[1]: value for key, value in
+                   self.ceph.conf_overrides('ceph').items()}
+        child = subprocess.run(
+            [sys.executable, '-c', CHILD, json.dumps({
+                'backend': backend, 'call': call, 'connector': connector,
+                'volume': volume})],
+            env=dict(os.environ, DIE_AT=str(die_at)), capture_output=True,
+            text=True, timeout=120)
+        if child.returncode == -signal.SIGKILL:
+            return True
+        self.assertEqual(0, child.returncode, child.stderr)
+        return False
+
+    def volume(self):
+        volume = self.create_volume(volume_type='rbd')
+        return {'id': volume['id'], 'name_id': volume['id'], 'size': 1,
+                'multiattach': False}
+
+    def test_connect_killed_at_each_step(self):
+        volume = self.volume()
+        host = 'crash-%s' % uuid.uuid4().hex[:8]
+        entity = 'client.nova-lite.' + host
+        self.addCleanup(self.ceph.ceph, 'auth', 'rm', entity)
+        step = 0
+        while True:
+            step += 1
+            if not self.run_child('initialize_connection', volume,
+                                  {'host': host}, step):
+                break
+            # Asked again: one identity, its key the same every time.
+            info = self.driver.initialize_connection(volume, {'host': host})
+            self.assertEqual(
+                self.ceph.ceph('auth', 'get', entity, '-f', 'json')[0][
+                    'key'],
+                info['data']['keyring'].split('key = ')[1].strip())
+        self.assertGreater(step, 2)
+
+    def test_fence_killed_at_each_step(self):
+        volume = self.volume()
+        name = 'volume-%s' % volume['id']
+        host = 'crash-%s' % uuid.uuid4().hex[:8]
+        self.addCleanup(self.ceph.ceph, 'auth', 'rm',
+                        'client.nova-lite.' + host)
+        step = 0
+        while True:
+            step += 1
+            # The host's guest holds the image open and writes.
+            info = self.driver.initialize_connection(volume, {'host': host})
+            client, image = self.open_as(info['data'], volume['id'])
+            image.write(b'before the fence', 0)
+            killed = self.run_child('terminate_connection', volume,
+                                    {'host': host}, step)
+            if killed:
+                # The detach is asked again: it finishes the fence.
+                self.driver.terminate_connection(volume, {'host': host})
+            self.addCleanup(self.ceph.ceph, 'osd', 'blocklist', 'rm',
+                            client.get_addrs())
+            self.assertIn(client.get_addrs(),
+                          [e['addr'] for e in self.ceph.blocklist()], step)
+            self.assertRaises(self.rbd.Error, image.write, b'stale write!',
+                              0)
+            self.assertEqual(b'before the fence',
+                             self.ceph.rbd_read(name, 0, 16))
+            if not killed:
+                break
+        # mon dump, the monitor's sessions, the blocklist entry, then the
+        # OSD map's epoch, the OSDs and each OSD's map: each a step.
+        self.assertGreater(step, 4)
