@@ -563,6 +563,15 @@ class VolumeBackendAPIException(NovaLiteException):
     code = 500
 
 
+class VolumeIsBusy(VolumeBackendAPIException):
+    """The backend refuses to delete a volume's storage that is still in
+    use (Cinder's ``VolumeIsBusy``: an RBD image with snapshots, clones or
+    a client holding it open); the volume goes back to ``available``."""
+    msg_fmt = _('The volume is busy: %(data)s')
+    code = 409
+    error_code = VOLUME_STATE
+
+
 class NotSupported(Invalid):
     msg_fmt = _('Not supported: %(reason)s')
 

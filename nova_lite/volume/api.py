@@ -255,12 +255,19 @@ class API(object):
 
     def _finish_delete(self, ctxt, volume):
         """The backend's delete, then the row's, of a ``deleting`` volume;
-        a backend failure leaves it ``error_deleting`` (500)."""
+        a backend failure leaves it ``error_deleting`` (500), a backend
+        that refuses because the storage is in use (``VolumeIsBusy``)
+        ``available`` (409), as Cinder's volume manager."""
         crashpoint.hit(crashpoint.VOLUME_DELETE_AFTER_START)
         if volume.host and volume.host in drivers.get_backends(self.conf):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
                     drivers.volume_dict(volume))
+            except exception.VolumeIsBusy as e:
+                LOG.warning('Volume %s is busy, not deleted: %s', volume.id,
+                            e)
+                volume_db.volume_move(ctxt, volume.id, 'delete_busy')
+                raise
             except Exception as e:
                 volume_db.volume_move(ctxt, volume.id, 'delete_failed')
                 raise exception.VolumeBackendAPIException(

@@ -10,6 +10,7 @@ backends this process's configuration enables are settled.
 
 from oslo_log import log as logging
 
+from nova_lite import exception
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
@@ -123,6 +124,11 @@ class Settling(object):
             try:
                 drivers.get_driver(self.conf, volume.host).delete_volume(
                     drivers.volume_dict(volume))
+            except exception.VolumeIsBusy as e:
+                LOG.warning('Volume %s is busy, not deleted: %s', volume.id,
+                            e)
+                volume_db.volume_settle(ctxt, volume, 'delete_busy')
+                return st.AVAILABLE
             except Exception:
                 LOG.exception('Finishing the delete of volume %s failed',
                               volume.id)

@@ -21,6 +21,8 @@ Volume moves (``VOLUME_MOVES``, keyed by operation), from -> to:
 * retype: available, in-use (only available when the multiattach flag
   changes), not migrating -> the same status, with the new type
 * delete_failed: deleting -> error_deleting
+* delete_busy: deleting -> available (the backend refused: its storage
+  is still in use, Cinder's ``VolumeIsBusy``)
 * extend: available (not migrating, still of the size checked) ->
   extending, with the new size (so the quota counts it at once)
 * extend_done: extending -> available (the backend grew it)
@@ -159,6 +161,7 @@ VOLUME_MOVES = {
     'create_done': ((CREATING,), AVAILABLE),
     'create_failed': ((CREATING,), ERROR),
     'delete_failed': ((DELETING,), ERROR_DELETING),
+    'delete_busy': ((DELETING,), AVAILABLE),
     'legacy_reserve': ((AVAILABLE,), ATTACHING),
     'legacy_reserve_multiattach': ((AVAILABLE, IN_USE), ATTACHING),
     'legacy_attach': ((AVAILABLE, ATTACHING), IN_USE),

@@ -389,13 +389,14 @@ class RBDDriver(base.VolumeDriver):
                 LOG.info('Image %s of volume %s is gone already', name,
                          volume['id'])
             except rbd.ImageHasSnapshots:
-                raise CephError(data='%s: image %s is busy: it has '
-                                     'snapshots (or clones)' % (
-                                         self._where(), name))
+                raise exception.VolumeIsBusy(
+                    data='%s: image %s is busy: it has snapshots (or '
+                         'clones)' % (self._where(), name))
             except rbd.ImageBusy:
-                raise CephError(data='%s: image %s is busy: open by %s' % (
-                    self._where(), name,
-                    self._watchers_text(ioctx, name)))
+                raise exception.VolumeIsBusy(
+                    data='%s: image %s is busy: open by %s' % (
+                        self._where(), name,
+                        self._watchers_text(ioctx, name)))
 
     def _watchers_text(self, ioctx, name):
         try:

@@ -150,9 +150,17 @@ class VolumeLifecycleTest(RBDTestCase):
             with cluster.open_ioctx(self.ceph.pool) as ioctx:
                 with self.rbd.Image(ioctx, name):
                     resp = self.vol.delete('/v3/volumes/%s' % volume['id'])
-        self.assertEqual(500, resp.status, resp.text)
-        self.assertEqual('error_deleting', self.status(volume['id']))
+        # Cinder's VolumeIsBusy: refused, the volume usable again.
+        self.assertEqual(409, resp.status, resp.text)
+        self.assertEqual('volume.state',
+                         resp.body['conflictingRequest']['error_code'])
+        self.assertIn('is busy: open by', resp.text)
+        self.assertEqual('available', self.status(volume['id']))
         self.assertIn(name, self.ceph.images())
+        # Once no client holds it, the delete goes through.
+        self.assertEqual(202, self.vol.delete(
+            '/v3/volumes/%s' % volume['id']).status)
+        self.assertNotIn(name, self.ceph.images())
 
 
 class ConnectionTest(RBDTestCase):

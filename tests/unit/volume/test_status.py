@@ -74,6 +74,9 @@ class VolumeMovesTest(testtools.TestCase):
     def test_delete_failed(self):
         self._check('delete_failed', ('deleting',), 'error_deleting')
 
+    def test_delete_busy(self):
+        self._check('delete_busy', ('deleting',), 'available')
+
     def test_extend(self):
         # Only available volumes: an in-use one needs Cinder's 3.42
         # (extend of an attached volume), which nova_lite does not do.
