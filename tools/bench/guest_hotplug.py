@@ -2,8 +2,12 @@
 """Hot-plug latency of the libvirt driver, judged by a real guest.
 
 Boots the test guest (``tools/guest/build.py``) on libvirtd (TCG unless
-``--virt-type kvm``) and, ``--runs`` times, attaches a ``file`` volume
-with the driver and detaches it again, timing:
+``--virt-type kvm``) and, ``--runs`` times, attaches a volume with the
+driver and detaches it again: a ``file`` (``--backend file``, the
+default) or an RBD image of the tests' one-node Ceph (``--backend rbd``,
+``tests/fixtures/ceph.py``, started when it does not answer; the disk is
+QEMU's librbd client as ``client.admin``, its libvirt secret defined at
+the first attach), timing:
 
 ``attach_call``
     ``LibvirtDriver.attach_volume`` (libvirt's ``attachDeviceFlags``:
@@ -28,6 +32,7 @@ the load average the output gives.
 """
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -69,12 +74,41 @@ def summary(samples):
             'samples': len(ordered)}
 
 
+def _volume(backend, work):
+    """A 16 MiB volume of ``backend``: a callable giving its
+    ``connection_info`` (without ``serial``)."""
+    size = 16 * 1024 * 1024
+    if backend == 'file':
+        path = os.path.join(work, 'volume')
+        with open(path, 'wb') as f:
+            f.truncate(size)
+        return lambda: {'driver_volume_type': 'file',
+                        'data': {'path': path, 'access_mode': 'rw'}}
+    from tests.fixtures import ceph as ceph_fixture
+    ceph = ceph_fixture.Ceph()
+    ceph.setUp()
+    image = 'bench-%s' % uuid.uuid4().hex[:12]
+    ceph.create_image(image, size)
+    atexit.register(ceph.remove_image, image)
+    with open(ceph.admin_keyring) as f:
+        keyring = f.read()
+    secret_uuid = str(uuid.uuid4())
+    return lambda: {'driver_volume_type': 'rbd', 'data': {
+        'name': '%s/%s' % (ceph.pool, image), 'hosts': [ceph.mon_host],
+        'ports': [str(ceph.mon_port)], 'auth_enabled': True,
+        'auth_username': 'admin', 'secret_type': 'ceph',
+        'secret_uuid': secret_uuid, 'keyring': keyring,
+        'access_mode': 'rw', 'discard': True}}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--runs', type=int, default=20)
     parser.add_argument('--poll-interval', type=float, default=0.02)
     parser.add_argument('--virt-type', default='qemu')
     parser.add_argument('--uri', default=guest_fixture.uri())
+    parser.add_argument('--backend', choices=('file', 'rbd'),
+                        default='file')
     args = parser.parse_args(argv)
 
     guest_image = guest_fixture.load_builder().build()
@@ -107,20 +141,17 @@ def main(argv=None):
     instance = Instance()
     started = time.monotonic()
     driver.spawn(None, instance, [])
+    volume_info = None
     try:
         guest = agent.wait_ready(driver.channel_path(
             instance, guest_image['channel']), timeout=300)
         boot = time.monotonic() - started
-        path = os.path.join(work, 'volume')
-        with open(path, 'wb') as f:
-            f.truncate(16 * 1024 * 1024)
+        volume_info = _volume(args.backend, work)
         results = {'attach_call': [], 'attach_to_guest': [],
                    'detach_to_event': [], 'detach_call': []}
         for _ in range(args.runs):
             volume_id = str(uuid.uuid4())
-            info = {'driver_volume_type': 'file',
-                    'data': {'path': path, 'access_mode': 'rw'},
-                    'serial': volume_id}
+            info = dict(volume_info(), serial=volume_id)
             t0 = time.monotonic()
             driver.attach_volume(None, info, instance, '/dev/vdb')
             t1 = time.monotonic()
@@ -141,6 +172,7 @@ def main(argv=None):
                 min(events.values()) - t0)
             results['detach_call'].append(t1 - t0)
         out = {name: summary(samples) for name, samples in results.items()}
+        out['backend'] = args.backend
         out['boot_to_agent_s'] = round(boot, 1)
         out['virt_type'] = args.virt_type
         out['load_average_1m'] = round(os.getloadavg()[0], 2)
@@ -148,6 +180,9 @@ def main(argv=None):
         print(json.dumps(out, indent=1, sort_keys=True))
     finally:
         driver.destroy(None, instance, None)
+        if volume_info is not None:
+            # The rbd disk's secret, once no domain uses it.
+            driver.disconnect_volume(volume_info())
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
