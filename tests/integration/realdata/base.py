@@ -27,7 +27,9 @@ directory:
   identity of its own that the backend makes; the guests' disks are
   QEMU's librbd client.
 
-``RealDataDeployment(..., all_in_one=True)`` is the embedded default
+``RealDataDeployment(..., private_ceph=True)`` puts ``rbd`` on a
+one-node Ceph of the deployment's own, whose OSD and monitor a test may
+stop. ``RealDataDeployment(..., all_in_one=True)`` is the embedded default
 instead of the production layout: one ``nova-lite-all`` process with its
 one compute host (``tests.integration.deployment``).
 
@@ -90,7 +92,11 @@ BACKENDS = (ISCSI, FILE)
 
 
 class RealDataDeployment(deploy.Deployment):
-    def __init__(self, backend, **kwargs):
+    def __init__(self, backend, private_ceph=False, **kwargs):
+        """``private_ceph``: the ``rbd`` backend on a Ceph cluster of the
+        deployment's own (``Ceph(private=True)``: its OSD and monitor
+        may be stopped) instead of the machine's."""
+        self.private_ceph = private_ceph
         tag = uuidutils.generate_uuid()[:8]
         kwargs.setdefault('compute_hosts', ('compute1-%s' % tag,
                                             'compute2-%s' % tag))
@@ -156,7 +162,8 @@ class RealDataDeployment(deploy.Deployment):
         """The machine's Ceph, or (None, why not) without it (a skip of
         the fixture; with NOVA_LITE_REQUIRE_CEPH=1 it fails instead)."""
         try:
-            return self.useFixture(ceph_fixture.Ceph()), None
+            return self.useFixture(ceph_fixture.Ceph(
+                private=self.private_ceph)), None
         except unittest.SkipTest as e:
             return None, str(e)
 
@@ -186,11 +193,14 @@ class RealDataTestCase(base.IntegrationTestCase):
 
     #: One ``nova-lite-all`` process instead of the production layout.
     ALL_IN_ONE = False
+    #: The ``rbd`` backend on a Ceph of the deployment's own.
+    PRIVATE_CEPH = False
 
     @classmethod
     def make_deployment(cls):
         return RealDataDeployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF,
-                                  all_in_one=cls.ALL_IN_ONE)
+                                  all_in_one=cls.ALL_IN_ONE,
+                                  private_ceph=cls.PRIVATE_CEPH)
 
     def require_rbd(self):
         """Skip (saying why) when the deployment has no ``rbd`` backend:

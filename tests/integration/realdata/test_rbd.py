@@ -15,6 +15,9 @@ not installed (and fails with ``NOVA_LITE_REQUIRE_CEPH=1``, as in CI).
   guest.
 * ``TestRbdFence``: a fenced host's guest never writes the volume again
   once it was freed, also after the volume returns to that host.
+* ``TestRbdCephOutage``: a Ceph of the deployment's own, its OSD and
+  then its monitor stopped: creates and attaches fail within the
+  timeout and leave nothing stuck; back, the guest reads the volume.
 * ``TestRbdAllInOne``: the same attaches on the embedded default
   (``nova-lite-all``, one process, SQLite).
 """
@@ -292,6 +295,74 @@ class TestRbdFence(test_fencing.FenceHelpers, _RbdTestCase):
                          self.host_read(volume_id, GUEST_OFFSET, 16))
         self.assertEqual(b'the-new-owner-01',
                          returned.read(volume_id, GUEST_OFFSET, 16))
+
+
+class TestRbdCephOutage(_RbdTestCase):
+    """The ``rbd`` backend on a Ceph of the deployment's own, whose OSD
+    and then monitor stop: what block storage asks of Ceph fails within
+    ``rados_connect_timeout`` (10 s) with a fault naming Ceph, and
+    nothing is left ``creating``, ``attaching`` or ``reserved``; once Ceph
+    is back, the same volume attaches and the guest reads it."""
+    PRIVATE_CEPH = True
+    # Well above the timeout: what settles here is settled by the failure
+    # itself, not by a stall.
+    OUTAGE_TIMEOUT = 120
+
+    def create_while_down(self):
+        resp = self.api.post('/v3/demo/volumes', body={'volume': {
+            'size': 1, 'volume_type': self.deployment.volume_type(
+                base.RBD)}})
+        self.assertEqual(202, resp.status, resp)
+        volume_id = resp.body['volume']['id']
+        self.addCleanup(self._delete_volume, volume_id, 'demo')
+        self.wait_for(lambda: self.show_volume(volume_id)['status'] ==
+                      'error', timeout=self.OUTAGE_TIMEOUT,
+                      message=lambda: 'volume %s: %s' % (
+                          volume_id, self.show_volume(volume_id)))
+        return volume_id
+
+    def test_ceph_down_fails_clearly_and_leaves_nothing_stuck(self):
+        ceph = self.deployment.ceph
+        server_id = self.active_server()
+        volume_id = self.create_rbd_volume()
+        self.host_write(volume_id, 0, HOST_BYTES)
+
+        ceph.stop_osd()
+        self.addCleanup(ceph.start_osd)
+        self.create_while_down()
+        # An attach at 2.101: accepted, then undone when the connect
+        # fails; the volume usable again, the server without it.
+        api = self.api.as_(compute_version='2.101')
+        resp = self.attach_volume(server_id, volume_id, api=api)
+        self.assertEqual(202, resp.status, resp)
+
+        def undone():
+            volume = self.show_volume(volume_id)
+            return (volume['status'] == 'available' and
+                    not volume['attachments'] and
+                    volume_id not in [a['volumeId'] for a in
+                                      self.list_attachments(server_id)])
+        self.wait_for(undone, timeout=self.OUTAGE_TIMEOUT,
+                      message=lambda: 'attach not undone: %s' %
+                      self.show_volume(volume_id))
+        self.assertIn('Ceph cluster', self.deployment.processes[
+            self.deployment.API].log_text())
+        self.assertEqual({}, self.domain_disks(server_id))
+
+        # Back: the same volume attaches, the guest reads the bytes.
+        ceph.start_osd()
+        self.attach(server_id, volume_id)
+        guest = self.guest(server_id)
+        guest.wait_for_disk(volume_id)
+        self.assertEqual(HOST_BYTES, guest.read(volume_id, 0, 16))
+        self.detach_from(server_id, volume_id)
+        self.wait_for_volume_status(volume_id, 'available')
+
+        # The monitor down: a create fails within the timeout too.
+        ceph.stop_mon()
+        self.addCleanup(ceph.start_mon)
+        self.create_while_down()
+        ceph.start_mon()
 
 
 class TestRbdAllInOne(_Attaches, _RbdTestCase):
