@@ -84,6 +84,9 @@ class ComputeManager(manager.Manager):
         # Block storage reached in-process (``[volume] client = local``)
         # checks its policies with the enforcer of this configuration.
         policy.init(self.conf)
+        # The host's connector properties are read now, not by the first
+        # attach (the libvirt driver keeps them while the host is the same).
+        self.driver.get_volume_connector(None)
         # What this host no longer owns goes first (servers deleted, and
         # volumes detached, without it while it was fenced), before any
         # message is taken.

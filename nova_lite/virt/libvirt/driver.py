@@ -43,7 +43,8 @@
   domains (the live XML of a running domain, the definition otherwise);
   only domains whose metadata names this host count.
 * **get_volume_connector**: os-brick's connector properties of the host
-  (its iSCSI initiator name, which the disks log in with).
+  (its iSCSI initiator name, which the disks log in with), read at start
+  and again only when what they read changes (``connector``).
 * **secrets**: an ``iscsi`` disk's CHAP password is a libvirt secret of
   this host and target, set at every attach and removed at disconnect.
   An ``rbd`` disk names the ``ceph`` secret of its ``secret_uuid`` (or,
@@ -76,6 +77,7 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import states
 from nova_lite.virt.libvirt import config as vconfig
+from nova_lite.virt.libvirt import connector as vconnector
 from nova_lite.virt.libvirt import host as vhost
 
 try:
@@ -149,6 +151,9 @@ class LibvirtDriver(driver.ComputeDriver):
         self._host = vhost.Host(conf.libvirt.connection_uri or DEFAULT_URI,
                                 host)
         self._initiator = None
+        self._connector = vconnector.ConnectorProperties(
+            self._read_connector,
+            lambda: (self.conf.my_ip, False, False, self.host))
 
     # -- paths and names ------------------------------------------------
     def instances_path(self):
@@ -313,19 +318,24 @@ class LibvirtDriver(driver.ComputeDriver):
 
     def get_volume_connector(self, instance):
         """os-brick's properties of this host (the iSCSI initiator name
-        from ``/etc/iscsi/initiatorname.iscsi`` among them). os-brick's
-        privileged helpers run in this process when it runs as root (as
-        a compute service on ``qemu:///system`` does), else through its
-        privsep daemon (``sudo privsep-helper``)."""
+        from ``/etc/iscsi/initiatorname.iscsi`` among them), read once
+        and kept while the host stays the same (``connector``).
+        os-brick's privileged helpers run in this process when it runs
+        as root (as a compute service on ``qemu:///system`` does), else
+        through its privsep daemon (``sudo privsep-helper``)."""
+        props = self._connector.get()
+        if props.get('initiator'):
+            self._initiator = props['initiator']
+        return props
+
+    @staticmethod
+    def _read_connector(my_ip, multipath, enforce_multipath, host):
         from os_brick.initiator import connector
         from os_brick import privileged
         if os.geteuid() == 0:
             privileged.default.set_client_mode(False)
-        props = connector.get_connector_properties(
-            'sudo', self.conf.my_ip, False, False, host=self.host)
-        if props.get('initiator'):
-            self._initiator = props['initiator']
-        return props
+        return connector.get_connector_properties(
+            'sudo', my_ip, multipath, enforce_multipath, host=host)
 
     def spawn(self, context, instance, block_device_info):
         old = self._host.lookup(instance.uuid)

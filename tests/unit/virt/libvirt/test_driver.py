@@ -842,3 +842,18 @@ class ConnectorTest(DriverTestCase):
                          props['initiator'])
         self.libvirt.connector.assert_called_once_with(
             'sudo', '192.0.2.7', False, False, host='compute1')
+
+    def test_read_once_while_the_host_is_the_same(self):
+        first = self.driver.get_volume_connector(self.instance)
+        first['initiator'] = 'changed by a caller'
+        second = self.driver.get_volume_connector(None)
+        self.assertEqual(fakelibvirt.CONNECTOR['initiator'],
+                         second['initiator'])
+        self.assertEqual(1, self.libvirt.connector.call_count)
+
+    def test_read_again_when_my_ip_changes(self):
+        self.driver.get_volume_connector(self.instance)
+        self.conf.set_override('my_ip', '192.0.2.9')
+        props = self.driver.get_volume_connector(self.instance)
+        self.assertEqual('192.0.2.9', props['ip'])
+        self.assertEqual(2, self.libvirt.connector.call_count)
