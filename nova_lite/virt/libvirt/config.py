@@ -469,6 +469,70 @@ def disk_source(disk):
     return ('network', disk.protocol, disk.name, host, port)
 
 
+def volume_identity(connection_info):
+    """``(serial, source)`` that tell a volume's disk in a domain: its
+    ``<serial>`` (the volume id) and what it reads (``disk_source``'s
+    form; None where ``connection_info`` does not say). A live disk keeps
+    the serial it was plugged with (after a swap, the old volume's), so
+    the source identifies it too."""
+    info = connection_info or {}
+    data = connection_data(info)
+    serial = info.get('serial') or data.get('volume_id')
+    kind = info.get('driver_volume_type')
+    source = None
+    if kind == 'file' and data.get('path'):
+        source = ('file', data['path'])
+    elif kind == 'iscsi' and data.get('target_iqn') and data.get(
+            'target_portal'):
+        lun = data.get('target_lun')
+        host, port = parse_portal(data['target_portal'])
+        source = ('network', 'iscsi', '%s/%s' % (
+            data['target_iqn'], 0 if lun is None else lun), host, port)
+    elif kind == 'rbd' and data.get('name'):
+        hosts = data.get('hosts') or []
+        ports = data.get('ports') or []
+        source = ('network', 'rbd', data['name'],
+                  hosts[0] if hosts else None,
+                  str(ports[0]) if ports and hosts else
+                  DEFAULT_PORTS.get('rbd') if hosts else None)
+    return serial, source
+
+
+def find_volume_disk(disks, dev, connection_info):
+    """``(target dev, entry)`` of ``disks`` (``disks()``'s) that is the
+    volume of ``connection_info``: the disk at ``dev`` when its serial or
+    source is the volume's, else any disk that is (the device name is
+    the control plane's record, the serial and the source are the
+    disk's). A disk at ``dev`` that is another volume is never the
+    answer. Without anything to tell the volume by, the disk at ``dev``.
+    ``(None, None)`` when no disk is the volume."""
+    serial, source = volume_identity(connection_info)
+    if not serial and source is None:
+        entry = disks.get(dev)
+        return (dev, entry) if entry is not None else (None, None)
+
+    def is_it(entry):
+        if serial and entry['serial'] == serial:
+            return True
+        return (source is not None and
+                _comparable(element_source(entry['element'])) ==
+                _comparable(source))
+    entry = disks.get(dev)
+    if entry is not None and is_it(entry):
+        return dev, entry
+    for name, entry in sorted(disks.items()):
+        if is_it(entry):
+            return name, entry
+    return None, None
+
+
+def _comparable(source):
+    """A source with its port as text (libvirt's XML has text)."""
+    if source is None or source[0] != 'network':
+        return source
+    return source[:4] + (None if source[4] is None else str(source[4]),)
+
+
 def element_source(element):
     """``disk_source`` of a ``<disk>`` or ``<mirror>`` element of a
     domain's XML (None without a source); a host without a port has its

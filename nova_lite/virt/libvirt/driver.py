@@ -18,14 +18,17 @@
   (``<serial>`` the volume id, ``<readonly/>``, ``<shareable/>``). The
   guest may name it otherwise (it names disks in the order it finds
   them): guests and tests find a disk by its serial.
-* **detach**: ask the guest to release the disk and wait for libvirt's
-  ``DEVICE_REMOVED`` event; ask again after ``device_detach_timeout``
-  seconds, up to ``device_detach_attempts`` times, as Nova does; then
-  fail with ``DeviceDetachFailed`` (the compute manager records the
-  instance fault and the volume stays attached). Only once the guest
-  released it is the disk removed from the persistent definition too, so
-  a failed detach leaves guest, domain and database agreeing that the
-  volume is attached. (Nova removes it from the definition first.)
+* **detach**: the volume's disk is found by its serial (the volume id)
+  or by what it reads (a swapped live disk keeps the old serial), never
+  by the device name alone: a disk at that name that is another volume
+  is left alone. As Nova, it leaves the persistent definition first;
+  then the guest is asked to release it and libvirt's
+  ``DEVICE_REMOVED`` event awaited; asked again after
+  ``device_detach_timeout`` seconds, up to ``device_detach_attempts``
+  times; then ``DeviceDetachFailed`` (the compute manager records the
+  instance fault and the volume stays attached). A guest that lets go
+  late does not get the disk back at its next start, and the detach
+  asked again finds nothing left to do and completes.
 * **swap**: libvirt's block copy of the disk into the new volume, then a
   pivot (as Nova's ``swap_volume``): the guest keeps its disk, now backed
   by the new volume, with the old volume's data. Needs a running (or
@@ -472,18 +475,27 @@ class LibvirtDriver(driver.ComputeDriver):
                  ' (read-only)' if disk.readonly else '')
 
     def detach_volume(self, context, connection_info, instance, mountpoint):
+        """The volume's disk (found by its serial or what it reads, not by
+        the device name alone) leaves the persistent definition first,
+        then the running guest (Nova's order): a guest that lets go only
+        after ``DeviceDetachFailed`` does not get the disk back at its
+        next start, and a detach asked again finds nothing left to do."""
         dom = self._host.lookup(instance.uuid)
         if dom is None:
             return
         dev = vconfig.target_dev(mountpoint)
+        if dom.isPersistent():
+            _name, defined = vconfig.find_volume_disk(
+                self._defined_disks(dom), dev, connection_info)
+            if defined is not None:
+                self._detach_sync(dom, defined['element'],
+                                  libvirt.VIR_DOMAIN_AFFECT_CONFIG)
         if dom.isActive():
-            live = self._current_disks(dom).get(dev)
+            name, live = vconfig.find_volume_disk(
+                self._current_disks(dom), dev, connection_info)
             if live is not None:
-                self._detach_live(dom, instance, dev, live)
-        defined = self._defined_disks(dom).get(dev)
-        if defined is not None:
-            self._detach_sync(dom, defined['element'],
-                              libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+                self._detach_live(dom, instance, name, live,
+                                  connection_info)
         LOG.info('Detached %s from %s', mountpoint, instance.uuid)
 
     @staticmethod
@@ -512,7 +524,7 @@ class LibvirtDriver(driver.ComputeDriver):
             raise
         return True
 
-    def _detach_live(self, dom, instance, dev, disk):
+    def _detach_live(self, dom, instance, dev, disk, connection_info=None):
         attempts = self.conf.libvirt.device_detach_attempts
         timeout = self.conf.libvirt.device_detach_timeout
         for attempt in range(1, attempts + 1):
@@ -535,10 +547,11 @@ class LibvirtDriver(driver.ComputeDriver):
                              'failed to release it') % instance.uuid)
             if not dom.isActive():
                 return
-            current = self._current_disks(dom).get(dev)
+            name, current = vconfig.find_volume_disk(
+                self._current_disks(dom), dev, connection_info)
             if current is None:
                 return
-            disk = current
+            dev, disk = name, current
             LOG.warning('(%d/%d) the guest of %s has not released %s '
                         'after %ss', attempt, attempts, instance.uuid, dev,
                         timeout)

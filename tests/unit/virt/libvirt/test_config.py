@@ -471,3 +471,58 @@ class DomainTest(base.TestCase):
             "</channel></devices></domain>")
         self.assertEqual({'org.nova_lite.guest.0': '/run/x/agent'},
                          config.channel_paths(root))
+
+
+class FindVolumeDiskTest(base.TestCase):
+    """A volume's disk is told by its serial or its source, never by the
+    device name alone."""
+
+    def _disks(self, *specs):
+        root = config.parse(
+            '<domain><devices>%s</devices></domain>' % ''.join(
+                "<disk type='file'><source file='%s'/><target dev='%s'/>"
+                "<serial>%s</serial></disk>" % spec for spec in specs))
+        return config.disks(root)
+
+    def _file(self, serial, path):
+        return {'driver_volume_type': 'file', 'serial': serial,
+                'data': {'path': path}}
+
+    def test_by_serial_at_the_device(self):
+        disks = self._disks(('/v/a', 'vdb', 'A'), ('/v/b', 'vdc', 'B'))
+        self.assertEqual('vdb', config.find_volume_disk(
+            disks, 'vdb', self._file('A', '/v/a'))[0])
+
+    def test_by_serial_elsewhere(self):
+        disks = self._disks(('/v/a', 'vdb', 'A'), ('/v/b', 'vdc', 'B'))
+        self.assertEqual('vdc', config.find_volume_disk(
+            disks, 'vdb', self._file('B', '/v/b'))[0])
+
+    def test_by_source_when_the_serial_is_the_old_one(self):
+        disks = self._disks(('/v/new', 'vdb', 'OLD'))
+        self.assertEqual('vdb', config.find_volume_disk(
+            disks, 'vdb', self._file('NEW', '/v/new'))[0])
+
+    def test_another_volume_is_never_the_answer(self):
+        disks = self._disks(('/v/a', 'vdb', 'A'))
+        self.assertEqual((None, None), config.find_volume_disk(
+            disks, 'vdb', self._file('B', '/v/b')))
+
+    def test_nothing_to_tell_by_is_the_device(self):
+        disks = self._disks(('/v/a', 'vdb', 'A'))
+        self.assertEqual('vdb', config.find_volume_disk(
+            disks, 'vdb', None)[0])
+
+    def test_iscsi_and_rbd_sources(self):
+        iscsi = {'driver_volume_type': 'iscsi', 'data': {
+            'target_iqn': 'iqn.x:v', 'target_portal': '10.0.0.1:3260',
+            'target_lun': 1}}
+        self.assertEqual(
+            ('network', 'iscsi', 'iqn.x:v/1', '10.0.0.1', '3260'),
+            config.volume_identity(iscsi)[1])
+        rbd = {'driver_volume_type': 'rbd', 'data': {
+            'name': 'volumes/volume-1', 'hosts': ['10.0.0.2'],
+            'ports': [6789]}}
+        self.assertEqual(
+            ('network', 'rbd', 'volumes/volume-1', '10.0.0.2', '6789'),
+            config.volume_identity(rbd)[1])

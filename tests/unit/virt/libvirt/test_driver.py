@@ -385,10 +385,57 @@ class DetachTest(DriverTestCase):
                                   self.file_info(), self.instance,
                                   '/dev/vdb')
         self.assertIn('after 3 requests', str(error))
-        # Guest, domain and definition agree: still attached.
+        # The running guest keeps it; the definition lost it first
+        # (Nova's order), so its next start has no such disk.
+        self.assertEqual(VOL1, self.live_disks()['vdb']['serial'])
+        self.assertNotIn('vdb', self.defined_disks())
+        self.assertTrue(self.driver.has_volume(self.instance, '/dev/vdb'))
+
+    def test_guest_that_lets_go_late_keeps_it_gone(self):
+        dom = self.dom()
+        dom.unplug = 'ignore'
+        self.assertRaises(exception.DeviceDetachFailed,
+                          self.driver.detach_volume, None, self.file_info(),
+                          self.instance, '/dev/vdb')
+        # The guest answers a pending request after the driver gave up.
+        dom.unplug = 'release'
+        dom.pending_unplug.clear()
+        dom.detachDeviceFlags(vconfig.to_xml(
+            self.live_disks()['vdb']['element']),
+            fakelibvirt.VIR_DOMAIN_AFFECT_LIVE)
+        self.assertEqual({}, self.live_disks())
+        # Nor is it back at the next start.
+        self.driver.power_off(self.instance)
+        self.driver.power_on(self.instance)
+        self.assertEqual({}, self.live_disks())
+        # The detach asked again has nothing left to do.
+        self.driver.detach_volume(None, self.file_info(), self.instance,
+                                  '/dev/vdb')
+        self.assertFalse(self.driver.has_volume(self.instance, '/dev/vdb'))
+
+    def test_another_volume_at_the_device_is_left_alone(self):
+        # The control plane's device name names a disk that is another
+        # volume: it is not the one asked for.
+        self.driver.detach_volume(None, self.file_info(VOL2), self.instance,
+                                  '/dev/vdb')
         self.assertEqual(VOL1, self.live_disks()['vdb']['serial'])
         self.assertEqual(VOL1, self.defined_disks()['vdb']['serial'])
-        self.assertTrue(self.driver.has_volume(self.instance, '/dev/vdb'))
+
+    def test_the_volume_is_found_by_its_serial_not_its_name(self):
+        self.driver.detach_volume(None, self.file_info(), self.instance,
+                                  '/dev/vdc')
+        self.assertEqual({}, self.live_disks())
+        self.assertEqual({}, self.defined_disks())
+
+    def test_a_swapped_disk_is_found_by_what_it_reads(self):
+        # After a swap the live disk keeps the old volume's serial.
+        new = self.file_info(VOL2)
+        self.driver.swap_volume(None, self.file_info(), new, self.instance,
+                                '/dev/vdb')
+        self.assertEqual(VOL1, self.live_disks()['vdb']['serial'])
+        self.driver.detach_volume(None, new, self.instance, '/dev/vdb')
+        self.assertEqual({}, self.live_disks())
+        self.assertEqual({}, self.defined_disks())
 
     def test_removal_failed_event_fails_at_once(self):
         dom = self.dom()
@@ -398,11 +445,13 @@ class DetachTest(DriverTestCase):
             self.assertRaises(exception.DeviceDetachFailed,
                               self.driver.detach_volume, None,
                               self.file_info(), self.instance, '/dev/vdb')
-        self.assertEqual(1, detach.call_count)
-        self.assertIn('vdb', self.defined_disks())
+        live = [c for c in detach.call_args_list
+                if c.args[1] == fakelibvirt.VIR_DOMAIN_AFFECT_LIVE]
+        self.assertEqual(1, len(live))
+        self.assertIn('vdb', self.live_disks())
 
     def test_nothing_to_detach(self):
-        self.driver.detach_volume(None, self.file_info(), self.instance,
+        self.driver.detach_volume(None, self.file_info(VOL3), self.instance,
                                   '/dev/vdc')
         self.assertIn('vdb', self.live_disks())
         self.driver.destroy(None, self.instance, None)
