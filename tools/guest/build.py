@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Build the test guest: a Debian kernel and a busybox initramfs.
 
-    python3 tools/guest/build.py            # build (or find) it, print JSON
+    python3 tools/guest/build.py            # build (or find) it
     python3 tools/guest/build.py --download-kernel
+    python3 tools/guest/build.py --install /var/lib/nova-lite/guest
 
 The guest is what the real-data tests attach volumes to: it boots in a
 few seconds under QEMU's TCG, prints its block devices on the console
@@ -39,7 +40,19 @@ The result is cached under ``.cache/guest/<key>/`` (``vmlinux`` or
 ``vmlinuz``, ``initramfs.img``), the key a digest of every input and of
 this script, so a rebuild happens only when one of them changes. The
 initramfs is written here (cpio ``newc``, gzip), deterministic, without
-root or the ``cpio`` tool. The last line printed is JSON: ``{"kernel": ...,
+root or the ``cpio`` tool.
+
+A build never deletes or rewrites another: a configuration that points at
+a build's files keeps working after a rebuild of other inputs (a new
+kernel, a new version of this script). ``--install DIR`` copies the build
+to ``DIR/<key>/`` (a directory the compute hosts' QEMU can read, outside
+the checkout), the same way; ``--prune`` deletes the cache's other builds
+(never an ``--install`` directory's), for when nothing points into the
+cache.
+
+It prints the ``[libvirt]`` options of ``nova-lite.conf`` that boot the
+guest (``kernel_path``, ``initrd_path``, ``kernel_cmdline``,
+``guest_channels``), then, as its last line, JSON: ``{"kernel": ...,
 "initramfs": ..., "cmdline": ..., "channel": ...}``.
 """
 
@@ -53,6 +66,7 @@ import lzma
 import os
 import re
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -228,12 +242,16 @@ def find_kernel(root):
         if os.path.isdir(os.path.join(modules, 'kernel')):
             if not os.path.exists(os.path.join(modules, 'modules.dep')):
                 # An unpacked package: its postinst would have run depmod.
+                if shutil.which('depmod') is None:
+                    raise SystemExit('depmod not found (install kmod)')
                 subprocess.run(['depmod', '-b', root, version], check=True)
             found.append((version, path, modules))
     if not found:
-        raise SystemExit('no kernel with its modules under %s (install '
-                         'linux-image-amd64, or use --download-kernel)' %
-                         root)
+        raise SystemExit('no kernel with its modules under %s: install '
+                         'linux-image-amd64, or run this with '
+                         '--download-kernel (Debian and Ubuntu: it fetches '
+                         'the package with apt-get download and installs '
+                         'nothing)' % root)
 
     def key(entry):
         return [int(p) if p.isdigit() else p
@@ -307,6 +325,31 @@ class Cpio(object):
         return self.out.getvalue()
 
 
+def _is_static(elf):
+    """Whether ``elf`` is an executable without an interpreter (no
+    ``PT_INTERP``): what runs as PID 1 of an initramfs without libc."""
+    if elf[:4] != b'\x7fELF' or elf[4] != 2:
+        return False
+    phoff, = struct.unpack_from('<Q', elf, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', elf, 0x36)
+    return all(struct.unpack_from('<I', elf, phoff + i * phentsize)[0] != 3
+               for i in range(phnum))
+
+
+def read_busybox(path):
+    try:
+        with open(path, 'rb') as f:
+            data = f.read()
+    except OSError as e:
+        raise SystemExit('no busybox at %s (%s): install busybox-static' %
+                         (path, e.strerror))
+    if not _is_static(data):
+        raise SystemExit('%s is not a statically linked x86-64 busybox: '
+                         'install busybox-static (the busybox package\'s is '
+                         'dynamic)' % path)
+    return data
+
+
 def initramfs(busybox, modules_dir, modules):
     cpio = Cpio()
     for d in ('bin', 'dev', 'etc', 'proc', 'sys', 'tmp', 'lib',
@@ -314,8 +357,7 @@ def initramfs(busybox, modules_dir, modules):
         cpio.directory(d)
     # The console PID 1 writes to before devtmpfs is mounted.
     cpio.char_device('dev/console', 5, 1)
-    with open(busybox, 'rb') as f:
-        cpio.file('bin/busybox', f.read(), 0o755)
+    cpio.file('bin/busybox', read_busybox(busybox), 0o755)
     cpio.file('init', INIT.encode(), 0o755)
     cpio.file('bin/agent', AGENT.encode(), 0o755)
     names = []
@@ -381,9 +423,16 @@ def extract_vmlinux(bzimage):
 def download_kernel(dest):
     """Fetch linux-image-amd64's kernel package and unpack it under
     ``dest`` (nothing installed); returns ``dest``."""
-    out = subprocess.run(
+    if shutil.which('apt-get') is None:
+        raise SystemExit('--download-kernel needs apt-get (Debian, Ubuntu); '
+                         'elsewhere use --kernel-root')
+    proc = subprocess.run(
         ['apt-cache', 'depends', '--important', 'linux-image-amd64'],
-        check=True, capture_output=True, text=True).stdout
+        capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit('apt-cache knows no linux-image-amd64 (%s): run '
+                         'apt-get update' % proc.stderr.strip())
+    out = proc.stdout
     packages = re.findall(r'Depends: (linux-image-\S+)', out)
     if not packages:
         raise SystemExit('linux-image-amd64 depends on no kernel package')
@@ -419,6 +468,7 @@ def build(kernel_root=None, busybox='/bin/busybox', cache=CACHE,
                 kernel_root = downloaded
     version, vmlinuz, modules_dir = find_kernel(kernel_root)
     modules = module_files(modules_dir, MODULES)
+    read_busybox(busybox)   # missing or dynamic: say what to install
     h = hashlib.sha256()
     h.update(FORMAT.encode())
     with open(os.path.abspath(__file__), 'rb') as f:
@@ -467,11 +517,91 @@ def build(kernel_root=None, busybox='/bin/busybox', cache=CACHE,
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    # Builds of other inputs are stale now (a kernel is tens of MiB).
-    for name in os.listdir(cache):
-        if re.fullmatch('[0-9a-f]{16}', name) and name != key:
-            shutil.rmtree(os.path.join(cache, name), ignore_errors=True)
+    # Builds of other inputs stay: a configuration may point at them.
     return result
+
+
+def _publish(files, result, dest, key):
+    """Copy ``files`` (name: source path) into a new ``dest/<key>/`` with
+    ``guest.json`` (``result``), readable by QEMU's user, then rename it
+    into place: a directory there is complete and never changes."""
+    where = os.path.join(dest, key)
+    os.makedirs(dest, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix='.install-', dir=dest)
+    try:
+        for name, source in files.items():
+            shutil.copyfile(source, os.path.join(tmp, name))
+        with open(os.path.join(tmp, 'guest.json'), 'w') as f:
+            json.dump(result, f, indent=1, sort_keys=True)
+        os.chmod(tmp, 0o755)
+        for name in os.listdir(tmp):
+            os.chmod(os.path.join(tmp, name), 0o644)
+        try:
+            os.rename(tmp, where)
+        except OSError:
+            # Another install of the same key finished first.
+            if not os.path.exists(os.path.join(where, 'guest.json')):
+                raise
+            shutil.rmtree(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def install(result, dest):
+    """Copy the build ``result`` to ``dest/<key>/``; returns its dict there.
+    Nothing under ``dest`` is ever deleted or rewritten: a new build goes
+    to a directory of its own, next to the ones configurations use."""
+    dest = os.path.abspath(dest)
+    key = os.path.basename(os.path.dirname(result['kernel']))
+    where = os.path.join(dest, key)
+    installed = dict(result)
+    files = {}
+    for field in ('kernel', 'initramfs'):
+        name = os.path.basename(result[field])
+        installed[field] = os.path.join(where, name)
+        files[name] = result[field]
+    if not os.path.exists(os.path.join(where, 'guest.json')):
+        _publish(files, installed, dest, key)
+    return installed
+
+
+def prune(cache, keep):
+    """Delete the builds in ``cache`` but ``keep``; returns their paths."""
+    gone = []
+    for name in sorted(os.listdir(cache)):
+        if re.fullmatch('[0-9a-f]{16}', name) and name != keep:
+            shutil.rmtree(os.path.join(cache, name), ignore_errors=True)
+            gone.append(os.path.join(cache, name))
+    return gone
+
+
+def unreachable(path):
+    """The first directory above ``path`` that other users (QEMU runs as
+    ``libvirt-qemu``) cannot search; None when there is none."""
+    parent = os.path.dirname(os.path.abspath(path))
+    chain = []
+    while True:
+        chain.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    for directory in reversed(chain):
+        if not os.stat(directory).st_mode & stat.S_IXOTH:
+            return directory
+    return None
+
+
+def config_lines(result):
+    """The ``[libvirt]`` options that boot the guest ``result``."""
+    return [
+        '[libvirt]',
+        'kernel_path = %s' % result['kernel'],
+        'initrd_path = %s' % result['initramfs'],
+        'kernel_cmdline = %s' % result['cmdline'],
+        'guest_channels = %s' % result['channel'],
+    ]
 
 
 def main(argv=None):
@@ -486,9 +616,32 @@ def main(argv=None):
     parser.add_argument('--busybox', default='/bin/busybox',
                         help='a statically linked busybox')
     parser.add_argument('--cache', default=CACHE)
+    parser.add_argument('--install', metavar='DIR',
+                        help='copy the build to DIR/<key>/ (never deleting '
+                             'or changing what DIR holds) and print the '
+                             'options that point there')
+    parser.add_argument('--prune', action='store_true',
+                        help="delete the cache's other builds (not those "
+                             'of --install): only when no configuration '
+                             'points into the cache')
     args = parser.parse_args(argv)
-    print(json.dumps(build(args.kernel_root, args.busybox, args.cache,
-                           args.download_kernel), sort_keys=True))
+    result = build(args.kernel_root, args.busybox, args.cache,
+                   args.download_kernel)
+    if args.prune:
+        keep = os.path.basename(os.path.dirname(result['kernel']))
+        for path in prune(args.cache, keep):
+            print('# deleted %s' % path)
+    if args.install:
+        result = install(result, args.install)
+    print('# nova-lite.conf of a libvirt compute host, to boot this guest:')
+    for line in config_lines(result):
+        print(line)
+    blocked = unreachable(result['kernel'])
+    if blocked is not None:
+        print('# WARNING: %s is not searchable by other users: QEMU '
+              '(libvirt-qemu) cannot read the kernel there; --install it '
+              'in a directory every parent of which is' % blocked)
+    print(json.dumps(result, sort_keys=True))
     return 0
 
 
