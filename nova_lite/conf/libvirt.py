@@ -82,7 +82,8 @@ The domain type of the guests. Unset: ``kvm`` when ``/dev/kvm`` can be
 opened *and* the CPU advertises hardware virtualization (``vmx`` or ``svm``
 in ``/proc/cpuinfo``), else ``qemu``. An openable ``/dev/kvm`` alone proves
 nothing: in a virtual machine without nested virtualization it may open and
-still hang every guest. Set it explicitly on production hosts.
+still hang every guest. The driver logs its choice at start; set ``qemu``
+to force the emulator, ``kvm`` only where the CPU has vmx or svm.
 """),
     cfg.StrOpt(
         'connection_uri',
@@ -197,6 +198,19 @@ libvirtd uses it any more; without a keyring the operator must define it.
 Related options:
 
 * ``rbd_user``
+"""),
+    cfg.StrOpt(
+        'iscsi_initiator_name',
+        regex=r'^(iqn|eui|naa)\.[^\s,]{1,219}$',
+        help="""
+The iSCSI initiator name of this compute host: what its connector gives
+block storage (which exports volumes to it) and what its guests' iSCSI
+disks log in with. Unset means os-brick's (the machine's
+``/etc/iscsi/initiatorname.iscsi``). Each compute host needs a name of its
+own: two hosts sharing one are told apart by the target only through
+their connections' CHAP accounts (the ``iscsi`` backend logs an error for
+each such connection, and refuses it without ``use_chap_auth``). Set it
+where several compute hosts run on one machine.
 """),
     cfg.IntOpt(
         'swap_volume_timeout',

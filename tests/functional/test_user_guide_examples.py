@@ -47,6 +47,24 @@ class ExamplesTest(base.TestCase):
             "('/dev/vdd', True)]",
             'left: [] []'], lines[2:])
 
+    def test_journey_cleans_up_when_a_step_fails(self):
+        # Two volumes allowed: the third create (sdk-later, while the
+        # server is shelved) answers 413 and the script stops there.
+        resp = self.admin_api.as_(volume_version='3.0').put(
+            '/v3/admin/os-quota-sets/demo',
+            body={'quota_set': {'volumes': 2}})
+        self.assertEqual(200, resp.status, resp.text)
+        proc = subprocess.run(
+            [sys.executable, os.path.join(EXAMPLES, 'journey.py')],
+            env=self.env, capture_output=True, text=True, timeout=300)
+        self.assertNotEqual(0, proc.returncode, proc.stdout)
+        self.assertIn('413', proc.stderr)
+        self.assertEqual('attach_mode ro device /dev/vdc',
+                         proc.stdout.splitlines()[-1])
+        # Its server and both volumes are gone all the same.
+        self.assertEqual([], self.api.get('/v2.1/servers').body['servers'])
+        self.assertEqual([], self.api.get('/v3/volumes').body['volumes'])
+
     def test_shared_root(self):
         self.assertEqual([
             'volume shared-root multiattach True',
