@@ -1,19 +1,43 @@
 #!/usr/bin/env python3
 """Attach and detach on the real data plane, phase by phase, judged by the
-guest.
+guest, beside the hypervisor's own hot-plug of the same disk.
 
-Starts the production layout of the real-data tier
-(``tests/integration/realdata/base.py``: the API under uWSGI,
-``nova-lite-conductor`` and one ``nova-lite-compute`` with the libvirt
-driver under TCG, RabbitMQ, MariaDB, the ``iscsi`` backend on the node's
-tgtd with CHAP, and ``rbd`` on the machine's one-node Ceph where it is
-installed) and one test guest. Then ``--runs`` times, alternating 2.100
-(the API answers when the attach is done) and 2.101 (it answers 202 at
-once), attaches a volume of ``--backend`` (``iscsi``, the default, or
-``rbd``) through the REST API and detaches it again, timing from the
-request:
+For each layout of ``--layout`` (``production``: the real-data tier's
+production layout, ``tests/integration/realdata/base.py``: the API under
+uWSGI, ``nova-lite-conductor`` and one ``nova-lite-compute`` with the
+libvirt driver under TCG, RabbitMQ, MariaDB; ``all``: the embedded
+default, one ``nova-lite-all`` process with SQLite and the in-process
+transport, the same driver and backends), one after the other, it starts
+the layout, boots one test guest and makes one 1 GiB volume of each
+backend of ``--backend`` (``iscsi``: a LUN of the node's tgtd with CHAP;
+``rbd``: an image of the machine's one-node Ceph opened by QEMU's librbd
+client). Then ``--runs`` rounds; in each, for each backend and each mode
+of ``--modes`` (``2.100``: the API answers when the attach is done;
+``2.101``: 202 at once; ``2.105-ro``: 2.105 with ``attach_mode: ro`` in
+the request body, 202 at once, a read-only disk), two cycles on the same
+guest and volume, one right after the other (which goes first alternates
+from round to round):
 
-``attach``, from the request, by what an observer sees of it:
+* **nova_lite**: attach the volume through the REST API and detach it
+  again;
+* **floor**: the hypervisor alone, with nothing of the control plane
+  around it (``tools/bench/guest_hotplug.py``'s ``HotPlug``): the same
+  disk exported by hand (``iscsi``: the volume's LUN file on the same
+  tgtd, a target of its own with LUN 1, a CHAP account of its own and the
+  ACL naming the compute host's initiator, read-only for ``ro``, as the
+  backend exports it; ``rbd``: the same image with the same cephx
+  identity, the connection nova_lite's block storage gave the host),
+  then libvirt's ``attachDeviceFlags`` with the disk XML nova_lite's
+  libvirt driver writes for that connection (``vconfig.volume_disk``;
+  the running guest and the persistent definition, as the driver) and
+  ``detachDeviceFlags``. The hand export and the disk's secret are made
+  before the attach and removed after the detach, outside the timed
+  part (the export's time is reported beside it). The floor's disk has
+  no serial (the guest lists it as ``-``): the compute host removes
+  from its guests, every periodic run, a volume disk no mapping holds,
+  and it leaves disks without a serial alone.
+
+nova_lite's ``attach``, from the request, by what an observer sees of it:
 
 * ``api``: until the mapping is in the database (its task's first step,
   ``accepted``, written by the API);
@@ -26,37 +50,70 @@ request:
   ``rbd``, made or read the host's cephx identity and the monitors);
 * ``hot-plug + guest``: until the guest's agent lists the disk by its
   serial (libvirt's hot-plug of the network disk, then the guest's ACPI
-  hot-plug and virtio-blk probe; ``tools/bench/guest_hotplug.py`` splits
-  these two);
+  hot-plug and virtio-blk probe: what the floor times alone);
 * ``complete``: until the mapping's task ended (the host completed the
   attachment); ``to_guest`` is the sum up to the guest, ``answer`` the
-  API's answer (2.100: once the attach is done; 2.101: 202 at once).
+  API's answer (2.100: once the attach is done; 2.101 and 2.105: 202 at
+  once).
 
-``detach``: ``api`` (until the detach's task is seen), ``handover``
-(until the host took it), ``guest release`` (until the guest no longer
-lists the disk: libvirt's unplug request, the guest's release, the
-device-removed event) and ``unexport`` (until the mapping is deleted: the
-host recorded the release, deleted the attachment, the LUN unexported).
+nova_lite's ``detach``: ``api`` (until the detach's task is seen),
+``handover`` (until the host took it), ``guest release`` (until the guest
+no longer lists the disk: libvirt's unplug request, the guest's release,
+the device-removed event) and ``unexport`` (until the mapping is deleted:
+the host recorded the release, deleted the attachment, the LUN
+unexported); ``to_guest`` is the request to the guest losing the disk.
+
+The floor's ``attach``: ``attachDeviceFlags`` (the call) and ``guest
+sees`` (then until the agent lists the disk); ``to_guest`` their sum,
+``export by hand`` the ``tgtadm`` calls before it (``iscsi``, not in
+``to_guest``). Its ``detach``, each from just before the call for the
+running guest (no phases: the guest usually lets go while that call,
+which waits a while for the release, runs): ``detachDeviceFlags`` (the
+call's return), ``to_guest`` (the agent no longer lists the disk),
+``to_event`` (libvirt's device-removed event), ``total`` (the
+definition's disk removed too); ``unexport by hand`` the ``tgtadm`` calls
+after it.
+
+``minus_floor``: nova_lite minus the floor, for the request to the guest
+seeing the disk (``attach_to_guest``) and to the guest losing it
+(``detach_to_guest``): the difference of the p50s and of the p99s, and the
+median of the differences of the cycles paired in one round
+(``paired_p50``, the figure least moved by a machine whose speed changes
+from minute to minute).
 
 The observer polls the mapping's row in the database and then the
 guest's agent, every ``--poll-interval`` seconds (default 5 ms) after
-the previous poll ended. An agent call over the virtio-serial channel
-takes 10 to 25 ms under TCG, so that is the resolution: a step shorter
-than a poll is counted in the next phase (the phases add up to the
-total, never more), and a guest that released a disk within one poll of
-the host taking the detach shows a ``guest release`` of 0. Before each
-detach the guest must list the disk in three polls in a row (a listing
-without it in between is counted in ``flickers``). Prints one JSON
-document with p50/p99 (nearest rank) per phase and mode, in
-milliseconds, the load average before and after and the run's length.
-Under TCG the guest's phases depend on the host's load: quote the load
-with the figures.
+the previous poll ended; the floor polls the agent alone at the same
+interval while its libvirt call runs. What a poll saw is stamped halfway
+through its query or agent call. An agent call over the
+virtio-serial channel takes 10 to 25 ms under TCG, so that is the
+resolution: a step shorter than a poll is counted in the next phase (the
+phases add up to the total, never more), and a guest that released a
+disk within one poll shows a ``guest release`` of 0. Before each detach
+the guest must list the disk in three polls in a row (a listing without
+it in between is counted in ``flickers``).
+
+Prints one JSON document: p50/p99/max (nearest rank) per phase, in
+milliseconds, per layout, backend and mode, for nova_lite and for the
+floor, and their difference; per layout (``per_layout``) the load
+average before and after, the guest's boot (``boot_to_agent_s``), the
+set-up until the first round (``setup_s``), the rounds (``rounds_s``)
+and the whole (``run_seconds``); the disk XML of each side, per backend
+and access mode (``disks``: nova_lite's as the running guest has it). A
+short table goes to stderr. Under TCG the guest's phases depend
+on the host's load: quote the load with the figures. A full default run
+(both layouts, both backends, three modes, 10 rounds) takes 12 to 15
+minutes on two cores busy with other tests (load average 10 to 21), less
+on idle ones.
 
 Needs what the real-data tier needs (root, libvirtd, tgtd, the test guest,
-RabbitMQ and MariaDB; see doc/source/contributor/integration-tests.rst).
-Without it, it says what is missing and exits with status 2::
+RabbitMQ and MariaDB, Ceph for ``rbd``; see
+doc/source/contributor/integration-tests.rst). Without it, it says what
+is missing and exits with status 2::
 
-    .venv/bin/python tools/bench/realdata_attach.py --runs 20
+    .venv/bin/python tools/bench/realdata_attach.py
+    .venv/bin/python tools/bench/realdata_attach.py --runs 3 \\
+        --backend iscsi --layout production --modes 2.101
 """
 
 import argparse
@@ -74,17 +131,26 @@ if ROOT not in sys.path:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import attach_load  # noqa: E402  (its percentiles and set-up)
+import guest_hotplug  # noqa: E402  (the hypervisor's own hot-plug)
+from oslo_serialization import jsonutils  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
+from nova_lite.virt.libvirt import config as vconfig  # noqa: E402
+from nova_lite.virt.libvirt import host as vhost  # noqa: E402
 from tests.guest import agent  # noqa: E402
 from tests.guest import fixture as guest_fixture  # noqa: E402
 from tests.integration import deployment as deploy  # noqa: E402
 from tests.integration.realdata import base as realdata  # noqa: E402
 
-SYNC = '2.100'
-ASYNC = '2.101'
 IMAGE_REF = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 TIMEOUT = 120
+PRODUCTION = 'production'
+ALL_IN_ONE = 'all'
+LAYOUTS = (PRODUCTION, ALL_IN_ONE)
+BACKENDS = (realdata.ISCSI, realdata.RBD)
+DEFAULT_MODES = '2.100,2.101,2.105-ro'
+# attach_mode in the body from this microversion on.
+ATTACH_MODE_VERSION = (2, 105)
 
 # (phase, the step that ends it). An attach's guest sees the disk once
 # libvirt hot-plugged it, before the host completes the attachment and
@@ -96,11 +162,51 @@ ATTACH_PHASES = [('api', 'accepted'), ('conductor', 'reserving'),
                  ('complete', 'done')]
 DETACH_PHASES = [('api', 'accepted'), ('handover', 'guest_detaching'),
                  ('guest release', 'guest'), ('unexport', 'gone')]
+FLOOR_ATTACH_PHASES = [('attachDeviceFlags', 'call'),
+                       ('guest sees', 'guest')]
 
 
 def log(message, *args):
     print('realdata_attach: ' + (message % args if args else message),
           file=sys.stderr, flush=True)
+
+
+def _choices(text, allowed, what):
+    chosen = [item.strip() for item in text.split(',') if item.strip()]
+    unknown = [item for item in chosen if item not in allowed]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError('%s: one or more of %s, comma '
+                                         'separated (not %s)' % (
+                                             what, ', '.join(allowed),
+                                             text))
+    return list(dict.fromkeys(chosen))
+
+
+def parse_modes(text):
+    """``'2.100,2.105-ro'`` -> ``[(name, microversion, attach_mode or
+    None)]``; an ``-ro``/``-rw`` suffix is the body's ``attach_mode``,
+    which the API takes from 2.105 on."""
+    modes = []
+    names = [item.strip() for item in text.split(',') if item.strip()]
+    for name in dict.fromkeys(names):
+        version, _sep, access = name.partition('-')
+        try:
+            major, minor = (int(part) for part in version.split('.'))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                'mode %r: a compute microversion (2.100), with -ro or -rw '
+                'from 2.105 on' % name)
+        if (major, minor) < (2, 100):
+            raise argparse.ArgumentTypeError(
+                'mode %r: 2.100 or later' % name)
+        if access and (access not in ('ro', 'rw') or
+                       (major, minor) < ATTACH_MODE_VERSION):
+            raise argparse.ArgumentTypeError(
+                'mode %r: attach_mode is ro or rw, from 2.105 on' % name)
+        modes.append((name, version, access or None))
+    if not modes:
+        raise argparse.ArgumentTypeError('modes: at least one')
+    return modes
 
 
 class Observer(object):
@@ -112,6 +218,8 @@ class Observer(object):
         'WHERE instance_uuid = :s AND volume_id = :v')
     _BY_UUID = sa.text('SELECT uuid, task, task_step FROM '
                        'block_device_mappings WHERE uuid = :u')
+    _CONNECTION = sa.text('SELECT device_name, connection_info FROM '
+                          'block_device_mappings WHERE uuid = :u')
 
     def __init__(self, engine, guest, interval):
         self.engine = engine
@@ -123,6 +231,13 @@ class Observer(object):
             return conn.execute(self._BY_VOLUME, {'s': server_id,
                                                   'v': volume_id}).first()
 
+    def connection(self, mapping_uuid):
+        """``(device name, connection_info)`` of the mapping."""
+        with self.engine.connect() as conn:
+            row = conn.execute(self._CONNECTION,
+                               {'u': mapping_uuid}).first()
+        return row.device_name, jsonutils.loads(row.connection_info)
+
     def watch(self, server_id, volume_id, t0, attach, mapping_uuid=None):
         """Poll until the guest has the disk and the attach's task ended
         (``attach``), or until the guest lost it and the mapping is gone;
@@ -132,13 +247,14 @@ class Observer(object):
         deadline = t0 + TIMEOUT
         with self.engine.connect() as conn:
             while time.monotonic() < deadline:
-                now = time.monotonic() - t0
                 if mapping_uuid is None:
-                    row = conn.execute(self._BY_VOLUME, {
-                        's': server_id, 'v': volume_id}).first()
+                    query = (self._BY_VOLUME, {'s': server_id,
+                                               'v': volume_id})
                 else:
-                    row = conn.execute(self._BY_UUID,
-                                       {'u': mapping_uuid}).first()
+                    query = (self._BY_UUID, {'u': mapping_uuid})
+                row, now = guest_hotplug.stamped(
+                    lambda: conn.execute(*query).first())
+                now -= t0
                 conn.commit()
                 if row is not None and row.task:
                     seen.setdefault(row.task_step, now)
@@ -146,8 +262,10 @@ class Observer(object):
                     seen.setdefault('done', now)
                 elif row is None and seen:
                     seen.setdefault('gone', now)
-                if self.guest.has_disk(volume_id) == attach:
-                    seen.setdefault('guest', now)
+                has, now = guest_hotplug.stamped(self.guest.has_disk,
+                                                 volume_id)
+                if has == attach:
+                    seen.setdefault('guest', now - t0)
                 if 'guest' in seen and ('done' if attach else 'gone') in seen:
                     return seen
                 time.sleep(self.interval)
@@ -185,13 +303,14 @@ def _timed(method, *args, **kwargs):
     return t0, thread, answered
 
 
-def _stable(guest, volume_id, interval):
-    """Wait until the guest lists the disk in three polls in a row; the
-    listings without it meanwhile."""
+def _stable(guest, serial, interval):
+    """Wait until the guest lists the disk of ``serial`` (None: the one
+    without a serial) in three polls in a row; the listings without it
+    meanwhile."""
     stable = flickers = 0
     deadline = time.monotonic() + 30
     while stable < 3:
-        if guest.has_disk(volume_id):
+        if guest.has_disk(serial):
             stable += 1
         else:
             stable = 0
@@ -202,12 +321,19 @@ def _stable(guest, volume_id, interval):
     return flickers
 
 
-def cycle(client, observer, guest, server_id, volume_id, interval, rows):
-    """One attach and detach at ``client``'s microversion; appends their
-    phases to ``rows``; returns the flickers seen between them."""
+def cycle(client, observer, guest, server_id, volume_id, interval, rows,
+          attach_mode=None, on_attached=None):
+    """One attach and detach at ``client``'s microversion (with
+    ``attach_mode`` in the body, when given); appends their phases to
+    ``rows``; ``on_attached(mapping uuid)`` is called once the guest has
+    the disk and the attach ended. Returns the flickers seen between
+    them."""
     path = '/v2.1/servers/%s/os-volume_attachments' % server_id
-    t0, thread, answered = _timed(client.post, path, body={
-        'volumeAttachment': {'volumeId': volume_id}})
+    body = {'volumeId': volume_id}
+    if attach_mode:
+        body['attach_mode'] = attach_mode
+    t0, thread, answered = _timed(client.post, path,
+                                  body={'volumeAttachment': body})
     seen = observer.watch(server_id, volume_id, t0, True)
     thread.join()
     if answered.get('status') not in (200, 202):
@@ -216,6 +342,8 @@ def cycle(client, observer, guest, server_id, volume_id, interval, rows):
     split.update(total=total, answer=answered['at'], to_guest=seen['guest'])
     rows['attach'].append(split)
     mapping_uuid = observer.mapping(server_id, volume_id).uuid
+    if on_attached is not None:
+        on_attached(mapping_uuid)
     flickers = _stable(guest, volume_id, interval)
     t0, thread, answered = _timed(client.delete,
                                   '%s/%s' % (path, volume_id))
@@ -233,106 +361,420 @@ def cycle(client, observer, guest, server_id, volume_id, interval, rows):
     return flickers
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--runs', type=int, default=20,
-                        help='attach/detach cycles (alternating modes)')
-    parser.add_argument('--poll-interval', type=float, default=0.005)
-    parser.add_argument('--backend', choices=(realdata.ISCSI,
-                                              realdata.RBD),
-                        default=realdata.ISCSI,
-                        help='the volume\'s backend: iscsi (tgtd, CHAP) '
-                             'or rbd (the machine\'s one-node Ceph)')
-    args = parser.parse_args(argv)
+class Floor(object):
+    """The hypervisor's own hot-plug of a backend's disk into the guest of
+    one layout: what nova_lite's attach of that backend gave the host
+    (``learn``) is what it exports by hand and attaches (``cycle``)."""
+
+    def __init__(self, deployment, plug, guest, interval):
+        self.deployment = deployment
+        self.plug = plug
+        self.guest = guest
+        self.interval = interval
+        # Its own usage names for the CHAP secrets: never the compute
+        # host's.
+        self.host_name = 'floor-%d' % os.getpid()
+        self.secrets = vhost.Host(guest_fixture.uri(), self.host_name)
+        self.learned = {}
+        self.xml = {}
+
+    def knows(self, backend, access):
+        return 'nova_lite' in self.xml.get(backend, {}).get(access, {})
+
+    def learn(self, backend, access, volume_id, mountpoint,
+              connection_info):
+        """What the floor of ``backend`` attaches: the connection of
+        nova_lite's attached volume, the initiator name the driver's disk
+        logs in with and its device (read from the running guest, whose
+        live XML is kept for the report, per ``access``)."""
+        dev = vconfig.target_dev(mountpoint)
+        disk = self.plug.disks()[dev]
+        iqn = disk['element'].find('source/initiator/iqn')
+        self.learned.setdefault(backend, {
+            'volume_id': volume_id, 'mountpoint': mountpoint,
+            'connection_info': connection_info,
+            'initiator': iqn.get('name') if iqn is not None else None})
+        self.xml.setdefault(backend, {}).setdefault(access, {})[
+            'nova_lite'] = vconfig.to_xml(disk['element']).strip()
+
+    def _connection(self, backend, access):
+        """``(connection_info, hand export or None)``: the disk without
+        its volume id (no serial)."""
+        learned = self.learned[backend]
+        if backend == realdata.ISCSI:
+            data = vconfig.connection_data(learned['connection_info'])
+            export = guest_hotplug.HandExport(
+                '%sfloor-%s' % (self.deployment.tgtd.prefix,
+                                learned['volume_id']),
+                data['target_portal'], self.deployment.tgtd.control_port)
+            path = os.path.join(self.deployment.volumes_dirs[backend],
+                                'volume-%s' % learned['volume_id'])
+            try:
+                return export.export(path, learned['initiator'],
+                                     mode=access), export
+            except Exception:
+                export.unexport()
+                raise
+        # Block storage's connection_info, flat (as Cinder's attachments
+        # give it) or with its ``data``.
+        info = {k: v for k, v in learned['connection_info'].items()
+                if k not in ('serial', 'volume_id')}
+        if isinstance(info.get('data'), dict):
+            info['data'] = {k: v for k, v in info['data'].items()
+                            if k != 'volume_id'}
+        vconfig.connection_data(info)['access_mode'] = access
+        return info, None
+
+    def cycle(self, backend, access, rows):
+        """One hot-plug and unplug of ``backend``'s disk (``access``:
+        ``rw`` or ``ro``); appends their phases to ``rows``."""
+        if self.guest.has_disk(None):
+            raise RuntimeError('the guest lists a disk without a serial: '
+                               'the floor could not tell its own')
+        learned = self.learned[backend]
+        t0 = time.monotonic()
+        info, export = self._connection(backend, access)
+        exported = time.monotonic() - t0
+        undo = None
+        try:
+            xml, undo = guest_hotplug.prepare_disk(
+                self.secrets, info, learned['mountpoint'], mode=access,
+                initiator=learned['initiator'], host_name=self.host_name)
+            self.xml.setdefault(backend, {}).setdefault(access, {})[
+                'floor'] = xml
+            attached = self.plug.attach(xml, None)
+            flickers = _stable(self.guest, None, self.interval)
+            detached = self.plug.detach(
+                vconfig.target_dev(learned['mountpoint']))
+        finally:
+            if undo is not None:
+                undo()
+            t0 = time.monotonic()
+            if export is not None:
+                export.unexport()
+            unexported = time.monotonic() - t0
+        split, _total = phases({'call': attached['call'],
+                                'guest': attached['to_guest']},
+                               FLOOR_ATTACH_PHASES)
+        split['to_guest'] = attached['to_guest']
+        if export is not None:
+            split['export by hand'] = exported
+        rows['attach'].append(split)
+        # The guest lets go while libvirt's call waits for the release:
+        # no phases, the events from the call's start.
+        split = {'detachDeviceFlags': detached['call'],
+                 'to_guest': detached['to_guest'],
+                 'to_event': detached['to_event'],
+                 'total': detached['total']}
+        if export is not None:
+            split['unexport by hand'] = unexported
+        rows['detach'].append(split)
+        return flickers
+
+
+def _wait(api, path, done, what, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    while True:
+        resp = api.get(path)
+        if done(resp):
+            return resp
+        if time.monotonic() > deadline:
+            raise RuntimeError('%s: not within %ss (%r)' % (what, timeout,
+                                                            resp))
+        time.sleep(0.1)
+
+
+def _engine(deployment):
+    """The database of the deployment's compute side (the mappings)."""
+    if deployment.all_in_one:
+        return sa.create_engine('sqlite:///%s' % os.path.join(
+            deployment.path, 'state', 'nova_lite.sqlite'))
+    return sa.create_engine(deployment.connection_url)
+
+
+def run_layout(layout, args, results):
+    """Start ``layout``, run its rounds into ``results[backend][mode]``;
+    returns what the report says of the layout, or None when this machine
+    cannot run it (said why)."""
     began = time.monotonic()
     load_before = os.getloadavg()
     deployment = realdata.RealDataDeployment(
-        'mysql', compute_hosts=('bench-%d' % os.getpid(),))
-    log('starting the real-data deployment (uWSGI, conductor, compute '
-        'with libvirt, RabbitMQ, MariaDB, %s)', 'iscsi on tgtd' if
-        args.backend == realdata.ISCSI else 'rbd on Ceph')
+        'mysql', compute_hosts=('bench-%d' % os.getpid(),),
+        all_in_one=layout == ALL_IN_ONE,
+        # Other deployments share the machine's libvirtd: domain names
+        # that cannot collide with theirs.
+        extra_conf={'DEFAULT': {
+            'instance_name_template': 'instance-%(uuid)s'}})
+    log('%s: starting %s (compute with libvirt, iscsi on tgtd, rbd on '
+        'Ceph)', layout, 'nova-lite-all' if layout == ALL_IN_ONE else
+        'uWSGI, conductor, compute, RabbitMQ, MariaDB')
     if not attach_load.set_up(deployment):
-        return 2
-    if args.backend not in deployment.backends:
-        log('no %s backend here: %s', args.backend, deployment.no_ceph)
+        return None
+    missing = [b for b in args.backend if b not in deployment.backends]
+    if missing:
+        log('no %s backend here: %s', ', '.join(missing),
+            deployment.no_ceph)
         deployment.cleanUp()
-        return 2
-    import libvirt
-    from nova_lite.virt.libvirt import config as vconfig
-    results = {SYNC: {'attach': [], 'detach': []},
-               ASYNC: {'attach': [], 'detach': []}}
-    engine = sa.create_engine(deployment.connection_url)
+        return None
+    engine = _engine(deployment)
     api = deploy.HTTPClient(deployment.base_url, token='demo:demo',
                             compute_version='2.37', volume_version='3.27')
-    server_id = None
+    server_id = plug = guest = None
+    volumes = {}
+    flickers = {'nova_lite': 0, 'floor': 0}
+    info = {}
     try:
         resp = api.post('/v2.1/servers', body={'server': {
             'name': 'bench', 'flavorRef': '1', 'imageRef': IMAGE_REF,
             'networks': 'none'}})
         server_id = resp.body['server']['id']
-        deadline = time.monotonic() + 300
-        while api.get('/v2.1/servers/%s' % server_id).body[
-                'server']['status'] != 'ACTIVE':
-            if time.monotonic() > deadline:
-                raise RuntimeError('the server did not become ACTIVE')
-            time.sleep(0.2)
+        booted = time.monotonic()
+        server = _wait(api, '/v2.1/servers/%s' % server_id,
+                       lambda r: r.body['server']['status'] in (
+                           'ACTIVE', 'ERROR'),
+                       'server %s ACTIVE' % server_id, timeout=300).body[
+                           'server']
+        if server['status'] != 'ACTIVE':
+            raise RuntimeError('server %s went to ERROR: %s' % (
+                server_id, server.get('fault')))
+        import libvirt
         conn = libvirt.open(guest_fixture.uri())
-        root = vconfig.parse(conn.lookupByUUIDString(server_id).XMLDesc(0))
+        try:
+            root = vconfig.parse(
+                conn.lookupByUUIDString(server_id).XMLDesc(0))
+        finally:
+            conn.close()
         path = vconfig.channel_paths(root)[
             deployment.guest_image['channel']]
         guest = agent.wait_ready(path, timeout=realdata.BOOT_TIMEOUT)
-        resp = api.post('/v3/demo/volumes', body={'volume': {
-            'size': 1, 'volume_type': deployment.volume_type(
-                args.backend)}})
-        if resp.status != 202:
-            raise RuntimeError('volume create: %r' % resp)
-        volume_id = resp.body['volume']['id']
-        while api.get('/v3/demo/volumes/%s' % volume_id).body[
-                'volume']['status'] != 'available':
-            time.sleep(0.1)
+        info['boot_to_agent_s'] = round(time.monotonic() - booted, 1)
+        for backend in args.backend:
+            resp = api.post('/v3/demo/volumes', body={'volume': {
+                'size': 1,
+                'volume_type': deployment.volume_type(backend)}})
+            if resp.status != 202:
+                raise RuntimeError('volume create: %r' % resp)
+            volumes[backend] = resp.body['volume']['id']
+        for backend, volume_id in volumes.items():
+            _wait(api, '/v3/demo/volumes/%s' % volume_id,
+                  lambda r: r.body['volume']['status'] == 'available',
+                  'volume %s available' % volume_id)
         observer = Observer(engine, guest, args.poll_interval)
-        flickers = 0
-        log('server %s, volume %s: %d cycles', server_id, volume_id,
-            args.runs)
+        plug = guest_hotplug.HotPlug(guest_fixture.uri(), server_id, guest,
+                                     args.poll_interval)
+        floor = Floor(deployment, plug, guest, args.poll_interval)
+        log('%s: server %s, volumes %s: %d rounds of %d cycle pairs',
+            layout, server_id, volumes, args.runs,
+            len(volumes) * len(args.modes))
+        info['setup_s'] = round(time.monotonic() - began, 1)
+        rounds = time.monotonic()
         for run in range(args.runs):
-            mode = SYNC if run % 2 == 0 else ASYNC
-            flickers += cycle(api.as_(compute_version=mode), observer,
-                              guest, server_id, volume_id,
-                              args.poll_interval, results[mode])
-            log('run %d (%s): attach to guest %.0f ms, detach to guest '
-                '%.0f ms', run + 1, mode,
-                results[mode]['attach'][-1]['to_guest'] * 1000,
-                results[mode]['detach'][-1]['to_guest'] * 1000)
-        guest.close()
-        conn.close()
+            for backend, volume_id in volumes.items():
+                for name, version, access in args.modes:
+                    cell = results[backend][name]
+
+                    def learn(mapping_uuid, backend=backend,
+                              volume_id=volume_id, access=access or 'rw'):
+                        if not floor.knows(backend, access):
+                            floor.learn(backend, access, volume_id,
+                                        *observer.connection(mapping_uuid))
+
+                    def ours():
+                        flickers['nova_lite'] += cycle(
+                            api.as_(compute_version=version), observer,
+                            guest, server_id, volume_id, args.poll_interval,
+                            cell['nova_lite'], attach_mode=access,
+                            on_attached=learn)
+
+                    def floors():
+                        flickers['floor'] += floor.cycle(
+                            backend, access or 'rw', cell['floor'])
+
+                    # The floor needs one attach of nova_lite first.
+                    order = ((ours, floors) if run % 2 == 0 or
+                             backend not in floor.learned else
+                             (floors, ours))
+                    for step in order:
+                        step()
+                    log('%s %s %s run %d: to the guest %.0f ms (floor '
+                        '%.0f), guest lost %.0f ms (floor %.0f)', layout,
+                        backend, name, run + 1,
+                        cell['nova_lite']['attach'][-1]['to_guest'] * 1000,
+                        cell['floor']['attach'][-1]['to_guest'] * 1000,
+                        cell['nova_lite']['detach'][-1]['to_guest'] * 1000,
+                        cell['floor']['detach'][-1]['to_guest'] * 1000)
+        info['rounds_s'] = round(time.monotonic() - rounds, 1)
+        info['disks'] = floor.xml
     finally:
+        if plug is not None:
+            plug.close()
+        if guest is not None:
+            guest.close()
         if server_id is not None:
             # Its domain goes with it (the deployment's cleanup stops the
             # services, not the node's guests).
             api.delete('/v2.1/servers/%s' % server_id)
-            deadline = time.monotonic() + TIMEOUT
-            while (api.get('/v2.1/servers/%s' % server_id).status != 404 and
-                   time.monotonic() < deadline):
-                time.sleep(0.2)
+            try:
+                _wait(api, '/v2.1/servers/%s' % server_id,
+                      lambda r: r.status == 404, 'server deleted')
+            except RuntimeError as e:
+                log('%s', e)
+        for volume_id in volumes.values():
+            # An rbd image would outlive the deployment on the machine's
+            # Ceph.
+            api.delete('/v3/demo/volumes/%s' % volume_id)
+        for volume_id in volumes.values():
+            try:
+                _wait(api, '/v3/demo/volumes/%s' % volume_id,
+                      lambda r: r.status == 404, 'volume deleted')
+            except RuntimeError as e:
+                log('%s', e)
         engine.dispose()
         deployment.cleanUp()
-    report = {}
-    for mode, ops in results.items():
-        report[mode] = {}
-        for op, rows in ops.items():
-            if rows:
-                report[mode][op] = {
-                    name: attach_load.summary_ms([r[name] for r in rows])
-                    for name in rows[0]}
+    info.update(load_before=[round(x, 2) for x in load_before],
+                load_after=[round(x, 2) for x in os.getloadavg()],
+                run_seconds=round(time.monotonic() - began, 1),
+                flickers=flickers)
+    return info
+
+
+def summarize(rows):
+    """``{figure: {p50, p99, max, n}}`` in milliseconds."""
+    if not rows:
+        return {}
+    return {name: attach_load.summary_ms([r[name] for r in rows])
+            for name in rows[0]}
+
+
+def difference(ours, floor, key='to_guest'):
+    """nova_lite minus the floor, in milliseconds: of the p50s, of the
+    p99s, and the median of the paired cycles' differences."""
+    a = [r[key] for r in ours]
+    b = [r[key] for r in floor]
+    if not a or not b:
+        return None
+
+    def ms(value):
+        return round(value * 1000.0, 1)
+    return {
+        'p50': ms(attach_load.percentile(a, 50) -
+                  attach_load.percentile(b, 50)),
+        'p99': ms(attach_load.percentile(a, 99) -
+                  attach_load.percentile(b, 99)),
+        'paired_p50': ms(attach_load.percentile(
+            [x - y for x, y in zip(a, b)], 50)),
+    }
+
+
+def report_cell(cell):
+    return {
+        'nova_lite': {op: summarize(rows)
+                      for op, rows in cell['nova_lite'].items()},
+        'floor': {op: summarize(rows) for op, rows in cell['floor'].items()},
+        'minus_floor': {
+            'attach_to_guest': difference(cell['nova_lite']['attach'],
+                                          cell['floor']['attach']),
+            'detach_to_guest': difference(cell['nova_lite']['detach'],
+                                          cell['floor']['detach']),
+        },
+    }
+
+
+def table(milliseconds):
+    """The human-readable summary: one line per layout, backend and mode,
+    the request to the guest seeing (losing) the disk, p50/p99."""
+    def pair(summary):
+        return '%s/%s' % tuple('-' if summary.get(k) is None else
+                               '%.0f' % summary[k] for k in ('p50', 'p99'))
+
+    def diff(d):
+        return '-' if d is None else '%+.0f/%+.0f (%+.0f)' % (
+            d['p50'], d['p99'], d['paired_p50'])
+    line = '%-10s %-7s %-8s | %-24s %-11s %-11s | %-24s %-11s %s'
+    head = line % ('layout', 'backend', 'mode', 'attach: nova_lite-floor',
+                   'nova_lite', 'floor', 'detach: nova_lite-floor',
+                   'nova_lite', 'floor')
+    lines = ['request -> the guest sees the disk / loses it, ms p50/p99 '
+             '(minus floor: p50/p99 (paired p50))', head, '-' * len(head)]
+    for layout, backends in milliseconds.items():
+        for backend, modes in backends.items():
+            for mode, cell in modes.items():
+                ours, floor = cell['nova_lite'], cell['floor']
+                if not ours.get('attach') or not floor.get('attach'):
+                    continue
+                lines.append(line % (
+                    layout, backend, mode,
+                    diff(cell['minus_floor']['attach_to_guest']),
+                    pair(ours['attach']['to_guest']),
+                    pair(floor['attach']['to_guest']),
+                    diff(cell['minus_floor']['detach_to_guest']),
+                    pair(ours['detach']['to_guest']),
+                    pair(floor['detach']['to_guest'])))
+    return '\n'.join(lines)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--runs', type=int, default=10,
+                        help='rounds: cycles of nova_lite and of the floor '
+                             'per layout, backend and mode (default 10)')
+    parser.add_argument('--poll-interval', type=float, default=0.005)
+    parser.add_argument('--backend', default=','.join(BACKENDS),
+                        type=lambda t: _choices(t, BACKENDS, 'backend'),
+                        help='the volumes\' backends: iscsi (tgtd, CHAP), '
+                             'rbd (the machine\'s one-node Ceph); default '
+                             'both')
+    parser.add_argument('--layout', default=','.join(LAYOUTS),
+                        type=lambda t: _choices(t, LAYOUTS, 'layout'),
+                        help='production (uWSGI, conductor, compute, '
+                             'RabbitMQ, MariaDB), all (nova-lite-all); '
+                             'default both, one after the other')
+    parser.add_argument('--modes', default=DEFAULT_MODES, type=parse_modes,
+                        help='compute microversions of the attach, '
+                             '-ro/-rw for 2.105\'s attach_mode (default '
+                             '%s)' % DEFAULT_MODES)
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error('--runs: at least 1')
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    began = time.monotonic()
+    load_before = os.getloadavg()
+    results, layouts = {}, {}
+    for layout in args.layout:
+        results[layout] = {
+            backend: {name: {side: {'attach': [], 'detach': []}
+                             for side in ('nova_lite', 'floor')}
+                      for name, _v, _a in args.modes}
+            for backend in args.backend}
+        info = run_layout(layout, args, results[layout])
+        if info is None:
+            return 2
+        layouts[layout] = info
+    milliseconds = {
+        layout: {backend: {mode: report_cell(cell)
+                           for mode, cell in modes.items()}
+                 for backend, modes in backends.items()}
+        for layout, backends in results.items()}
+    print(table(milliseconds), file=sys.stderr, flush=True)
     print(json.dumps({
-        'backend': args.backend,
         'runs': args.runs,
+        'backends': args.backend,
+        'layouts': args.layout,
+        'modes': [name for name, _v, _a in args.modes],
         'poll_interval_s': args.poll_interval,
         'load_before': [round(x, 2) for x in load_before],
         'load_after': [round(x, 2) for x in os.getloadavg()],
         'run_seconds': round(time.monotonic() - began, 1),
-        'flickers': flickers,
-        'milliseconds': report,
+        'per_layout': {layout: {k: v for k, v in info.items()
+                                if k != 'disks'}
+                       for layout, info in layouts.items()},
+        'disks': {layout: info.get('disks', {})
+                  for layout, info in layouts.items()},
+        'milliseconds': milliseconds,
     }, indent=2))
     return 0
 
