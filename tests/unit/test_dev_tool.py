@@ -1,10 +1,11 @@
-"""tools/dev.py: its reading of stestr's output (what a CI log shows) and
-the linking of Ceph's Python bindings into a venv."""
+"""tools/dev.py: its reading of stestr's output (what a CI log shows),
+the linking of Ceph's Python bindings into a venv and the side venvs."""
 
 import contextlib
 import importlib.util
 import io
 import os
+import re
 from unittest import mock
 
 import fixtures
@@ -178,3 +179,37 @@ class LinkCephBindingsTest(testtools.TestCase):
         self.assertEqual([], links)
         self.assertEqual(1, len(printed.splitlines()))
         self.assertEqual([], os.listdir(self.site))
+
+
+class SideVenvsTest(testtools.TestCase):
+    """The side virtualenvs the integration tier needs."""
+
+    def test_cinders_venv_gets_the_ceph_bindings_and_only_it(self):
+        calls = []
+        with mock.patch.object(dev, 'ensure_side_venv',
+                               lambda spec: calls.append(('venv', spec))), \
+                mock.patch.object(dev, 'link_ceph_bindings',
+                                  lambda path: calls.append(('link', path))):
+            dev.build_side_venvs([dev.KEYSTONE_VENV, dev.CINDER_VENV])
+        self.assertEqual([
+            ('venv', dev.KEYSTONE_VENV), ('venv', dev.CINDER_VENV),
+            ('link', os.path.join(dev.ROOT, '.venv-cinder'))], calls)
+
+    def test_cinder_is_pinned_by_its_constraints_file(self):
+        directory, requirement, constraints = dev.CINDER_VENV
+        with open(os.path.join(dev.ROOT, constraints)) as f:
+            pins = [line.strip() for line in f
+                    if line.strip() and not line.startswith('#')]
+        self.assertIn('cinder==29.0.0', pins)
+        for name in requirement.split():
+            self.assertTrue(
+                any(p.lower().startswith(name.split('==')[0].lower() + '==')
+                    for p in pins), name)
+
+    def test_real_cinder_tests_share_one_worker(self):
+        group = re.compile(dev.GROUP_REGEX)
+        ids = ['tests.integration.realdata.test_cinder.TestRealCinder.'
+               'test_%s' % name for name in ('a', 'b')]
+        self.assertEqual(1, len({group.match(i).group(0) for i in ids}))
+        self.assertIsNone(group.match(
+            'tests.integration.realdata.test_rbd.TestRbdDataPath.test_a'))
