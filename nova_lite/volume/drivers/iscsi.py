@@ -17,20 +17,47 @@ connects it: ``initialize_connection`` makes the volume's target (IQN
 ``<target_prefix>volume-<id>``, one target per volume, ``<id>`` the id
 naming its storage: ``name_id`` once a migration gave it another
 volume's), its LUN 1 (the
-file; LUN 0 is tgtd's controller), binds the volume's CHAP account and
-then the connector's initiator name (``connector['initiator']``, tgtd's
-ACL by initiator name). ``terminate_connection`` unbinds that host's
-initiator, cuts the sessions it still has, and removes the target (and
-its account) when no initiator remains: after the last detach the volume
-is exported to no host. A target whose ACL is empty admits no initiator
+file; LUN 0 is tgtd's controller), binds the CHAP account of the host's
+connection and then the connector's initiator name
+(``connector['initiator']``, tgtd's ACL by initiator name).
+``terminate_connection`` unbinds that host's initiator (unless another
+connected host uses the same name), deletes the connection's account,
+cuts the sessions of that initiator name, and removes the target when no
+initiator remains: after the last detach the volume is exported to no
+host. A target whose ACL is empty admits no initiator
 (tgtd refuses the login), so a target is never open to every host, even
 for a moment: no address ACL (``ALL``) is ever bound, and one found on a
 volume's target is removed.
 
-CHAP: with ``use_chap_auth`` (the default) ``create_volume`` makes a user
-name and secret for the volume, kept in its row as Cinder keeps them
-(``provider_auth = CHAP <user> <secret>``); the target requires them.
-tgtd's accounts are global, so each volume has its own user.
+CHAP: with ``use_chap_auth`` (the default) each host connection has a
+CHAP account of its own: the first ``initialize_connection`` of a host
+for a volume makes a random user and secret, kept in the host's record
+(below) and bound to the target; the host's later connections of that
+volume (another attachment there, the same one asked again) get the same
+one, so the sessions of its other attachments can log in again; its
+``terminate_connection`` deletes it. An account is never given again: a
+host whose connection ended (its detach, or its fence's free) and that
+still runs a session (a fenced host's QEMU, logging in again and again to
+write) is refused by the target once the volume is exported again, to
+another host or to that one, whatever initiator name it uses. tgtd
+requires CHAP of every initiator once a target has an account, so the
+initiator name is no longer the only fence: two hosts sharing one are
+told apart by their accounts (a second host connecting with an initiator
+name that another host's connection on this backend uses is logged as an
+error; without ``use_chap_auth``, where the name is all there is, it is
+refused).
+
+Volumes created by earlier releases have an account of their own, made
+at create and kept in their row (Cinder's ``provider_auth = CHAP <user>
+<secret>``). Host connections recorded then (records without an account)
+keep logging in with it until they end; the volume's account is deleted
+when the last of them does, and never bound again: every new connection
+has its own. ``create_volume`` makes no credentials any more.
+
+tgtd 1.0.x keeps a target's accounts as a list it reads up to their
+count: unbinding (or deleting) any but the last account bound leaves a
+hole it crashes on. An account is unbound after those bound after it
+are, which are bound again at once.
 
 ``connection_info`` is Cinder's for iSCSI: ``{'driver_volume_type':
 'iscsi', 'data': {'target_discovered': False, 'target_portal': 'ip:port',
@@ -51,11 +78,13 @@ until it disconnects.
 
 Host connections: tgtd's ACL is the truth of which initiators a volume is
 exported to (``connections`` reads it with ``tgtadm --op show``). To name
-the host of an initiator, and keep the access mode and the count of
-connections, a small JSON record per connected host is kept in
-``<volumes_dir>/targets/volume-<id>/``; it is written before the
-initiator is bound and removed after it is unbound, so every bound
-initiator has one. An initiator bound with no record (bound by hand) is
+the host of an initiator, and keep the access mode, the count of
+connections and the connection's CHAP account, a small JSON record per
+connected host is kept in ``<volumes_dir>/targets/volume-<id>/``
+(readable by its owner alone: it holds the secret); it is written before
+the account and the initiator are bound and removed after they are
+unbound (the account deleted), so every bound initiator and account has
+one. An initiator bound with no record (bound by hand) is
 shown under its own name.
 
 Every change to one volume's target is made under a file lock of that
@@ -68,19 +97,26 @@ is bound, unbinding what is not, deleting what is gone is not an error,
 and a busy tgtd is asked again (``num_shell_tries``). What a process that
 dies between two calls leaves, and who settles it:
 
-* ``initialize_connection``: a record with no initiator bound, a target
-  with no initiator (exported to no host), or a bound initiator the
-  database does not know of (the attachment was never connected, and the
-  host never got the CHAP secret). The next connection of the volume
-  re-ensures the whole target (LUN, account, ACL, read-only flag); block
-  storage's settling unexports an initiator that no connected
-  attachment needs once its host's record (rewritten at each connection)
-  is older than ``[recovery] stalled_after``, and removes a target left
-  with none.
-* ``terminate_connection``: the initiator unbound but the target left
-  (exported to no host), or the record left (ignored: the ACL decides).
-  The attachment is unchanged (``volume/attachment_api.py`` deletes it
-  after), so the detach is asked again and finishes.
+* ``initialize_connection``: a record (with its account) and no account
+  or initiator bound, a target with no initiator (exported to no host),
+  or a bound initiator and account the database does not know of (the
+  attachment was never connected, and the host never got the CHAP
+  secret). The next connection of the volume re-ensures the whole target
+  (LUN, the accounts of the recorded connections, ACL, read-only flag);
+  block storage's settling ends a connection no connected attachment
+  needs once its host's record (rewritten at each connection) is older
+  than ``[recovery] stalled_after`` (its account deleted, its initiator
+  unbound unless a needed connection uses the name), and removes a
+  target left with none.
+* ``terminate_connection``: it first marks the host's record as ending
+  (``closing``): from then on that account is never bound again (the
+  next change to the target deletes it; a new connection of the host
+  gets a new one). Then the initiator unbound but the account left, the
+  account deleted but the sessions not cut (they log in again only
+  through the ACL and CHAP as they are), the target left (exported to no
+  host), or the record left. The attachment is unchanged
+  (``volume/attachment_api.py`` deletes it after), so the detach is asked
+  again and finishes.
 * ``delete_volume``: an unexported target, an account or the file left;
   the volume stays ``deleting`` and block storage's settling deletes it
   again.
@@ -95,9 +131,12 @@ and ``nova-lite-all`` (``nova_lite.volume.periodic``), several of them at
 once (each volume's changes are made under its lock), sees that tgtd lost
 its targets (a sentinel target the driver makes is gone) and exports
 again every volume with connected attachments to their
-hosts' initiators (a connection made meanwhile re-creates its own target;
-a host whose detach has begun is left to its disconnect); and it
-unexports the leftovers of dead processes (above). It reads the database
+hosts' initiators, with the accounts their records hold (a connection
+made meanwhile re-creates its own target; a host whose detach has begun
+is left to its disconnect; a connected attachment whose host has no
+record, its connection ended by a detach that was then undone, gets a
+new account: the host connects again to log in); and it ends the
+leftovers of dead processes (above). It reads the database
 only when tgtd lost the sentinel or has targets of the backend.
 
 Every process that enables this backend (the API serving ``/v3``, the
@@ -186,10 +225,13 @@ IQNs). Two deployments sharing one tgtd need two prefixes.
         'use_chap_auth',
         default=True,
         help="""
-Give each new volume CHAP credentials (kept with the volume, Cinder's
-``provider_auth``) that its target requires and ``connection_info``
-carries. Volumes created without them are exported to the initiator names
-of their hosts alone.
+Give each host connection of a volume a CHAP account of its own (a random
+user and secret, made when the host connects, deleted when its connection
+ends, never given again) that the target requires and ``connection_info``
+carries: a host whose connection ended cannot log in again, even when the
+volume is exported again to its initiator name. Without it volumes are
+exported to the initiator names of their hosts alone, and a host whose
+initiator name another host's connection uses is refused.
 """),
     cfg.IntOpt(
         'num_shell_tries',
@@ -370,11 +412,117 @@ class ISCSIDriver(file_driver.FileDriver):
 
     @staticmethod
     def _auth(volume):
-        """``(user, secret)`` of the volume's CHAP credentials, or None."""
+        """``(user, secret)`` of the volume's own CHAP credentials (its
+        ``provider_auth``, made at its create by earlier releases), or
+        None."""
         parts = (volume.get('provider_auth') or '').split()
         if len(parts) == 3 and parts[0].upper() == 'CHAP':
             return parts[1], parts[2]
         return None
+
+    @staticmethod
+    def _new_account():
+        """``[user, secret]`` of a fresh CHAP account: random, the user
+        unique to one host connection."""
+        alphabet = string.ascii_letters + string.digits
+        user = ''.join(secrets.choice(alphabet) for _i in range(24))
+        secret = ''.join(secrets.choice(alphabet) for _i in range(16))
+        return [user, secret]
+
+    def _account(self, volume, record):
+        """``(user, secret)`` a host's connection logs in with (its
+        record's own account; the volume's ``provider_auth`` for a
+        connection recorded before connections had their own), or
+        None."""
+        if 'chap' not in record:
+            return self._auth(volume)
+        return tuple(record['chap']) if record['chap'] else None
+
+    def _open(self, volume):
+        """``{key: record}`` of the connections not being ended."""
+        return {key: record for key, record in self._records(volume).items()
+                if not record.get('closing')}
+
+    def _drop_accounts(self, users, target=None):
+        """Delete tgtd's accounts ``users``, each unbound from ``target``
+        (the volume's, as just read, when it has one) first. A deleted
+        account's secret no longer logs in anywhere."""
+        for user in sorted(set(users)):
+            if target is not None and user in target.accounts:
+                self._unbind_account(target, user)
+            self.tgtadm('--op', 'delete', '--mode', 'account', '--user',
+                        user, ok=GONE)
+
+    def _unbind_account(self, target, user):
+        """Unbind ``user`` from ``target``, leaving tgtd's list of the
+        target's accounts without a hole: tgtd 1.0.x lists (and looks up
+        at login) the first ``n`` slots of that list, so unbinding (or
+        deleting) any but the last bound account makes it crash at its
+        next look at the target. The accounts bound after ``user`` are
+        unbound from the last, then bound again in their order (their
+        hosts' logins wait for the volume's lock meanwhile, or are
+        refused once and retried)."""
+        index = target.accounts.index(user)
+        after = target.accounts[index + 1:]
+        for other in reversed(after):
+            self.tgtadm('--op', 'unbind', '--mode', 'account', '--tid',
+                        target.tid, '--user', other, ok=GONE)
+        self.tgtadm('--op', 'unbind', '--mode', 'account', '--tid',
+                    target.tid, '--user', user, ok=GONE)
+        for other in after:
+            self.tgtadm('--op', 'bind', '--mode', 'account', '--tid',
+                        target.tid, '--user', other, ok=(EXISTS,))
+        target.accounts.remove(user)
+
+    def _cut_sessions(self, target, initiators):
+        """End the sessions of ``initiators`` on ``target``: whatever
+        logs in again must pass the ACL and CHAP as they are now."""
+        if target is None:
+            return
+        for sid, cid, name in list(target.sessions):
+            if name in initiators:
+                self.tgtadm('--op', 'delete', '--mode', 'conn', '--tid',
+                            target.tid, '--sid', sid, '--cid', cid, ok=GONE)
+                target.sessions.remove((sid, cid, name))
+
+    def _check_initiator_unshared(self, volume, key, initiator):
+        """Log an error (or, without CHAP, refuse) when another host
+        holds a connection of this backend with ``initiator``: tgtd's ACL
+        cannot tell the two hosts apart; only each connection's own CHAP
+        account keeps one host out of the other's volumes."""
+        others = set()
+        try:
+            names = os.listdir(self._targets_dir())
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if not name.startswith('volume-'):
+                continue
+            records = file_driver.read_records(
+                os.path.join(self._targets_dir(), name), 'key')
+            others.update(
+                other for other, record in records.items()
+                if other not in (key, initiator) and
+                record.get('initiator') == initiator and
+                not record.get('closing'))
+        if not others:
+            return
+        if not self.backend_conf.use_chap_auth:
+            raise exception.VolumeBackendAPIException(
+                data='host %s connects volume %s with the initiator name '
+                     '%s, which host(s) %s also use on backend %s: '
+                     'refused (without use_chap_auth the initiator name '
+                     'is all that tells the hosts apart); give each host '
+                     'its own initiator name' % (
+                         key, volume['id'], initiator,
+                         ', '.join(sorted(others)), self.backend_name))
+        LOG.error('Host %s connects volume %s with the initiator name %s, '
+                  'which host(s) %s also use on backend %s: the target '
+                  'ACL cannot tell them apart, only the CHAP account of '
+                  'each connection does. Give each host its own initiator '
+                  'name (/etc/iscsi/initiatorname.iscsi, or [libvirt] '
+                  'iscsi_initiator_name)', key, volume['id'], initiator,
+                  ', '.join(sorted(others)), self.backend_name)
 
     @staticmethod
     def _initiator(connector):
@@ -387,15 +535,6 @@ class ISCSIDriver(file_driver.FileDriver):
         return initiator
 
     # -- volumes --------------------------------------------------------
-    def create_volume(self, volume):
-        updates = super().create_volume(volume)
-        if self.backend_conf.use_chap_auth:
-            alphabet = string.ascii_letters + string.digits
-            user = ''.join(secrets.choice(alphabet) for _i in range(20))
-            secret = ''.join(secrets.choice(alphabet) for _i in range(16))
-            updates['provider_auth'] = 'CHAP %s %s' % (user, secret)
-        return updates
-
     def delete_volume(self, volume):
         with self._lock(volume):
             target = self.tgtadm.targets().get(self.iqn(volume))
@@ -431,23 +570,32 @@ class ISCSIDriver(file_driver.FileDriver):
         mode = self.access_mode(connector)
         key = self.connection_host(connector) or initiator
         with self._lock(volume):
-            previous = self._record_host(volume, key, initiator, mode,
-                                         connector)
+            self._check_initiator_unshared(volume, key, initiator)
             targets = self.tgtadm.targets()
-            target = self._ensure_target(volume, targets.get(
-                self.iqn(volume)), targets)
+            target = targets.get(self.iqn(volume))
+            previous = self._records(volume).get(key) or {}
+            if previous.get('closing') and previous.get('chap'):
+                # The end of the host's former connection died before
+                # its account was deleted: deleted now, before the record
+                # naming it is replaced.
+                self._drop_accounts([previous['chap'][0]], target)
+            previous, record = self._record_host(volume, key, initiator,
+                                                 mode, connector)
+            target = self._ensure_target(volume, target, targets)
             if previous and previous.get('initiator') not in (None,
                                                               initiator):
                 # The host's initiator name changed: the old one goes,
                 # unless another host uses it.
-                self._unbind(volume, target, previous['initiator'])
+                self._unbind(volume, target, previous['initiator'], key)
+                self._cut_sessions(target, [previous['initiator']])
             if initiator not in target.acl:
                 self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
                             target.tid, '--initiator-name', initiator,
                             ok=(EXISTS,))
-        return self._connection_info(volume, mode)
+        return self._connection_info(volume, mode,
+                                     self._account(volume, record))
 
-    def _connection_info(self, volume, mode):
+    def _connection_info(self, volume, mode, auth):
         data = {
             'target_discovered': False,
             'target_portal': '%s:%s' % (
@@ -459,7 +607,6 @@ class ISCSIDriver(file_driver.FileDriver):
             'encrypted': bool(volume.get('encrypted')),
             'access_mode': mode,
         }
-        auth = self._auth(volume)
         if auth:
             data.update(auth_method='CHAP', auth_username=auth[0],
                         auth_password=auth[1])
@@ -474,11 +621,22 @@ class ISCSIDriver(file_driver.FileDriver):
                 # Not known which host: every host.
                 self._remove_target(volume, target)
                 return
-            record = self._records(volume).get(key) or {}
+            records = self._records(volume)
+            record = records.get(key) or {}
+            if record and not record.get('closing'):
+                # From here on its account is never bound again.
+                self._write_record(volume, key, dict(record, closing=True))
             initiators = {i for i in (connector.get('initiator'),
                                       record.get('initiator')) if i}
             for initiator in initiators:
                 target = self._unbind(volume, target, initiator, key)
+            self._drop_accounts(self._unused_accounts(volume, key, record),
+                                target)
+            # Every session of the initiator name ends, also when another
+            # host shares the name (which session is whose cannot be
+            # told): theirs log in again with their own accounts, this
+            # host's cannot.
+            self._cut_sessions(target, initiators)
             self._forget(volume, key)
             if target is None or not [e for e in target.acl
                                       if is_initiator_name(e)]:
@@ -487,6 +645,20 @@ class ISCSIDriver(file_driver.FileDriver):
                 self._remove_target(volume, target)
             else:
                 self._set_readonly(volume, target)
+
+    def _unused_accounts(self, volume, key, record):
+        """The users of ``key``'s connection (``record``) that no other
+        open connection logs in with: its own account; the volume's
+        (``provider_auth``) once no connection recorded before
+        connections had their own remains."""
+        if not record:
+            return []
+        account = self._account(volume, record)
+        if not account:
+            return []
+        used = {(self._account(volume, r) or ('',))[0]
+                for k, r in self._open(volume).items() if k != key}
+        return [] if account[0] in used else [account[0]]
 
     def connections(self, volume):
         target = self.tgtadm.targets().get(self.iqn(volume))
@@ -607,13 +779,16 @@ class ISCSIDriver(file_driver.FileDriver):
         return exported
 
     def _unexport_leftovers(self, wanted, stalled_before):
-        """Unbind the initiators no connected attachment of ``wanted``
+        """End the connections no connected attachment of ``wanted``
         needs and whose record (rewritten at each connection) is older
-        than ``stalled_before`` (naive UTC), or missing; a target left
-        with none goes. A target is matched to its volume by the storage
-        id its name holds (``name_id`` for a migrated volume). Returns
-        ``[(volume id, 'unexported')]`` (the id in the target's name for
-        a target no connected attachment names)."""
+        than ``stalled_before`` (naive UTC): their accounts deleted,
+        their initiators unbound (unless an open connection uses them),
+        their sessions cut, their records removed; an initiator bound
+        with no record (or a missing one) is unbound as well, and a
+        target left with none goes. A target is matched to its volume by
+        the storage id its name holds (``name_id`` for a migrated
+        volume). Returns ``[(volume id, 'unexported')]`` (the id in the
+        target's name for a target no connected attachment names)."""
         cutoff = (calendar.timegm(stalled_before.timetuple())
                   if stalled_before != datetime.datetime.max
                   else float('inf'))
@@ -625,20 +800,43 @@ class ISCSIDriver(file_driver.FileDriver):
                 {'id': storage_id}, [])
             volume_id = volume['id']
             needed = {(c or {}).get('initiator') for c in connectors}
+            keys = set(self._initiators(connectors)) | {
+                key for key, _c in self._initiators(connectors).values()}
             if connectors and not [i for i in target.acl
-                                   if i not in needed]:
+                                   if i not in needed] and not [
+                    k for k in self._records(volume) if k not in keys]:
                 continue
             with self._lock(volume):
                 target = self.tgtadm.targets().get(self.iqn(volume))
                 if target is None:
                     continue
+                times = self._key_times(volume)
+                ended = [k for k, t in times.items()
+                         if k not in keys and t < cutoff]
                 ages = self._record_times(volume)
                 stale = [i for i in target.acl
                          if i not in needed and ages.get(i, 0) < cutoff]
-                if not stale and (connectors or target.acl or any(
-                        t >= cutoff for t in ages.values())):
+                if not stale and not ended and (
+                        connectors or target.acl or any(
+                            t >= cutoff for t in ages.values())):
                     # Needed, or a connection is under way.
                     continue
+                records = self._records(volume)
+                for key in ended:
+                    LOG.warning('Volume %s had a connection of %s, which no '
+                                'connected attachment needs: ended',
+                                volume_id, key)
+                    record = records[key]
+                    self._write_record(volume, key,
+                                       dict(record, closing=True))
+                    self._drop_accounts(
+                        self._unused_accounts(volume, key, record), target)
+                    initiator = record.get('initiator')
+                    if initiator and initiator not in needed:
+                        target = self._unbind(volume, target, initiator,
+                                              key)
+                    self._cut_sessions(target, [initiator])
+                    self._forget(volume, key)
                 for entry in stale:
                     LOG.warning('Volume %s was exported to %s, which no '
                                 'connected attachment needs: unexported',
@@ -649,10 +847,8 @@ class ISCSIDriver(file_driver.FileDriver):
                                     '--initiator-address', entry, ok=GONE)
                         target.acl.remove(entry)
                         continue
-                    for key, record in self._records(volume).items():
-                        if record.get('initiator') == entry:
-                            self._forget(volume, key)
                     target = self._unbind(volume, target, entry)
+                    self._cut_sessions(target, [entry])
                 if not [e for e in target.acl if is_initiator_name(e)]:
                     self._remove_target(volume, target)
                 else:
@@ -707,13 +903,24 @@ class ISCSIDriver(file_driver.FileDriver):
                         target.tid, '--lun', LUN, '--backing-store', path,
                         ok=(EXISTS,))
             target.luns[LUN] = {'path': path, 'readonly': False}
-        auth = self._auth(volume)
-        if auth and auth[0] not in target.accounts:
-            self.tgtadm('--op', 'new', '--mode', 'account', '--user', auth[0],
-                        '--password', auth[1], ok=(EXISTS,))
+        wanted, ending = {}, set()
+        for record in self._records(volume).values():
+            account = self._account(volume, record)
+            if account and record.get('closing'):
+                ending.add(account[0])
+            elif account:
+                wanted[account[0]] = account[1]
+        # The accounts of connections that ended (or are ending) go.
+        self._drop_accounts(
+            (ending | set(target.accounts)) - set(wanted), target)
+        for user, secret in sorted(wanted.items()):
+            if user in target.accounts:
+                continue
+            self.tgtadm('--op', 'new', '--mode', 'account', '--user', user,
+                        '--password', secret, ok=(EXISTS,))
             self.tgtadm('--op', 'bind', '--mode', 'account', '--tid',
-                        target.tid, '--user', auth[0], ok=(EXISTS,))
-            target.accounts.append(auth[0])
+                        target.tid, '--user', user, ok=(EXISTS,))
+            target.accounts.append(user)
         for entry in list(target.acl):
             if not is_initiator_name(entry):
                 LOG.warning('Target %s had the address ACL %s: removed (the '
@@ -741,11 +948,12 @@ class ISCSIDriver(file_driver.FileDriver):
             lun['readonly'] = readonly
 
     def _unbind(self, volume, target, initiator, key=None):
-        """Unbind ``initiator`` (unless the record of a host other than
-        ``key`` uses it) and cut its sessions; returns the Target."""
+        """Unbind ``initiator`` unless the open connection of a host other
+        than ``key`` uses it; returns the Target. The callers cut the
+        sessions (``_cut_sessions``)."""
         if target is None:
             return None
-        users = [k for k, record in self._records(volume).items()
+        users = [k for k, record in self._open(volume).items()
                  if k != key and record.get('initiator') == initiator]
         if users:
             return target
@@ -753,10 +961,6 @@ class ISCSIDriver(file_driver.FileDriver):
             self.tgtadm('--op', 'unbind', '--mode', 'target', '--tid',
                         target.tid, '--initiator-name', initiator, ok=GONE)
             target.acl.remove(initiator)
-        for sid, cid, name in target.sessions:
-            if name == initiator:
-                self.tgtadm('--op', 'delete', '--mode', 'conn', '--tid',
-                            target.tid, '--sid', sid, '--cid', cid, ok=GONE)
         return target
 
     def _remove_target(self, volume, target):
@@ -772,12 +976,12 @@ class ISCSIDriver(file_driver.FileDriver):
             self.tgtadm('--op', 'delete', '--force', '--mode', 'target',
                         '--tid', target.tid, ok=GONE)
         users = set(target.accounts) if target is not None else set()
+        for record in self._records(volume).values():
+            users.update((self._account(volume, record) or ('',))[:1])
         auth = self._auth(volume)
         if auth:
             users.add(auth[0])
-        for user in sorted(users):
-            self.tgtadm('--op', 'delete', '--mode', 'account', '--user',
-                        user, ok=GONE)
+        self._drop_accounts(users - {''})
         self._forget(volume, None)
 
     # -- the records ----------------------------------------------------
@@ -792,6 +996,17 @@ class ISCSIDriver(file_driver.FileDriver):
         """``{host (or initiator): record}`` of the volume."""
         return file_driver.read_records(self._records_dir(volume), 'key')
 
+    def _key_times(self, volume):
+        """``{key: modification time of its record}``."""
+        result = {}
+        for key in self._records(volume):
+            try:
+                result[key] = os.stat(
+                    self._record_file(volume, key)).st_mtime
+            except OSError:
+                continue
+        return result
+
     def _record_times(self, volume):
         """``{initiator: latest modification time of its records}``."""
         result = {}
@@ -805,16 +1020,34 @@ class ISCSIDriver(file_driver.FileDriver):
         return result
 
     def _record_host(self, volume, key, initiator, mode, connector):
-        """Write ``key``'s record (under the volume's lock); returns the
-        one it replaces ({} if none)."""
-        path = self._record_file(volume, key)
+        """Write ``key``'s record (under the volume's lock); returns ``(the
+        one it replaces ({} if none), the new one)``. A new connection (no
+        open record of the host) gets an account of its own (with
+        ``use_chap_auth``); a host connected already keeps its account
+        (its other attachments' sessions log in with it), and one
+        recorded before connections had accounts (no ``chap``) the
+        volume's."""
         previous = self._records(volume).get(key) or {}
+        if previous.get('closing'):
+            previous = {}
         record = {
             'key': key, 'initiator': initiator, 'mode': mode,
             'connector': dict(connector or {}),
             'initialized': previous.get('initialized', 0) + 1,
             'writable': mode == 'rw' or bool(previous.get('writable')),
         }
+        if previous and 'chap' not in previous:
+            pass    # recorded before connections had their own account
+        elif previous:
+            record['chap'] = previous['chap']
+        else:
+            record['chap'] = (self._new_account()
+                              if self.backend_conf.use_chap_auth else None)
+        self._write_record(volume, key, record)
+        return previous, record
+
+    def _write_record(self, volume, key, record):
+        path = self._record_file(volume, key)
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
@@ -826,7 +1059,6 @@ class ISCSIDriver(file_driver.FileDriver):
             raise exception.VolumeBackendAPIException(
                 data='cannot record the connection of %s to volume %s: %s'
                      % (key, volume['id'], e.strerror))
-        return previous
 
     def _forget(self, volume, key):
         """Remove ``key``'s record, or (None) every record."""

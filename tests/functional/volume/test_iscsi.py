@@ -88,12 +88,8 @@ class VolumeLifecycleTest(ISCSITestCase):
         volume = self.create_volume()
         self.assertEqual('available', self.status(volume['id']))
         row = self.row(volume['id'])
-        method, user, secret = row.provider_auth.split()
-        self.assertEqual('CHAP', method)
-        # The credentials are the hosts', never shown with the volume.
-        for api in (self.vol, self.admin):
-            shown = api.get('/v3/volumes/%s' % volume['id'])
-            self.assertNotIn(secret, shown.text)
+        # The credentials are each host connection's, not the volume's.
+        self.assertIsNone(row.provider_auth)
         self.assertEqual('iSCSI', self.admin.get(
             '/v3/capabilities/iscsi').body['storage_protocol'])
         self.write(volume['id'])
@@ -101,6 +97,11 @@ class VolumeLifecycleTest(ISCSITestCase):
         attachment = self.attach(volume['id'])
         info = attachment['connection_info']
         self.assertEqual(CONNECTION_INFO_KEYS, set(info))
+        user, secret = info['auth_username'], info['auth_password']
+        # Never shown with the volume.
+        for api in (self.vol, self.admin):
+            shown = api.get('/v3/volumes/%s' % volume['id'])
+            self.assertNotIn(secret, shown.text)
         # The project's members are never shown the CHAP secret; an
         # administrator is.
         for path in ('/v3/attachments/%s' % attachment['id'],
@@ -152,7 +153,6 @@ class VolumeLifecycleTest(ISCSITestCase):
 
     def test_a_member_connecting_is_not_shown_the_secret(self):
         volume = self.create_volume()
-        secret = self.row(volume['id']).provider_auth.split()[2]
         own = self.vol.post('/v3/attachments', body={'attachment': {
             'volume_uuid': volume['id'], 'instance_uuid':
             uuidutils.generate_uuid()}})
@@ -163,10 +163,13 @@ class VolumeLifecycleTest(ISCSITestCase):
         self.assertEqual(200, updated.status, updated.text)
         self.assertEqual(CONNECTION_INFO_KEYS - {'auth_password'},
                          set(updated.body['attachment']['connection_info']))
-        self.assertNotIn(secret, updated.text)
         # What the attachment holds is the service's and the admins'.
-        self.assertEqual(secret, self.admin.get(path).body['attachment'][
-            'connection_info']['auth_password'])
+        secret = self.admin.get(path).body['attachment'][
+            'connection_info']['auth_password']
+        vol = self.row(volume['id'])._asdict()
+        self.assertEqual(secret, self.driver._account(
+            vol, self.driver._records(vol)['compute2'])[1])
+        self.assertNotIn(secret, updated.text)
         self.assertEqual(200, self.vol.delete(path).status)
 
     def test_multiattach_read_only_and_read_write(self):
@@ -293,14 +296,26 @@ class RestartedTgtdTest(ISCSITestCase):
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
                           len(DATA))
         # A detach that failed is undone: the next export pass (tgtd lost
-        # its targets again) exports the host again.
+        # its targets again) exports the host again, with an account of
+        # a new connection: the ended one's never logs in again.
         attachment_db.attachment_abort_detach(ctxt, attachment['id'])
         self.tgtd.kill()
         self.tgtd.start()
         self.assertEqual(
             [(volume['id'], 'exported')],
             volume_api.API(self.conf).settling.ensure_exports(ctxt))
-        self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
+                          len(DATA))
+        # The host connects again (its attachment updated with its
+        # connector): it reads.
+        again = self.vol.as_(volume_version='3.54').put(
+            '/v3/attachments/%s' % attachment['id'],
+            body={'attachment': {'connector': {'host': 'compute1',
+                                               'initiator': I1}}},
+            headers={'X-Service-Token': SERVICE_TOKEN})
+        self.assertEqual(200, again.status, again.text)
+        self.assertEqual(DATA, tgt.qemu_read(
+            again.body['attachment']['connection_info'], I1, 0, len(DATA)))
 
 
 class DeadProcessLeftoverTest(ISCSITestCase):
@@ -322,7 +337,8 @@ class DeadProcessLeftoverTest(ISCSITestCase):
             self.assertRaises(Died, self.attach, volume['id'])
         vol = self.row(volume['id'])._asdict()
         self.assertEqual(['compute1'], list(self.driver.connections(vol)))
-        data = self.driver._connection_info(vol, 'rw')['data']
+        data = self.driver._connection_info(vol, 'rw', self.driver._account(
+            vol, self.driver._records(vol)['compute1']))['data']
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
         # Not stalled yet: a connection may be under way.

@@ -127,7 +127,11 @@ class DataPathTest(TgtdTestCase):
         volume = self.create()
         d1 = self.connect(volume, H1)
         d2 = self.connect(volume, H2)
-        self.assertEqual(d1, d2)
+        # One target, an account per host.
+        self.assertEqual(d1['target_iqn'], d2['target_iqn'])
+        self.assertNotEqual(d1['auth_username'], d2['auth_username'])
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d1, I1, 0,
+                          len(DATA), password=d2['auth_password'])
         self.assertEqual(DATA, tgt.qemu_read(d1, I1, 0, len(DATA)))
         self.assertEqual(DATA, tgt.qemu_read(d2, I2, 0, len(DATA)))
         # host2 writes, host1 reads it.
@@ -210,6 +214,72 @@ class DataPathTest(TgtdTestCase):
         self.driver.terminate_connection(volume, H1)
         self.assertEqual([], [s for s in sessions() if s == I1])
         self.assertEqual([I2], [e for e in self.tgtd.targets()[iqn].acl])
+
+
+class FenceTest(TgtdTestCase):
+    """A host whose connection ended (its detach, or its fence's free)
+    never logs in again with what it was given, whether the volume goes
+    to a host with another initiator name or with the same one, or comes
+    back to that host."""
+
+    def stale_writer(self, data, initiator, pattern):
+        """A QEMU initiator logged in with ``data`` that reads, waits, then
+        writes ``pattern`` at 0: a guest's write queued behind the end of
+        its connection. Returns the process once its session is up."""
+        writer = subprocess.Popen(
+            ['qemu-io', '-c', 'read 0 512', '-c', 'sleep 2000', '-c',
+             'write -P %s 0 512' % pattern, '--image-opts', ','.join([
+                 'driver=iscsi', 'transport=tcp',
+                 'portal=%s' % data['target_portal'],
+                 'target=%s' % data['target_iqn'], 'lun=1',
+                 'initiator-name=%s' % initiator,
+                 'user=%s' % data['auth_username'],
+                 'password=%s' % data['auth_password']])],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(writer.wait)
+        self.addCleanup(writer.kill)
+        deadline = time.monotonic() + tgt.DEADLINE
+        while initiator not in [s[2] for s in self.tgtd.targets()[
+                data['target_iqn']].sessions]:
+            self.assertLess(time.monotonic(), deadline, 'no session')
+            self.assertIsNone(writer.poll())
+            time.sleep(0.05)
+        return writer
+
+    def assert_never_written(self, volume, writer, seconds=8):
+        """The LUN's first 512 bytes stay the owner's for ``seconds``
+        (long enough for the writer to log in again and write, 2 s after
+        its read, were it let in)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            with open(volume['provider_location'], 'rb') as f:
+                self.assertEqual(DATA, f.read(len(DATA)))
+            time.sleep(0.2)
+
+    def _test_the_ended_connection_stays_out(self, twin):
+        volume = self.create()
+        stale = self.connect(volume, H1)
+        writer = self.stale_writer(stale, I1, '0x66')
+        # host1's connection ends (it was fenced; the volume is freed).
+        self.driver.terminate_connection(volume, H1)
+        # The volume goes to ``twin``, then back to host1 besides.
+        owner = self.connect(volume, twin)
+        back = self.connect(volume, H1)
+        self.assertNotIn(stale['auth_username'], self.tgtd.accounts())
+        self.assertEqual(DATA, tgt.qemu_read(owner, twin['initiator'], 0,
+                                             len(DATA)))
+        self.assertEqual(DATA, tgt.qemu_read(back, I1, 0, len(DATA)))
+        self.assert_never_written(volume, writer)
+        error = self.assertRaises(tgt.LoginRefused, tgt.qemu_read, stale,
+                                  I1, 0, len(DATA))
+        self.assertIn('Authentication failure', str(error))
+
+    def test_an_ended_connection_stays_out_with_distinct_names(self):
+        self._test_the_ended_connection_stays_out(H2)
+
+    def test_an_ended_connection_stays_out_with_a_shared_name(self):
+        self._test_the_ended_connection_stays_out(
+            {'host': 'host2', 'initiator': I1})
 
 
 class IdempotenceTest(TgtdTestCase):
@@ -404,10 +474,24 @@ class ProcessDeathTest(TgtdTestCase):
             return []
         names = [e for e in target.acl]
         if names:
-            # Never without the volume's CHAP account.
-            self.assertEqual([volume['provider_auth'].split()[1]],
-                             target.accounts)
+            # Never without CHAP, never with an account no connection
+            # record names.
+            self.assertTrue(target.accounts)
+            self.assertEqual([], [u for u in target.accounts
+                                  if u not in self.users(volume)])
         return names
+
+    def users(self, volume):
+        """The CHAP users the volume's connection records name."""
+        return [self.driver._account(volume, r)[0]
+                for r in self.driver._records(volume).values()]
+
+    def data(self, volume, host='host1'):
+        """``connection_info`` data of ``host``'s connection, as its
+        record has it."""
+        return self.driver._connection_info(
+            volume, 'rw', self.driver._account(
+                volume, self.driver._records(volume)[host]))['data']
 
     def test_connect_killed_at_each_step(self):
         volume = self.create()
@@ -430,7 +514,7 @@ class ProcessDeathTest(TgtdTestCase):
             self.assertEqual({}, self.driver.connections(volume))
         # Killed before each of its six tgtadm calls, then through.
         self.assertEqual(7, step)
-        data = self.driver._connection_info(volume, 'rw')['data']
+        data = self.data(volume)
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
     def test_export_pass_killed_at_each_step(self):
@@ -464,7 +548,7 @@ class ProcessDeathTest(TgtdTestCase):
                                '--tid', self.tgtd.targets()[sentinel].tid)
         self.assertGreater(step, 3)
         self.assertIn(sentinel, self.tgtd.targets())
-        data = self.driver._connection_info(volume, 'rw')['data']
+        data = self.data(volume)
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
 
     def test_disconnect_killed_at_each_step(self):
@@ -473,11 +557,11 @@ class ProcessDeathTest(TgtdTestCase):
         while True:
             step += 1
             data = self.connect(volume, H1)
-            self.connect(volume, H2)
+            other = self.connect(volume, H2)
             killed = self.run_child('terminate_connection', volume, H1,
                                     step)
             # host2 keeps its export whatever happened.
-            self.assertEqual(DATA, tgt.qemu_read(data, I2, 0, len(DATA)))
+            self.assertEqual(DATA, tgt.qemu_read(other, I2, 0, len(DATA)))
             if not killed:
                 break
             # The attachment is unchanged: the detach is asked again.
@@ -492,14 +576,46 @@ class ProcessDeathTest(TgtdTestCase):
         step = 0
         while True:
             step += 1
-            self.connect(volume, H2)
+            user = self.connect(volume, H2)['auth_username']
             killed = self.run_child('terminate_connection', volume, H2,
                                     step)
             if not killed:
                 break
             self.driver.terminate_connection(volume, H2)
             self.assertEqual([], self.exported_to(volume))
-            self.assertNotIn(volume['provider_auth'].split()[1],
-                             self.tgtd.accounts())
+            self.assertNotIn(user, self.tgtd.accounts())
         self.assertEqual({}, self.tgtd.targets())
+        self.assertGreater(step, 3)
+
+    def test_disconnect_of_a_shared_name_killed_at_each_step(self):
+        # host1 and host2 with one initiator name: host1's disconnect,
+        # killed before each of its tgtadm calls, then asked again (or
+        # host1 connects again first): host2 reads throughout, and host1's
+        # ended connection never logs in again.
+        twin = {'host': 'host2', 'initiator': I1}
+        volume = self.create()
+        other = self.connect(volume, twin)
+        step = 0
+        while True:
+            step += 1
+            self.assertLess(step, 30)
+            ended = self.connect(volume, H1)
+            killed = self.run_child('terminate_connection', volume, H1,
+                                    step)
+            self.assertEqual(DATA, tgt.qemu_read(other, I1, 0, len(DATA)))
+            if not killed:
+                break
+            if step % 2:
+                # Connected again before the disconnect is asked again:
+                # a new account once the old one's end began.
+                self.connect(volume, H1)
+            self.driver.terminate_connection(volume, H1)
+            self.assertRaises(tgt.LoginRefused, tgt.qemu_read, ended, I1,
+                              0, len(DATA))
+            self.assertEqual([I1], self.exported_to(volume))
+            self.assertEqual(DATA, tgt.qemu_read(other, I1, 0, len(DATA)))
+        self.assertRaises(tgt.LoginRefused, tgt.qemu_read, ended, I1, 0,
+                          len(DATA))
+        self.assertEqual([other['auth_username']],
+                         self.tgtd.targets()[other['target_iqn']].accounts)
         self.assertGreater(step, 3)

@@ -67,8 +67,8 @@ class DataPathTestCase(base.RealDataTestCase):
 
     def assert_exported_to_one_host(self, volume_id):
         """The volume's target exports its file, read/write, to one
-        initiator (the node's: both compute hosts run here) that is
-        logged in (the guest's QEMU); returns the initiator."""
+        initiator (one host's: each has its own) that is logged in (the
+        guest's QEMU); returns the initiator."""
         target = self.target(volume_id)
         self.assertIsNotNone(target, 'volume %s has no target' % volume_id)
         self.assertEqual({'path': self.volume_path(volume_id),
@@ -77,6 +77,18 @@ class DataPathTestCase(base.RealDataTestCase):
         initiator = target.acl[0]
         self.assertIn(initiator, [s[2] for s in target.sessions], target)
         return initiator
+
+    def assert_exported_to_hosts(self, volume_id, hosts):
+        """The volume's target exports its file to the initiators of
+        ``hosts`` alone, each logged in, each host connection with a CHAP
+        account of its own."""
+        target = self.target(volume_id)
+        self.assertIsNotNone(target, 'volume %s has no target' % volume_id)
+        names = sorted(self.deployment.initiator(h) for h in hosts)
+        self.assertEqual(names, sorted(target.acl), target)
+        self.assertEqual(names, sorted({s[2] for s in target.sessions}),
+                         target)
+        self.assertEqual(len(hosts), len(target.accounts), target)
 
 
 class TestDataPath(DataPathTestCase):
@@ -182,7 +194,7 @@ class TestDataPath(DataPathTestCase):
         guests[third].wait_for_disk(shared)
         self.assertEqual(HOST_BYTES, guests[third].read(shared, 0, 16))
         self.assertEqual({dev(device): shared}, self.domain_disks(third))
-        self.assert_exported_to_one_host(shared)
+        self.assert_exported_to_hosts(shared, [here, there])
 
         # One guest's write is what the others read.
         first, second = pair
@@ -200,7 +212,7 @@ class TestDataPath(DataPathTestCase):
         guests[second].write(shared, 2 * GUEST_OFFSET, b'second-guest-wr!')
         self.assertEqual(b'second-guest-wr!',
                          guests[third].read(shared, 2 * GUEST_OFFSET, 16))
-        self.assert_exported_to_one_host(shared)
+        self.assert_exported_to_hosts(shared, [here, there])
 
         # Detached from the other host: the first host's guest still
         # reads and writes it.
@@ -212,7 +224,7 @@ class TestDataPath(DataPathTestCase):
                          self.host_read(shared, 3 * GUEST_OFFSET, 16))
         self.assertEqual(GUEST_BYTES,
                          guests[second].read(shared, GUEST_OFFSET, 16))
-        self.assert_exported_to_one_host(shared)
+        self.assert_exported_to_hosts(shared, [here])
 
         # And from the last one: exported to no host.
         self.detach_from(second, shared, api)

@@ -246,11 +246,27 @@ class FakeTgtd(object):
         self.accounts[args['--user']] = args['--password']
 
     def _account_delete(self, args, flags):
+        for t in self.targets.values():
+            # tgtd 1.0.85 deletes it, then crashes at its next look at
+            # the target.
+            assert args['--user'] not in t['accounts'], (
+                'tgtd crashes: account %s deleted while bound to %s' % (
+                    args['--user'], t['iqn']))
         if self.accounts.pop(args['--user'], None) is None:
             return "can't find the account"
-        for t in self.targets.values():
-            if args['--user'] in t['accounts']:
-                t['accounts'].remove(args['--user'])
+
+    def _account_unbind(self, args, flags):
+        t = self.targets.get(self._tid(args))
+        if t is None:
+            return "can't find the target"
+        if args['--user'] not in t['accounts']:
+            return "can't find the account"
+        # tgtd 1.0.85 leaves a hole in the target's list of accounts and
+        # crashes at its next look at the target.
+        assert args['--user'] == t['accounts'][-1], (
+            'tgtd crashes: account %s unbound before %s' % (
+                args['--user'], t['accounts'][-1]))
+        t['accounts'].remove(args['--user'])
 
     def _account_bind(self, args, flags):
         t = self.targets.get(self._tid(args))
@@ -325,26 +341,33 @@ class ISCSIDriverTest(testtools.TestCase):
         return self.driver.initialize_connection(
             volume or self.volume, dict(connector, mode=mode))
 
-    def auth(self):
-        return self.volume['provider_auth'].split()
+    def account(self, host='h1', volume=None):
+        """``(user, secret)`` of ``host``'s connection of the volume."""
+        record = self.driver._records(volume or self.volume)[host]
+        return tuple(record['chap'])
+
+    def open_accounts(self, volume=None):
+        """The users of the volume's open connections."""
+        return sorted(
+            self.driver._account(volume or self.volume, r)[0]
+            for r in self.driver._records(volume or self.volume).values()
+            if not r.get('closing'))
 
     # -- create, connection_info ------------------------------------------
-    def test_create_makes_a_sparse_file_and_chap_credentials(self):
+    def test_create_makes_a_sparse_file_and_no_credentials(self):
         path = self.volume['provider_location']
         self.assertEqual(1024 ** 3, os.stat(path).st_size)
-        method, user, secret = self.auth()
-        self.assertEqual('CHAP', method)
-        self.assertEqual((20, 16), (len(user), len(secret)))
-        self.assertTrue(user.isalnum() and secret.isalnum())
-        other = self.driver.create_volume(dict(VOLUME, id='other'))
-        self.assertNotEqual(self.volume['provider_auth'],
-                            other['provider_auth'])
+        # The credentials are each connection's (below), not the
+        # volume's.
+        self.assertNotIn('provider_auth', self.volume)
         # Nothing is exported until a host connects.
         self.assertEqual([], self.tgtd.calls)
 
     def test_connection_info_is_cinders(self):
         info = self.connect(mode='ro')
-        _method, user, secret = self.auth()
+        user, secret = self.account()
+        self.assertEqual((24, 16), (len(user), len(secret)))
+        self.assertTrue(user.isalnum() and secret.isalnum())
         self.assertEqual({
             'driver_volume_type': 'iscsi',
             'data': {
@@ -398,7 +421,7 @@ class ISCSIDriverTest(testtools.TestCase):
     def test_connect_exports_to_the_initiator_with_chap(self):
         self.connect()
         target = self.tgtd.target()
-        _method, user, secret = self.auth()
+        user, secret = self.account()
         self.assertEqual({1: (self.volume['provider_location'], False)},
                          target['luns'])
         self.assertEqual([user], target['accounts'])
@@ -452,6 +475,164 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
         self.driver.terminate_connection(self.volume, H1)   # again: fine
         self.assertEqual([I2], self.tgtd.target()['acl'])
+
+    # -- each host connection its own CHAP account ------------------------
+    def test_each_connection_has_an_account_of_its_own(self):
+        first = self.connect()['data']
+        # A second attachment on h1: the same connection, the same account
+        # (the sessions of the first log in again with it).
+        again = self.connect(mode='ro')['data']
+        other = self.connect(H2)['data']
+        h1 = (first['auth_username'], first['auth_password'])
+        h2 = (other['auth_username'], other['auth_password'])
+        self.assertEqual(h1, (again['auth_username'],
+                              again['auth_password']))
+        self.assertEqual(h1, self.account('h1'))
+        self.assertNotEqual(h1[0], h2[0])
+        self.assertNotEqual(h1[1], h2[1])
+        self.assertEqual(dict([h1, h2]), self.tgtd.accounts)
+        self.assertEqual(sorted([h1[0], h2[0]]),
+                         sorted(self.tgtd.target()['accounts']))
+        # h1 disconnects: its account is gone from tgtd, h2's stays.
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertEqual(dict([h2]), self.tgtd.accounts)
+        self.assertEqual([h2[0]], self.tgtd.target()['accounts'])
+        # h1 connects again: an account never seen before.
+        new = self.connect()['data']
+        self.assertNotIn(new['auth_username'], (h1[0], h2[0]))
+        self.assertNotIn(new['auth_password'], (h1[1], h2[1]))
+        self.assertNotIn(h1[0], self.tgtd.accounts)
+        # The records hold the secrets: the owner's alone may read them.
+        path = self.driver._record_file(self.volume, 'h1')
+        self.assertEqual(0o600, os.stat(path).st_mode & 0o777)
+
+    def test_a_shared_initiator_name_is_flagged_and_fenced_by_chap(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        twin = {'host': 'h2', 'initiator': I1}
+        self.connect()
+        stale = self.account('h1')
+        self.tgtd.target()['sessions'] = [(1, 0, I1)]
+        # h1 is fenced and its connection ended without it; its guest
+        # runs on, its QEMU holding h1's account.
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertIsNone(self.tgtd.target())
+        # h2, with the same initiator name, connects: no other host holds
+        # that name now.
+        data = self.connect(twin)['data']
+        self.assertNotIn('also use', log.output)
+        # The ACL admits the name again, but h1's account is gone: tgtd
+        # has no account with its user or its secret.
+        self.assertEqual([I1], self.tgtd.initiators())
+        self.assertEqual({data['auth_username']: data['auth_password']},
+                         self.tgtd.accounts)
+        self.assertNotIn(stale[0], self.tgtd.accounts)
+        self.assertNotIn(stale[1], self.tgtd.accounts.values())
+        # The volume (multiattach) returns to h1 while h2 holds it, and h1
+        # connects another volume: flagged each time, each connection
+        # with its own account.
+        back = self.connect()['data']
+        self.assertIn('Host h1 connects volume %s with the initiator name '
+                      '%s, which host(s) h2 also use on backend iscsi1'
+                      % (VOLUME['id'], I1), log.output)
+        self.assertNotIn(back['auth_username'],
+                         (stale[0], data['auth_username']))
+        volume2 = dict(VOLUME, id='volume-2')
+        volume2.update(self.driver.create_volume(volume2))
+        self.connect(volume=volume2)
+        self.assertIn('Host h1 connects volume volume-2', log.output)
+        # h1 disconnects again: every session of the name is cut (whose
+        # is whose cannot be told; h2's log in again with h2's account),
+        # the name stays bound for h2, h1's account goes.
+        self.tgtd.target()['sessions'] = [(1, 0, I1), (2, 0, I1)]
+        self.driver.terminate_connection(self.volume, H1)
+        target = self.tgtd.target()
+        self.assertEqual(([I1], [], [data['auth_username']]),
+                         (target['acl'], target['sessions'],
+                          target['accounts']))
+        self.assertNotIn(back['auth_username'], self.tgtd.accounts)
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+
+    def test_a_shared_initiator_name_without_chap_is_refused(self):
+        self.conf.set_override('use_chap_auth', False, group='iscsi1')
+        self.connect()
+        twin = {'host': 'h2', 'initiator': I1}
+        error = self.assertRaises(exception.VolumeBackendAPIException,
+                                  self.connect, twin)
+        self.assertIn('host h2 connects volume %s with the initiator name '
+                      '%s, which host(s) h1 also use on backend iscsi1: '
+                      'refused' % (VOLUME['id'], I1), str(error))
+        self.assertEqual(['h1'], list(self.driver.connections(self.volume)))
+        # Once h1 is gone, h2 may.
+        self.driver.terminate_connection(self.volume, H1)
+        self.connect(twin)
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
+
+    def test_a_connection_made_with_the_volumes_own_account(self):
+        # A volume created by an earlier release has an account of its own
+        # (provider_auth), which its hosts connected then got, and their
+        # records have no account.
+        old = ('olduser0000000000000', 'oldsecret0000000')
+        self.volume['provider_auth'] = 'CHAP %s %s' % old
+        self.connect()
+        record = self.driver._records(self.volume)['h1']
+        self.tgtd.accounts.clear()
+        self.tgtd.target()['accounts'][:] = [old[0]]
+        self.tgtd.accounts[old[0]] = old[1]
+        del record['chap']
+        self.driver._write_record(self.volume, 'h1', record)
+        # h1 connects again (another attachment there): the volume's.
+        data = self.connect()['data']
+        self.assertEqual(old, (data['auth_username'], data['auth_password']))
+        # h2 connects: an account of its own.
+        other = self.connect(H2)['data']
+        self.assertNotEqual(old[0], other['auth_username'])
+        self.assertEqual(sorted([old[0], other['auth_username']]),
+                         sorted(self.tgtd.target()['accounts']))
+        # h1 disconnects: the volume's account is deleted, never bound
+        # again.
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertEqual([other['auth_username']],
+                         list(self.tgtd.accounts))
+        new = self.connect()['data']
+        self.assertNotEqual(old[0], new['auth_username'])
+        self.assertNotIn(old[0], self.tgtd.accounts)
+        self.assertNotIn(old[0], self.tgtd.target()['accounts'])
+
+    def test_an_ended_connections_account_never_returns(self):
+        # A disconnect of h1 (its name shared with h2) that dies at each
+        # step, then h2 and h1 connect again before the disconnect is
+        # asked again; then it is.
+        twin = {'host': 'h2', 'initiator': I1}
+        self.connect(twin)
+        self.connect()
+        before = []
+
+        def action():
+            before.append(self.account('h1')[0])
+            self.driver.terminate_connection(self.volume, H1)
+
+        def after(step):
+            old = before[-1]
+            records = self.driver._records(self.volume)
+            ending = 'h1' not in records or records['h1'].get('closing')
+            # h2 connects again (another attachment there): the ending
+            # connection's account is not bound again, but deleted.
+            self.connect(twin)
+            if ending:
+                self.assertNotIn(old, self.tgtd.accounts, step)
+            self.connect()
+            if ending:
+                self.assertNotEqual(old, self.account('h1')[0], step)
+                self.assertNotIn(old, self.tgtd.accounts, step)
+            self.assert_exported_to([I1])
+            self.driver.terminate_connection(self.volume, H1)
+            self.assertNotIn(old, self.tgtd.accounts, step)
+            self.assertEqual([self.account('h2')[0]],
+                             list(self.tgtd.accounts), step)
+            self.assert_exported_to([I1])
+            self.connect()
+        steps = self.die_at_each_step(action, after)
+        self.assertGreaterEqual(steps, 3)
 
     def test_the_last_disconnect_removes_the_target_and_account(self):
         self.connect()
@@ -573,8 +754,7 @@ class ISCSIDriverTest(testtools.TestCase):
     def test_delete_of_a_never_exported_volume(self):
         self.driver.delete_volume(self.volume)
         self.assertFalse(os.path.exists(self.volume['provider_location']))
-        self.assertEqual([('show', 'target'), ('delete', 'account')],
-                         self.tgtd.ops())
+        self.assertEqual([('show', 'target')], self.tgtd.ops())
 
     # -- tgtd's answers ------------------------------------------------------
     def test_a_busy_tgtd_is_asked_again(self):
@@ -633,12 +813,19 @@ class ISCSIDriverTest(testtools.TestCase):
 
     def assert_exported_to(self, initiators):
         """No address ACL ever; the initiators bound; when any is, the
-        account is bound too (no login without CHAP)."""
+        accounts of the connections are bound too (no login without
+        CHAP); tgtd has no account a record does not name (one whose
+        connection is ending, ``closing``, until its end is asked
+        again)."""
         target = self.tgtd.target()
         acl = target['acl'] if target else []
         self.assertEqual(sorted(initiators), sorted(acl))
         if acl:
-            self.assertEqual([self.auth()[1]], target['accounts'])
+            self.assertTrue(target['accounts'])
+        named = {self.driver._account(self.volume, r)[0] for r in
+                 self.driver._records(self.volume).values()}
+        self.assertEqual([], [u for u in self.tgtd.accounts
+                              if u not in named])
 
     def test_connect_dies_at_each_step(self):
         self.connect(H2)
@@ -813,6 +1000,30 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assert_exported_to([I2])
         self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
         # Nothing more to do.
+        self.assertEqual([], self.driver.ensure_exports(connected,
+                                                        self.stalled(1)))
+
+    def test_a_leftover_connection_sharing_a_name_is_ended(self):
+        # h1's connection was made but the database never had it (its
+        # process died); h2, connected, uses the same initiator name.
+        twin = {'host': 'h2', 'initiator': I1}
+        self.connect(twin)
+        self.connect()
+        leftover = self.account('h1')[0]
+
+        def connected(volume_id=None, detaching=True):
+            return {VOLUME['id']: (self.volume, [twin])}
+        self.driver.ensure_exports(connected)            # the sentinel
+        self.assertEqual([], self.driver.ensure_exports(
+            connected, self.stalled(-60)))
+        self.assertIn(leftover, self.tgtd.accounts)
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(connected,
+                                                    self.stalled(1)))
+        # The name stays bound for h2; h1's account is gone.
+        self.assert_exported_to([I1])
+        self.assertEqual([self.account('h2')[0]], list(self.tgtd.accounts))
+        self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
         self.assertEqual([], self.driver.ensure_exports(connected,
                                                         self.stalled(1)))
 
