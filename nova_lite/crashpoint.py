@@ -108,6 +108,10 @@ VOLUME_EXTEND_AFTER_BACKEND = declare(
 VOLUME_DELETE_AFTER_START = declare(
     'api.volume_delete.after_start', 'api',
     'the volume is deleting; the backend still holds it')
+VOLUME_CLONE_AFTER_CREATE = declare(
+    'api.volume_clone.after_create', 'api',
+    'the clone is creating with its source_volid (the source cannot be '
+    'deleted); the backend was not asked to clone')
 # A migration (volume/migration.py; in the API process, os-migrate_volume
 # or os-retype).
 VOLUME_MIGRATE_AFTER_START = declare(

@@ -13,6 +13,7 @@ from nova_lite.api.handlers import ips
 from nova_lite.api.handlers import os_volumes
 from nova_lite.api.handlers import quotas
 from nova_lite.api.handlers import server_actions
+from nova_lite.api.handlers import server_external_events
 from nova_lite.api.handlers import servers
 from nova_lite.api.handlers import services
 from nova_lite.api.handlers import volume_types
@@ -83,6 +84,10 @@ COMPUTE_ROUTES = {
     },
     '/servers/{server_id}/os-instance-actions/{request_id}': {
         'GET': instance_actions.show_instance_action,
+    },
+    # Other services' events about servers (Cinder's volume-extended...).
+    '/os-server-external-events': {
+        'POST': server_external_events.create_external_events,
     },
     # The deprecated proxy to block storage (below 2.36; '/os-volumes/detail'
     # before '/os-volumes/{volume_id}').

@@ -5,7 +5,8 @@ of a compute host: ownership (404), lock and state (409), request checks
 (400). Long work goes to the conductor (build, attach) or, for one host's
 business, straight to that host by cast. A server's volume operations are
 ``API().volumes`` (``server_volumes.py``), shelving ``API().shelving``
-(``shelve_api.py``).
+(``shelve_api.py``), other services' events about servers
+``API().events`` (``external_events.py``).
 
 ``get_api(conf)`` returns the one ``API`` per configuration of a process.
 """
@@ -20,6 +21,7 @@ from oslo_utils import uuidutils
 from nova_lite.compute import actions
 from nova_lite.compute import block_device
 from nova_lite.compute import checks
+from nova_lite.compute import external_events
 from nova_lite.compute import fencing
 from nova_lite.compute import quotas
 from nova_lite.compute import release
@@ -74,6 +76,8 @@ class API(object):
             self.conductor_rpcapi)
         self.shelving = shelve_api.Shelving(conf, self.compute_rpcapi,
                                             self.conductor_rpcapi)
+        # Other services' events about servers (os-server-external-events).
+        self.events = external_events.ExternalEvents(self.compute_rpcapi)
 
     # -- lookups -------------------------------------------------------------
     def get(self, context, instance_uuid, read_deleted=False):

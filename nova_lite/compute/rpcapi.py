@@ -21,6 +21,8 @@ method to the lowest version that carries its arguments, and keep
   mapping is still at that task (one rolled back, settled or taken over
   meanwhile is dropped); a message without it comes from a sender older
   than 1.4.
+* 1.5 - external_instance_event (cast): other services' events about
+  servers of the host (``volume-extended``...), as Nova's.
 """
 
 import oslo_messaging as messaging
@@ -31,7 +33,7 @@ from nova_lite import rpc
 
 TOPIC = 'compute'
 NAMESPACE = 'compute'
-RPC_API_VERSION = '1.4'
+RPC_API_VERSION = '1.5'
 
 
 class ComputeAPI(object):
@@ -157,3 +159,17 @@ class ComputeAPI(object):
         version = self._task_version(task_ref, kwargs)
         self._prepare(instance.host, version).cast(
             ctxt, 'swap_volume', **kwargs)
+
+    # -- events of other services (cast) ------------------------------------
+    def can_send_external_events(self):
+        """True if the compute hosts take external_instance_event
+        (1.5)."""
+        return self.client.can_send_version('1.5')
+
+    def external_instance_event(self, ctxt, instances, events, host):
+        """Cast ``host`` the ``events`` (dicts: ``server_uuid``, ``name``,
+        ``tag``, ``status``) of its servers ``instances``. ``ServiceTooOld``
+        (503) when the hosts are capped below 1.5."""
+        self._prepare(host, '1.5').cast(
+            ctxt, 'external_instance_event', instances=instances,
+            events=events)

@@ -472,6 +472,10 @@ class Volume(TimestampMixin, BASE):
     encrypted: orm.Mapped[bool] = orm.mapped_column(default=False)
     deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
     deleted_at: orm.Mapped[Optional[datetime.datetime]]
+    # Cinder's source_volid: the volume this one was cloned from (None:
+    # created empty). Not a foreign key: the source may be deleted.
+    source_volid: orm.Mapped[Optional[str]] = orm.mapped_column(
+        UUID, index=True)
 
     volume_type: orm.Mapped[Optional['VolumeType']] = orm.relationship(
         lazy='raise')

@@ -17,6 +17,7 @@ from nova_lite.policies import lock_server
 from nova_lite.policies import os_volumes
 from nova_lite.policies import pause_server
 from nova_lite.policies import quotas
+from nova_lite.policies import server_external_events
 from nova_lite.policies import servers
 from nova_lite.policies import services
 from nova_lite.policies import shelve
@@ -32,7 +33,8 @@ _MODULES = [base, services, volumes, volume_metadata, volume_types,
             volume_type_access, attachments, servers, lock_server,
             pause_server, volumes_attachments, instance_actions,
             volume_backends, shelve, deferred_delete, quotas, ips,
-            availability_zones, os_volumes, volume_services]
+            availability_zones, os_volumes, volume_services,
+            server_external_events]
 
 
 def register(module):

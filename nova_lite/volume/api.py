@@ -41,6 +41,8 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import volumes as volume_policies
 from nova_lite.volume import attachment_api
+from nova_lite.volume.client import base as client_base
+from nova_lite.volume import cloning
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import types as type_db
 from nova_lite.volume.db import volumes as volume_db
@@ -49,6 +51,7 @@ from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
 from nova_lite.volume import migration
 from nova_lite.volume import quotas
+from nova_lite.volume import servers
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import settling
 from nova_lite.volume import status as st
@@ -133,11 +136,11 @@ class API(object):
             raise exception.SnapshotNotFound(snapshot_id=snapshot_id)
         if backup_id:
             raise exception.BackupNotFound(backup_id=backup_id)
-        if source_volid:
-            self.get(ctxt, source_volid)
-            raise exception.InvalidInput(
-                reason=_('creating a volume from another volume is not '
-                         'supported by nova_lite.'))
+        # A clone (nova_lite.volume.cloning): its source is read first,
+        # so an unknown one is 404.
+        source = self.get(ctxt, source_volid) if source_volid else None
+        if source is not None:
+            size = cloning.check_source(source, size)
         if not isinstance(size, int) or size <= 0:
             raise exception.InvalidInput(
                 reason=_("Volume size '%s' must be an integer and greater "
@@ -150,6 +153,9 @@ class API(object):
         if volume_type:
             vtype = type_db.type_get_by_name_or_id(
                 ctxt, volume_type, visible_to=type_api.visible_to(ctxt))
+        elif source is not None and source.volume_type_id:
+            vtype = type_db.type_get_by_name_or_id(ctxt,
+                                                   source.volume_type_id)
         else:
             # Cinder's default type (``[volume] default_volume_type``).
             vtype = self.types.default(ctxt)
@@ -163,9 +169,14 @@ class API(object):
                 raise exception.InvalidVolume(reason=_(
                     'Multiattach cannot be used with encrypted volumes.'))
             raise exception.EncryptedVolumesNotSupported()
-        backend = drivers.choose_backend(
-            self.conf, specs, multiattach,
-            exclude=volume_services.unschedulable_backends(ctxt, self.conf))
+        if source is not None:
+            backend = cloning.backend_for(ctxt, self.conf, source, vtype,
+                                          specs, multiattach)
+        else:
+            backend = drivers.choose_backend(
+                self.conf, specs, multiattach,
+                exclude=volume_services.unschedulable_backends(ctxt,
+                                                               self.conf))
         if backend is None and multiattach:
             # The multi-attach spec's fast feedback: the cached
             # capabilities say no backend can, so no volume is made.
@@ -184,15 +195,18 @@ class API(object):
             'display_description': description,
             'size': size,
             'multiattach': multiattach,
-            'bootable': bool(image_ref),
+            'bootable': bool(image_ref or source and source.bootable),
             'volume_type_id': vtype.id,
             'host': backend,
             'availability_zone': zone,
+            'source_volid': source_volid,
         }, quota_check=quota_check, metadata=metadata)
         if backend is None:
             LOG.error('No enabled backend can host volume %s (type %s)',
                       volume.id, volume_type)
             volume_db.volume_move(ctxt, volume.id, 'create_failed')
+        elif source is not None:
+            cloning.clone_on_backend(ctxt, self.conf, volume)
         else:
             self._create_on_backend(ctxt, volume)
         return volume_db.volume_get(ctxt, volume.id, with_metadata=True)
@@ -275,14 +289,17 @@ class API(object):
                         'id': volume.id, 'err': e})
         volume_db.volume_destroy(ctxt, volume.id)
 
-    def extend(self, ctxt, volume_id, new_size):
-        """Grow an ``available`` volume to ``new_size`` GiB (Cinder's
+    def extend(self, ctxt, volume_id, new_size, in_use=False):
+        """Grow an ``available`` volume, or with ``in_use`` (Cinder's
+        3.42) an ``in-use`` one too, to ``new_size`` GiB (Cinder's
         ``os-extend``): ``extending`` with the new size (the quota counts
-        it from then on), the backend grows it, ``available``. A backend
-        failure leaves it ``error_extending`` with its former size, as
-        Cinder's volume manager does; the caller has its 202 either way.
-        Extending an ``in-use`` volume (Cinder's 3.42) is not supported:
-        400, as Cinder below 3.42."""
+        it from then on), the backend grows it, then ``available`` or
+        ``in-use`` again (its attachments say which). A backend failure
+        leaves it ``error_extending`` with its former size, as Cinder's
+        volume manager does; the caller has its 202 either way. An in-use
+        volume that grew is announced to the compute service, as Cinder
+        does (``volume-extended`` for each server it is attached to:
+        their hosts resize the guests' disks; ``volume.servers``)."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.EXTEND, target=_target(volume.project_id))
         if new_size <= volume.size:
@@ -291,9 +308,11 @@ class API(object):
                 '(current: %(size)s, extended: %(new_size)s).') % {
                     'size': volume.size, 'new_size': new_size})
         expected = st.VOLUME_MOVES['extend'][0]
+        if not in_use:
+            expected = tuple(s for s in expected if s != st.IN_USE)
         if volume.status not in expected or st.is_migrating(
                 volume.migration_status):
-            raise self._not_extendable(volume)
+            raise self._not_extendable(volume, expected)
         vtype = volume.volume_type
         quota_check = quotas.extend_check(
             ctxt, self.conf, volume.project_id, new_size,
@@ -301,8 +320,10 @@ class API(object):
             vtype.name if vtype is not None else None)
         if not volume_db.volume_extend_start(ctxt, volume_id, volume.size,
                                              new_size,
-                                             quota_check=quota_check):
-            raise self._not_extendable(volume_db.volume_get(ctxt, volume_id))
+                                             quota_check=quota_check,
+                                             statuses=expected):
+            raise self._not_extendable(volume_db.volume_get(ctxt, volume_id),
+                                       expected)
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
             drivers.get_driver(self.conf, volume.host).extend_volume(
@@ -314,22 +335,26 @@ class API(object):
                                   values={'size': volume.size})
             return
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_BACKEND)
-        if not volume_db.volume_move(ctxt, volume_id, 'extend_done'):
+        status = volume_db.volume_extend_end(ctxt, volume_id, 'extend_done')
+        if status is None:
             # Settled meanwhile (this process was slower than [recovery]
             # stalled_after) or reset by an administrator: theirs stands.
             LOG.warning('Volume %s was grown to %sG but is no longer '
                         'extending: left as it is', volume_id, new_size)
             return
-        LOG.info('Volume %s extended from %sG to %sG', volume_id,
-                 volume.size, new_size)
+        LOG.info('Volume %s extended from %sG to %sG (%s)', volume_id,
+                 volume.size, new_size, status)
+        if status == st.IN_USE:
+            servers.volume_extended(
+                self.conf, client_base.service_context(ctxt.elevated()),
+                volume_id)
 
     @staticmethod
-    def _not_extendable(volume):
+    def _not_extendable(volume, expected):
         return exception.InvalidVolume(reason=_(
             "Volume %(id)s status must be '%(expected)s' and it must not be "
             "migrating to extend, currently %(status)s.") % {
-                'id': volume.id,
-                'expected': st.or_str(st.VOLUME_MOVES['extend'][0]),
+                'id': volume.id, 'expected': st.or_str(expected),
                 'status': volume.status})
 
     def begin_detaching(self, ctxt, volume_id):

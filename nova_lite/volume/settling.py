@@ -1,8 +1,9 @@
 """Block storage's own settling (``volume.api.API().settling``): what a
-process that died left of block storage's operations, and the backends'
-exports made to agree with the database. Run by the processes that serve
-block storage (every API process, ``nova-lite-all``) every ``[recovery]
-settle_interval`` seconds (``volume.periodic``), never by the conductor;
+process that died left of block storage's operations (a create, an
+extend, a delete, a migration), and the backends' exports made to agree
+with the database. Run by the processes that serve block storage (every
+API process, ``nova-lite-all``) every ``[recovery] settle_interval``
+seconds (``volume.periodic``), never by the conductor;
 each decision is a compare-and-swap on the volume's last move, so
 several processes running it at once settle one volume once. Only the
 backends this process's configuration enables are settled.
@@ -11,9 +12,11 @@ backends this process's configuration enables are settled.
 from oslo_log import log as logging
 
 from nova_lite import exception
+from nova_lite.volume.client import base as client_base
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume import servers
 from nova_lite.volume import status as st
 
 LOG = logging.getLogger(__name__)
@@ -49,12 +52,16 @@ class Settling(object):
         self.migration = migration
 
     def settle_stalled(self, ctxt, stalled_before):
-        """Settle the volumes a process left ``extending`` or ``deleting``
-        (no move since ``stalled_before``, naive UTC): an extend ends
-        ``available`` with the size the backend holds (the new one if it
-        grew, the former one if not: the user may extend again), or
-        ``error_extending`` when the backend cannot tell; a delete (plain
-        or forced) is finished: the backend's delete may be asked again.
+        """Settle the volumes a process left ``creating``, ``extending``
+        or ``deleting`` (no move since ``stalled_before``, naive UTC): a
+        create (a clone's too: ``volume.cloning``) ends ``error``, as
+        Cinder's volume service finds it at its start (the user deletes
+        it; the backend's delete takes whatever storage it had); an
+        extend ends ``available`` with the size the backend holds (the
+        new one if it grew, the former one if not: the user may extend
+        again), or ``error_extending`` when the backend cannot tell; a
+        delete (plain or forced) is finished: the backend's delete may be
+        asked again.
         A volume whose backend is not enabled in this process is left to
         one where it is. The backends' exports are made to agree with the
         connected attachments (``ensure_exports``). Returns ``[(volume id,
@@ -66,6 +73,11 @@ class Settling(object):
             outcome = self._settle_extend(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'extend', outcome))
+        for volume in volume_db.volumes_stalled(ctxt, st.CREATING,
+                                                stalled_before):
+            outcome = self._settle_create(ctxt, volume)
+            if outcome:
+                settled.append((volume.id, 'create', outcome))
         for volume in volume_db.volumes_stalled(ctxt, st.DELETING,
                                                 stalled_before):
             outcome = self._settle_delete(ctxt, volume)
@@ -102,9 +114,16 @@ class Settling(object):
             LOG.exception('Could not read the size of volume %s', volume.id)
             size = None
         if size:
-            moved = volume_db.volume_settle(ctxt, volume, 'extend_settled',
-                                            values={'size': size})
-            outcome = st.AVAILABLE
+            # Available, or in-use again when attached (and then its
+            # servers are told, as at the end of the extend).
+            outcome = volume_db.volume_extend_end(
+                ctxt, volume.id, 'extend_settled', values={'size': size},
+                expected={'updated_at': volume.updated_at})
+            moved = outcome is not None
+            if outcome == st.IN_USE:
+                servers.volume_extended(
+                    self.conf, client_base.service_context(ctxt.elevated()),
+                    volume.id)
         else:
             # Left with the size asked for: the quota keeps counting it
             # until an administrator looks (os-reset_status).
@@ -115,6 +134,18 @@ class Settling(object):
         LOG.warning('Settled the interrupted extend of volume %s: %s, '
                     '%sG', volume.id, outcome, size or volume.size)
         return outcome
+
+    def _settle_create(self, ctxt, volume):
+        if st.is_migrating(volume.migration_status) or volume.host and \
+                volume.host not in drivers.get_backends(self.conf):
+            # A migration's temporary volume is the migration's to settle.
+            return None
+        if not volume_db.volume_settle(ctxt, volume, 'create_settled'):
+            return None
+        LOG.warning('Settled the interrupted create of volume %s%s: error',
+                    volume.id, ' (a clone of %s)' % volume.source_volid
+                    if volume.source_volid else '')
+        return st.ERROR
 
     def _settle_delete(self, ctxt, volume):
         if volume.host and volume.host not in drivers.get_backends(

@@ -18,18 +18,26 @@ Volume moves (``VOLUME_MOVES``, keyed by operation), from -> to:
 * delete: available, error, error_restoring, error_extending,
   error_managing, with no live attachment -> deleting
 * create_done / create_failed: creating -> available / error
+* create_settled: creating, unmoved for ``[recovery] stalled_after``
+  seconds (its process died, as Cinder's volume service finds a volume
+  stuck creating at its start) -> error; a migration's temporary volume
+  is the migration's to settle
 * retype: available, in-use (only available when the multiattach flag
   changes), not migrating -> the same status, with the new type
 * delete_failed: deleting -> error_deleting
 * delete_busy: deleting -> available (the backend refused: its storage
   is still in use, Cinder's ``VolumeIsBusy``)
-* extend: available (not migrating, still of the size checked) ->
-  extending, with the new size (so the quota counts it at once)
-* extend_done: extending -> available (the backend grew it)
+* extend: available, or in-use (Cinder's 3.42) (not migrating, still
+  of the size checked) -> extending, with the new size (so the quota
+  counts it at once)
+* extend_done: extending -> available (the backend grew it), then the
+  status its attachments give it (in-use for a volume extended while
+  attached) in the same transaction
 * extend_failed: extending -> error_extending, with the former size
 * extend_settled: extending, unmoved for ``[recovery] stalled_after``
   seconds (its process died) -> available with the size the backend
-  holds, or error_extending when the backend cannot tell
+  holds, then the status its attachments give it (as extend_done), or
+  error_extending when the backend cannot tell
 * force_delete: any status, while no attachment is ``attached`` and the
   volume is not migrating -> deleting
 * an attachment deleted or failed: recomputed (below)
@@ -143,6 +151,11 @@ ATTACHMENT_DRIVEN = (AVAILABLE, RESERVED, ATTACHING, IN_USE, DETACHING)
 METADATA_FROZEN = (MAINTENANCE, UPLOADING)
 UPDATE_FROZEN = (MAINTENANCE,)
 
+# A volume may be cloned (``source_volid``) from these statuses (Cinder's
+# SRC_VOL_PROCEED_STATUS); while a clone of it is creating, it cannot be
+# deleted (Cinder's volume service holds the source's delete lock).
+CLONE_FROM = (AVAILABLE, IN_USE)
+
 # Retype: from these statuses; only from available when multiattach changes
 # (the multi-attach spec: no retype of attachment parameters while in-use).
 RETYPE_FROM = (AVAILABLE, IN_USE)
@@ -160,13 +173,14 @@ VOLUME_MOVES = {
                 'error_managing'), DELETING),
     'create_done': ((CREATING,), AVAILABLE),
     'create_failed': ((CREATING,), ERROR),
+    'create_settled': ((CREATING,), ERROR),
     'delete_failed': ((DELETING,), ERROR_DELETING),
     'delete_busy': ((DELETING,), AVAILABLE),
     'legacy_reserve': ((AVAILABLE,), ATTACHING),
     'legacy_reserve_multiattach': ((AVAILABLE, IN_USE), ATTACHING),
     'legacy_attach': ((AVAILABLE, ATTACHING), IN_USE),
     'legacy_attach_multiattach': ((AVAILABLE, ATTACHING, IN_USE), IN_USE),
-    'extend': ((AVAILABLE,), EXTENDING),
+    'extend': ((AVAILABLE, IN_USE), EXTENDING),
     'extend_done': ((EXTENDING,), AVAILABLE),
     'extend_failed': ((EXTENDING,), ERROR_EXTENDING),
     'extend_settled': ((EXTENDING,), AVAILABLE),

@@ -1,6 +1,6 @@
 """Crash a real process at each named step of the attach and detach
-workflows (and of block storage's extend and delete) and check that the
-volume is settled after the process is back.
+workflows (and of block storage's extend, delete and clone) and check
+that the volume is settled after the process is back.
 
 For every crash point of ``nova_lite.crashpoint`` (the process it is in
 and the workflow its name says): the process is restarted with the point
@@ -110,6 +110,10 @@ CASES = {
     crashpoint.VOLUME_EXTEND_AFTER_START: (ROLLED_BACK, 'extend'),
     crashpoint.VOLUME_EXTEND_AFTER_BACKEND: (FINISHED, 'extend'),
     crashpoint.VOLUME_DELETE_AFTER_START: (FINISHED, 'delete'),
+    # A volume created from another (source_volid): the clone is settled
+    # error (Cinder's rule for a volume stuck creating), its source free
+    # to be deleted again.
+    crashpoint.VOLUME_CLONE_AFTER_CREATE: (ROLLED_BACK, 'clone'),
 }
 
 # The size of the volume the extend cases grow, and the size they ask.
@@ -221,6 +225,8 @@ class _CrashRecoveryTests(object):
         if workflow == 'delete':
             return self.admin_api.get(
                 '/v3/demo/volumes/%s' % volume_id).status == 404
+        if workflow == 'clone':
+            return self.show_volume(volume_id)['status'] == 'error'
         if workflow == 'local_delete':
             gone = self.admin_api.get('/v2.1/servers/%s' % server_id)
             return gone.status == 404 and \
@@ -248,6 +254,8 @@ class _CrashRecoveryTests(object):
             return self._crash_without_host(point)
         if workflow in ('extend', 'delete'):
             return self._crash_volume_operation(point)
+        if workflow == 'clone':
+            return self._crash_clone(point)
         if workflow in ('migrate', 'swap', 'swap_offloaded'):
             return self._crash_migration(point)
         if workflow in ('build', 'unshelve'):
@@ -532,6 +540,31 @@ class _CrashRecoveryTests(object):
         self.assertEqual(202, resp.status, resp)
         self.wait_for(lambda: self._volume_is(volume_id, 'available',
                                               size + 1))
+
+    def _crash_clone(self, point):
+        """The API process dies once the clone's row is made (the source
+        can no longer be deleted), before the backend clones: the
+        restarted API processes' settling makes the clone ``error``; the
+        source, then the clone, can be deleted."""
+        source_id = self.create_volume(size=SIZE)
+        api = self.deployment.API
+        mark = os.path.join(tempfile.mkdtemp(), 'crashed')
+        self.deployment.restart_armed(api, point, mark)
+        self.addCleanup(self.deployment.restart_disarmed, api)
+        self.assertRaises(requests.ConnectionError, self.api.post,
+                          '/v3/demo/volumes',
+                          body={'volume': {'source_volid': source_id}})
+        self.deployment.wait_crashed(api, mark)
+        self.deployment.restart_disarmed(api)
+        [clone_id] = [v['id'] for v in self.api.as_(
+            volume_version='3.0').get('/v3/demo/volumes/detail').body[
+                'volumes'] if v['source_volid'] == source_id]
+        self.addCleanup(self._delete_volume, clone_id, 'demo')
+        self._wait_settled(point, None, clone_id)
+        for volume_id in (source_id, clone_id):
+            path = '/v3/demo/volumes/%s' % volume_id
+            self.assertEqual(202, self.api.delete(path).status)
+            self.wait_for(lambda: self.admin_api.get(path).status == 404)
 
     def _wait_settled(self, point, server_id, volume_id):
         outcome, workflow = CASES[point]

@@ -285,9 +285,11 @@ def update_readonly_flag(req, volume_id, body):
 @validation.request_body(schema.EXTEND, mv.VOLUME_MIN)
 @validation.response(202, None, mv.VOLUME_MIN)
 def extend(req, volume_id, body):
-    # The schema allows digits in a string, as Cinder's.
+    # The schema allows digits in a string, as Cinder's. An in-use volume
+    # from 3.42, as Cinder.
     _api(req).extend(_ctxt(req), volume_id,
-                     int(body['os-extend']['new_size']))
+                     int(body['os-extend']['new_size']),
+                     in_use=mv.want(req).matches(mv.VOLUME_EXTEND_INUSE))
     return router.reply(202)
 
 

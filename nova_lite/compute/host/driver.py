@@ -48,6 +48,7 @@ class ComputeDriver(abc.ABC):
     capabilities = {
         'supports_multiattach': False,
         'supports_tagged_attach_volume': False,
+        'supports_extend_volume': False,
     }
 
     def __init__(self, conf, host):
@@ -193,6 +194,7 @@ class FakeDriver(ComputeDriver):
     capabilities = {
         'supports_multiattach': True,
         'supports_tagged_attach_volume': True,
+        'supports_extend_volume': True,
     }
 
     # Data of volumes without a file, per process: connection key ->
@@ -330,6 +332,24 @@ class FakeDriver(ComputeDriver):
                 os.close(fd)
             return
         self._memory[connection_key(new_info)] = bytearray(old)
+
+    def extend_volume(self, context, connection_info, instance, new_size):
+        """The device's ``size`` (``device_size``) becomes ``new_size``;
+        the guest must have the volume (``VolumeNotFound`` otherwise)."""
+        volume_id = (connection_info or {}).get('serial')
+        guest = self._guest(instance)
+        with self._lock:
+            for device in guest.devices.values():
+                if (device['connection_info'] or {}).get(
+                        'serial') == volume_id:
+                    device['size'] = new_size
+                    return
+        raise exception.VolumeNotFound(volume_id=volume_id)
+
+    def device_size(self, instance, mountpoint):
+        """The size in bytes the guest was last told its device at
+        ``mountpoint`` has (None: never resized since it was attached)."""
+        return self._guest(instance).devices[mountpoint].get('size')
 
     def disconnect_volume(self, connection_info):
         key = connection_key(connection_info)

@@ -138,6 +138,7 @@ class LibvirtDriver(driver.ComputeDriver):
     capabilities = {
         'supports_multiattach': True,
         'supports_tagged_attach_volume': True,
+        'supports_extend_volume': True,
     }
 
     def __init__(self, conf, host):
@@ -733,6 +734,30 @@ class LibvirtDriver(driver.ComputeDriver):
             except libvirt.libvirtError as e:
                 if vhost.error_code(e) != libvirt.VIR_ERR_NO_DOMAIN:
                     raise
+
+    def extend_volume(self, context, connection_info, instance, new_size):
+        """``blockResize`` of the running guest's disk of the volume
+        (found by its serial, the volume id) to ``new_size`` bytes, as
+        Nova's driver: block storage grew the volume already, QEMU takes
+        the new size (librbd's image, QEMU's iSCSI LUN, the file) and the
+        guest is told (virtio's capacity change). Every volume disk here is
+        QEMU's own client (no host block device for os-brick to rescan).
+        A guest that does not run is left as it is: it reads the size when
+        it starts. Asked again, QEMU keeps the size it has."""
+        volume_id = (connection_info or {}).get('serial')
+        dom = self._domain(instance)
+        if not dom.isActive():
+            LOG.info('Not resizing the disk of volume %s: server %s does '
+                     'not run', volume_id, instance.uuid)
+            return
+        for dev, disk in self._current_disks(dom).items():
+            if disk['serial'] == volume_id:
+                break
+        else:
+            raise exception.VolumeNotFound(volume_id=volume_id)
+        dom.blockResize(dev, new_size, libvirt.VIR_DOMAIN_BLOCK_RESIZE_BYTES)
+        LOG.info('Resized %s of %s (volume %s) to %s bytes', dev,
+                 instance.uuid, volume_id, new_size)
 
     def has_volume(self, instance, mountpoint):
         dom = self._host.lookup(instance.uuid)

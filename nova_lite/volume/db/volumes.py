@@ -222,9 +222,15 @@ def volume_create(ctxt, values, quota_check=None, metadata=None):
     Its type (if any) must exist and be unencrypted at this moment (see
     ``types``' encryption functions). ``quota_check(session)``
     (``nova_lite.volume.quotas``) runs first in the transaction: it locks
-    the project's quota row and counts."""
+    the project's quota row and counts. A clone (``source_volid``) is
+    made only while its source, whose row it locks, is in
+    ``status.CLONE_FROM`` and not migrating (``InvalidVolume``); from
+    then on the source's delete waits for the clone's create to end
+    (``volume_delete_start``)."""
     if quota_check is not None:
         quota_check(ctxt.session)
+    if values.get('source_volid'):
+        _check_clone_source(ctxt.session, values['source_volid'])
     if values.get('volume_type_id'):
         common.lock_type(ctxt.session, values['volume_type_id'], read=True)
         if common.encryption_of(ctxt.session, values['volume_type_id']):
@@ -240,6 +246,17 @@ def volume_create(ctxt, values, quota_check=None, metadata=None):
     if metadata:
         _metadata_insert(ctxt.session, volume.id, metadata)
     return volume
+
+
+def _check_clone_source(session, source_id):
+    source = common.lock_volume(session, source_id)
+    if source.status not in st.CLONE_FROM:
+        raise exception.InvalidVolume(reason=(
+            "Originating source volume status must be one of '%s' values" %
+            ', '.join(st.CLONE_FROM)))
+    if st.is_migrating(source.migration_status):
+        raise exception.InvalidVolume(reason=(
+            'Originating source volume %s is migrating.' % source_id))
 
 
 @db_api.context_manager.reader
@@ -394,16 +411,19 @@ def volume_retype(ctxt, volume_id, type_id, multiattach, statuses,
 
 
 @db_api.context_manager.writer
-def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None):
-    """The extend move: ``available`` -> ``extending`` with ``new_size``
-    written at once (so that the quota counts it from now on, as Cinder's
-    reservation does), only while the volume is not migrating and still
-    ``size`` GiB (the size the caller checked). True if this caller won.
+def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None,
+                        statuses=None):
+    """The extend move: ``available`` (or ``in-use``) -> ``extending``
+    with ``new_size`` written at once (so that the quota counts it from
+    now on, as Cinder's reservation does), only while the volume is not
+    migrating, still ``size`` GiB (the size the caller checked) and in one
+    of ``statuses`` (default: the move's). True if this caller won.
     ``quota_check(session)`` (``nova_lite.volume.quotas``) runs first in
     the transaction: it locks the project's quota row and counts."""
     if quota_check is not None:
         quota_check(ctxt.session)
     expected, target = st.VOLUME_MOVES['extend']
+    expected = statuses or expected
     result = ctxt.session.execute(common.update(Volume).where(
         Volume.id == volume_id, Volume.deleted.is_(False),
         Volume.status.in_(expected), Volume.size == size,
@@ -412,15 +432,41 @@ def volume_extend_start(ctxt, volume_id, size, new_size, quota_check=None):
     return result.rowcount == 1
 
 
+@db_api.context_manager.writer
+def volume_extend_end(ctxt, volume_id, move, values=None, expected=None):
+    """``extend_done`` or ``extend_settled`` (with ``values`` and the
+    other ``expected`` values, as ``volume_move``), then the status the
+    volume's attachments give it (``in-use`` for a volume extended while
+    attached), in one transaction. The new status if this caller won,
+    else None."""
+    if not volume_move(ctxt, volume_id, move, values=values,
+                       expected=expected):
+        return None
+    return common.recompute(ctxt.session, volume_id)
+
+
 @db_api.context_manager.reader
 def volumes_stalled(ctxt, status, before):
     """Live volumes in ``status`` that have not moved since ``before``
     (naive UTC), oldest first: the work a dead process left."""
+    last_move = sa.func.coalesce(Volume.updated_at, Volume.created_at)
     return ctxt.session.execute(
         sa.select(Volume).where(
             Volume.deleted.is_(False), Volume.status == status,
-            sa.or_(Volume.updated_at.is_(None), Volume.updated_at < before))
-        .order_by(Volume.updated_at)).scalars().all()
+            sa.or_(last_move.is_(None), last_move < before))
+        .order_by(last_move)).scalars().all()
+
+
+@db_api.context_manager.writer
+def volume_touch(ctxt, volume_id, status):
+    """Record that the live volume, still in ``status``, moves on (its
+    ``updated_at``: the heartbeat of a long backend step, such as a
+    clone's copy). False when it is no longer in ``status`` (settled
+    meanwhile)."""
+    return ctxt.session.execute(common.update(Volume).where(
+        Volume.id == volume_id, Volume.deleted.is_(False),
+        Volume.status == status).values(
+        updated_at=utils.utcnow())).rowcount == 1
 
 
 @db_api.context_manager.writer
@@ -449,12 +495,25 @@ def _live_attachment_exists(volume_id):
         Attachment.attach_status.in_(st.LIVE_ATTACHMENT))
 
 
+def _clone_creating_exists(volume_id):
+    clone = orm.aliased(Volume)
+    return sa.exists().where(
+        clone.source_volid == volume_id, clone.deleted.is_(False),
+        clone.status == st.CREATING)
+
+
 @db_api.context_manager.writer
 def volume_delete_start(ctxt, volume_id):
-    """available/error... -> deleting, only with no live attachment."""
+    """available/error... -> deleting, only with no live attachment and
+    no clone of it still creating. The volume's row is locked first, as
+    a clone's create locks it before it adds its row: the two wait for
+    each other in that order, never in a cycle (the check of the clones
+    alone, first, deadlocked with them on MariaDB)."""
+    common.lock_volume(ctxt.session, volume_id)
     return volume_move(ctxt, volume_id, 'delete', expected={
         'migration_status': list(st.NOT_MIGRATING)},
-        filters=(~_live_attachment_exists(volume_id),))
+        filters=(~_live_attachment_exists(volume_id),
+                 ~_clone_creating_exists(volume_id)))
 
 
 @db_api.context_manager.writer

@@ -20,7 +20,8 @@ process can check that a host stays connected while another attachment
 on it still needs the connection. Processes do not share the record: in a
 multi-process deployment each sees only the calls it made itself. The sizes
 of the volumes it created or extended are kept the same way
-(``volume_size``): a process that did not make them cannot tell.
+(``volume_size``): a process that did not make them cannot tell. A
+clone (``create_cloned_volume``) is a create: there is no data to copy.
 """
 
 import copy

@@ -57,6 +57,22 @@ configuration's. Which cephx identity the host uses:
   ``rbd_secret_uuid`` (the cluster's fsid when unset, as Cinder), and
   ``keyring`` is the text of ``rbd_keyring_conf`` when it can be read.
 
+A volume made from another volume (``create_cloned_volume``, Cinder's
+scheme and names): the source image gets a protected snapshot named
+after the clone, ``volume-<source>@volume-<clone>.clone_snap``, and the
+clone is a copy-on-write child of it, grown to its size. A clone whose
+chain of parents would pass ``rbd_max_clone_depth`` is flattened and its
+snapshot removed at once; with ``rbd_max_clone_depth`` 0 every clone is
+a full copy (the generic one of ``base.VolumeDriver``). Deleting:
+
+* a volume whose image has clone snapshots that no clone depends on any
+  more drops them first;
+* a volume whose image clones still depend on is not removed but renamed
+  ``volume-<id>.deleted`` (out of sight; the delete succeeds);
+* a clone's image is removed, then the snapshot of its parent that it was
+  made from; a ``.deleted`` parent left with no snapshot is removed too,
+  and so on up the chain.
+
 Read-only attachments get ``access_mode: ro``; the identity may write,
 so the compute host enforces it (libvirt's ``<readonly/>``), as with
 Cinder's RBD driver.
@@ -93,9 +109,12 @@ Each step is idempotent. What a process that dies between two calls
 leaves, and who settles it:
 
 * ``create_volume``: an image with the volume still ``creating`` (the
-  row was not moved): block storage does not settle a create; an
-  administrator's ``os-force_delete`` deletes the row and the image (the
-  delete takes an image that is there or not) or ``os-reset_status``;
+  row was not moved): block storage's settling makes it ``error`` once
+  stalled; its delete takes an image that is there or not;
+* ``create_cloned_volume``: as ``create_volume``; a clone snapshot of the
+  source with no clone (made, but the clone not yet, or the clone
+  flattened) is dropped by the source's delete; a clone not yet
+  flattened stays a clone (it works as one);
 * ``delete_volume``: the image gone (or not) with the volume
   ``deleting``: block storage's settling deletes it again, a missing
   image being no error;
@@ -131,6 +150,7 @@ import uuid
 
 from oslo_config import cfg
 from oslo_log import log as logging
+from oslo_utils import excutils
 
 from nova_lite import exception
 from nova_lite.volume.drivers import base
@@ -159,6 +179,12 @@ MULTIATTACH_EXCLUSIONS = (FEATURE_EXCLUSIVE_LOCK | FEATURE_OBJECT_MAP |
 FEATURE_NAMES = {'layering': 1, 'striping': 2, 'exclusive-lock': 4,
                  'object-map': 8, 'fast-diff': 16, 'deep-flatten': 32,
                  'journaling': 64, 'data-pool': 128}
+#: The snapshot of a source image a clone ``volume-<id>`` is made from,
+#: named after the clone (Cinder's).
+CLONE_SNAP = '%s.clone_snap'
+#: The name a deleted volume's image takes while clones still depend on
+#: it (Cinder's): removed with the last of them.
+DELETED_SUFFIX = '.deleted'
 #: The namespace of the secret uuids of per-host identities.
 SECRET_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL,
                               'https://opendev.org/nova-lite/rbd-secret')
@@ -240,6 +266,16 @@ Related options: ``rbd_identity_prefix``, ``rbd_secret_uuid``.
         help="""
 The prefix of the per-host cephx users: host H connects as
 ``client.<prefix>H``.
+"""),
+    cfg.IntOpt(
+        'rbd_max_clone_depth',
+        default=5,
+        help="""
+How many copy-on-write clones deep a volume made from another volume
+(``source_volid``) may be: a clone whose chain of parent images would be
+longer is flattened (its data copied from its parents) and no longer
+depends on its source. 0 (or less) makes every such volume a full copy,
+never a clone (Cinder's option).
 """),
     cfg.IntOpt(
         'rbd_blocklist_expire',
@@ -380,9 +416,141 @@ class RBDDriver(base.VolumeDriver):
                     self._where(), name))
         return {}
 
+    def create_cloned_volume(self, volume, src_volume, progress=None):
+        if self.backend_conf.rbd_max_clone_depth <= 0:
+            # A full copy (the generic one: its progress is the clone's
+            # heartbeat).
+            return super().create_cloned_volume(volume, src_volume,
+                                                progress)
+        name, src_name = self._name(volume), self._name(src_volume)
+        snap = CLONE_SNAP % name
+        with self._client('cloning image %s into %s' % (src_name, name)) as (
+                cluster, ioctx):
+            features = self._features(cluster, volume.get('multiattach'))
+            with rbd.Image(ioctx, src_name) as source:
+                if snap not in [s['name'] for s in source.list_snaps()]:
+                    source.create_snap(snap)
+                if not source.is_protected_snap(snap):
+                    source.protect_snap(snap)
+            try:
+                rbd.RBD().clone(ioctx, src_name, snap, ioctx, name,
+                                features=features | FEATURE_LAYERING)
+            except Exception:
+                with excutils.save_and_reraise_exception():
+                    self._release_snap(ioctx, src_name, snap)
+            with rbd.Image(ioctx, name) as image:
+                depth = self._clone_depth(ioctx, image)
+                if depth > self.backend_conf.rbd_max_clone_depth:
+                    LOG.info('Image %s is %d clones deep '
+                             '(rbd_max_clone_depth %d): flattened', name,
+                             depth, self.backend_conf.rbd_max_clone_depth)
+                    self._flatten(image, progress)
+                if image.size() < volume['size'] * GiB:
+                    image.resize(volume['size'] * GiB)
+            if depth > self.backend_conf.rbd_max_clone_depth:
+                self._release_snap(ioctx, src_name, snap)
+        return {}
+
+    @staticmethod
+    def _parent(image):
+        """``(parent image name, snapshot name)`` of a clone, or None."""
+        try:
+            spec = image.get_parent_image_spec()
+        except rbd.ImageNotFound:
+            return None
+        return spec['image_name'], spec['snap_name']
+
+    def _clone_depth(self, ioctx, image):
+        """How many parent images ``image`` has (the pool's own)."""
+        depth = 0
+        parent = self._parent(image)
+        while parent is not None:
+            depth += 1
+            with rbd.Image(ioctx, parent[0], read_only=True) as each:
+                parent = self._parent(each)
+        return depth
+
+    def _flatten(self, image, progress):
+        """Flatten ``image``; ``progress()`` beats meanwhile (an error it
+        raises is raised once the flatten ended)."""
+        failed = []
+
+        def on_progress(offset, total):
+            if progress is not None and not failed:
+                try:
+                    progress()
+                except Exception as e:
+                    failed.append(e)
+            return 0
+        image.flatten(on_progress=on_progress)
+        if failed:
+            raise failed[0]
+
+    @staticmethod
+    def _drop_clone_snaps(image):
+        """Remove the image's clone snapshots no clone depends on (left by
+        a clone that failed, was flattened, or a process that died);
+        returns the names of its snapshots left."""
+        left = []
+        for snap in [s['name'] for s in image.list_snaps()]:
+            if not snap.endswith(CLONE_SNAP % ''):
+                left.append(snap)
+                continue
+            try:
+                if image.is_protected_snap(snap):
+                    image.unprotect_snap(snap)
+                image.remove_snap(snap)
+            except rbd.ImageBusy:
+                left.append(snap)       # a clone depends on it
+            except rbd.ImageNotFound:
+                pass
+        return left
+
+    def _release_snap(self, ioctx, parent_name, snap):
+        """The clone snapshot ``snap`` of ``parent_name`` no longer has a
+        clone: removed, and then the parent too when it is a deleted
+        volume's image that nothing depends on any more (and so on up its
+        own parents)."""
+        while parent_name is not None:
+            try:
+                with rbd.Image(ioctx, parent_name) as parent:
+                    if snap in [s['name'] for s in parent.list_snaps()]:
+                        if parent.is_protected_snap(snap):
+                            parent.unprotect_snap(snap)
+                        parent.remove_snap(snap)
+                    if not parent_name.endswith(DELETED_SUFFIX) or \
+                            self._drop_clone_snaps(parent):
+                        return
+                    grand = self._parent(parent)
+                rbd.RBD().remove(ioctx, parent_name)
+                LOG.info('Image %s, of a deleted volume, removed with its '
+                         'last clone', parent_name)
+            except (rbd.ImageNotFound, rbd.ImageBusy,
+                    rbd.ImageHasSnapshots) as e:
+                # Gone, or still used: another clone's delete has it.
+                LOG.debug('Image %s left: %s', parent_name, e)
+                return
+            parent_name, snap = grand if grand else (None, None)
+
     def delete_volume(self, volume):
         name = self._name(volume)
         with self._client('deleting image %s' % name) as (cluster, ioctx):
+            try:
+                with rbd.Image(ioctx, name) as image:
+                    snaps = self._drop_clone_snaps(image)
+                    parent = self._parent(image)
+            except rbd.ImageNotFound:
+                LOG.info('Image %s of volume %s is gone already', name,
+                         volume['id'])
+                return
+            if snaps and all(s.endswith(CLONE_SNAP % '') for s in snaps):
+                # Clones depend on it: kept, out of sight, until the last
+                # of them goes (Cinder's).
+                rbd.RBD().rename(ioctx, name, name + DELETED_SUFFIX)
+                LOG.info('Image %s of volume %s renamed %s%s: clones '
+                         'depend on it', name, volume['id'], name,
+                         DELETED_SUFFIX)
+                return
             try:
                 rbd.RBD().remove(ioctx, name)
             except rbd.ImageNotFound:
@@ -397,6 +565,8 @@ class RBDDriver(base.VolumeDriver):
                     data='%s: image %s is busy: open by %s' % (
                         self._where(), name,
                         self._watchers_text(ioctx, name)))
+            if parent is not None:
+                self._release_snap(ioctx, *parent)
 
     def _watchers_text(self, ioctx, name):
         try:

@@ -237,6 +237,35 @@ class _Contention(object):
         self.assertEqual({'v': str(won[0])},
                          self.api.metadata.get(self.ctxt, volume.id))
 
+    def test_clones_and_the_delete_of_their_source_at_once(self):
+        # Each clone's row is made under the source's row lock, checking
+        # its status; the source's delete waits while a clone is
+        # creating: no clone loses its source half way (error).
+        source = self.api.create(self.ctxt, 1)
+        calls = iter(['delete'] + ['clone'] * 9)
+        lock = threading.Lock()
+
+        def clone_or_delete():
+            with lock:
+                call = next(calls)
+            try:
+                if call == 'delete':
+                    return call, self.api.delete(self.ctxt, source.id)
+                return call, self.api.create(self.ctxt, None,
+                                             source_volid=source.id)
+            except (exception.VolumeNotFound, exception.InvalidVolume) as e:
+                return call, e
+        results = self._race(clone_or_delete, n=10)
+        clones = [r for call, r in results if call == 'clone' and
+                  not isinstance(r, Exception)]
+        [deleted] = [r for call, r in results if call == 'delete']
+        self.assertEqual(['available'] * len(clones),
+                         [c.status for c in clones])
+        if not isinstance(deleted, Exception):
+            # The delete won: the source is gone.
+            self.assertRaises(exception.VolumeNotFound, self.api.get,
+                              self.ctxt, source.id)
+
     def test_metadata_keys_differing_in_trailing_spaces(self):
         volume = self.api.create(self.ctxt, 1, metadata={'a': '1'})
         if self.BACKEND == 'mysql':

@@ -267,6 +267,83 @@ class MigrationTest(RBDTestCase):
             self.image(volume['id']), OFFSET, len(DATA)))
 
 
+class CloneTest(RBDTestCase):
+    """A volume created from another (``source_volid``): a copy-on-write
+    clone of a snapshot named after it, flattened past
+    ``rbd_max_clone_depth``; deleting a source that clones depend on hides
+    its image until the last of them goes."""
+
+    def parent_of(self, name):
+        with self.ceph.client() as cluster:
+            with cluster.open_ioctx(self.ceph.pool) as ioctx:
+                with self.rbd.Image(ioctx, name, read_only=True) as img:
+                    try:
+                        spec = img.get_parent_image_spec()
+                    except self.rbd.ImageNotFound:
+                        return None
+        return spec['image_name'], spec['snap_name']
+
+    def test_clone_reads_the_source_and_outlives_it(self):
+        source = self.create_volume(volume_type='rbd')
+        name = self.image(source['id'])
+        self.ceph.rbd_write(name, OFFSET, DATA)
+        clone = self.create_volume(source_volid=source['id'], size=2)
+        self.assertEqual(('available', 'rbd', source['id']),
+                         (clone['status'], clone['volume_type'],
+                          clone['source_volid']))
+        clone_name = self.image(clone['id'])
+        self.assertEqual((name, clone_name + '.clone_snap'),
+                         self.parent_of(clone_name))
+        self.assertEqual(2 * GiB, self.image_size(clone_name))
+        self.assertEqual(DATA, self.ceph.rbd_read(clone_name, OFFSET,
+                                                  len(DATA)))
+        # Written after the clone: the source's alone.
+        self.ceph.rbd_write(name, OFFSET, b'X' * len(DATA))
+        self.assertEqual(DATA, self.ceph.rbd_read(clone_name, OFFSET,
+                                                  len(DATA)))
+
+        # The source goes (its image hidden), the clone still reads.
+        self.assertEqual(202, self.vol.delete(
+            '/v3/volumes/%s' % source['id']).status)
+        self.assertEqual(404, self.vol.get(
+            '/v3/volumes/%s' % source['id']).status)
+        self.assertNotIn(name, self.ceph.images())
+        self.assertIn(name + '.deleted', self.ceph.images())
+        self.assertEqual(DATA, self.ceph.rbd_read(clone_name, OFFSET,
+                                                  len(DATA)))
+        # The clone's delete takes the hidden image with it.
+        self.assertEqual(202, self.vol.delete(
+            '/v3/volumes/%s' % clone['id']).status)
+        self.assertEqual([], [i for i in self.ceph.images()
+                              if i in (name + '.deleted', clone_name)])
+
+    def test_clone_past_the_depth_is_flattened(self):
+        self.conf.set_override('rbd_max_clone_depth', 1, group='ceph')
+        source = self.create_volume(volume_type='rbd')
+        self.ceph.rbd_write(self.image(source['id']), OFFSET, DATA)
+        first = self.create_volume(source_volid=source['id'])
+        second = self.create_volume(source_volid=first['id'])
+        self.assertEqual('available', second['status'])
+        self.assertIsNotNone(self.parent_of(self.image(first['id'])))
+        self.assertIsNone(self.parent_of(self.image(second['id'])))
+        self.assertEqual(DATA, self.ceph.rbd_read(
+            self.image(second['id']), OFFSET, len(DATA)))
+        # No snapshot is left for the flattened one: the first clone's
+        # delete removes its image at once.
+        for each in (second, first, source):
+            self.assertEqual(202, self.vol.delete(
+                '/v3/volumes/%s' % each['id']).status)
+        self.assertEqual([], [i for i in self.ceph.images()
+                              if i.endswith('.deleted')])
+
+    def test_clone_to_a_type_of_another_backend_is_refused(self):
+        source = self.create_volume(volume_type='rbd')
+        self.create_type('disk', extra_specs={'volume_backend_name': 'file'})
+        resp = self.create_volume(source_volid=source['id'],
+                                  volume_type='disk', expect=400)
+        self.assertIn('requested type is not compatible', resp.text)
+
+
 class OutageTest(testtools.TestCase):
     """A private cluster taken down: calls fail within the timeout."""
 

@@ -96,14 +96,14 @@ class ExtendTest(VolumeActionsTestCase):
         shown = self.show_volume(volume['id'])
         self.assertEqual(('available', 2), (shown['status'], shown['size']))
 
-    def test_only_available_volumes(self):
+    def test_in_use_volumes_from_3_42(self):
         volume = self.create_volume()
         attachment = self.reserve(volume['id'])
         self.connect(attachment['id'])
         self.complete(attachment['id'])
-        # In-use: Cinder's answer below 3.42 (nova_lite does not extend
-        # attached volumes).
-        resp = self.extend(volume['id'], 2, expect=400)
+        # In-use: Cinder's answer below 3.42.
+        before = self.vol.as_(volume_version='3.41')
+        resp = self.extend(volume['id'], 2, api=before, expect=400)
         self.assertIn("status must be 'available'",
                       resp.body['badRequest']['message'])
         self.assertIn('currently in-use', resp.body['badRequest']['message'])
@@ -111,6 +111,14 @@ class ExtendTest(VolumeActionsTestCase):
         self.extend(volume['id'], 2, api=old, expect=400)
         shown = self.show_volume(volume['id'])
         self.assertEqual(('in-use', 1), (shown['status'], shown['size']))
+        # From 3.42 it grows and stays in-use (the compute side is told:
+        # tests/functional/compute/test_external_events.py).
+        self.extend(volume['id'], 2)
+        shown = self.show_volume(volume['id'])
+        self.assertEqual(('in-use', 2), (shown['status'], shown['size']))
+        self.assertEqual('attached', self.vol.get(
+            '/v3/attachments/%s' % attachment['id']).body['attachment'][
+                'status'])
 
     def test_unknown_volume_and_other_project(self):
         self.extend('6edbc2f4-1507-44f8-ac0d-eed1d2608d38', 2, expect=404)

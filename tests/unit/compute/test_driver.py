@@ -129,6 +129,22 @@ class FakeDriverTest(base.TestCase):
             self.driver.guests[self.instance.uuid].devices['/dev/vdb'][
                 'connection_info'])
 
+    def test_extend_volume_records_the_size(self):
+        self.driver.attach_volume(None, {'serial': 'vol'}, self.instance,
+                                  '/dev/vdc')
+        self.assertIsNone(self.driver.device_size(self.instance, '/dev/vdc'))
+        self.driver.extend_volume(None, {'serial': 'vol'}, self.instance,
+                                  2048)
+        self.assertEqual(2048,
+                         self.driver.device_size(self.instance, '/dev/vdc'))
+        self.assertIsNone(self.driver.device_size(self.instance, '/dev/vdb'))
+        self.assertRaises(exception.VolumeNotFound,
+                          self.driver.extend_volume, None,
+                          {'serial': 'other'}, self.instance, 2048)
+        self.assertRaises(exception.NotSupported,
+                          driver.ComputeDriver.extend_volume, self.driver,
+                          None, {}, self.instance, 1)
+
     def test_restore_guest(self):
         instance = fakes.FakeInstance(power_state=states.SHUTDOWN)
         self.driver.restore_guest(None, instance, [

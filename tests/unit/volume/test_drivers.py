@@ -364,6 +364,75 @@ class FileDriverTest(testtools.TestCase):
                          updates['provider_location'])
         self.assertTrue(self.driver.get_capabilities()['multiattach'])
 
+    def test_clone_copies_the_data_into_a_larger_sparse_file(self):
+        source = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        with open(source['provider_location'], 'r+b') as f:
+            f.seek(4096)
+            f.write(b'source bytes')
+            f.seek(1024 ** 3 - 3)
+            f.write(b'end')
+        clone_id = '0d2f6c2e-6a43-4d58-9a6e-1c6ad7a6a0b1'
+        beats = []
+        updates = self.driver.create_cloned_volume(
+            dict(VOLUME, id=clone_id, size=2), source,
+            progress=lambda: beats.append(1))
+        path = updates['provider_location']
+        self.assertEqual('volume-%s' % clone_id, os.path.basename(path))
+        st = os.stat(path)
+        self.assertEqual(2 * 1024 ** 3, st.st_size)
+        self.assertLess(st.st_blocks * 512, 1024 ** 2)  # holes stay holes
+        with open(path, 'rb') as f:
+            f.seek(4096)
+            self.assertEqual(b'source bytes', f.read(12))
+            f.seek(1024 ** 3 - 3)
+            self.assertEqual(b'end' + b'\0' * 8, f.read(11))
+        self.assertTrue(beats)
+        # The source is left as it was.
+        with open(source['provider_location'], 'rb') as f:
+            f.seek(4096)
+            self.assertEqual(b'source bytes', f.read(12))
+
+    def test_failed_clone_leaves_no_storage(self):
+        source = dict(VOLUME, **self.driver.create_volume(VOLUME))
+        clone = dict(VOLUME, id='0d2f6c2e-6a43-4d58-9a6e-1c6ad7a6a0b1')
+
+        def stop():
+            raise exception.InvalidVolume(reason='settled meanwhile')
+        with open(source['provider_location'], 'r+b') as f:
+            f.write(b'data')
+        self.assertRaises(exception.InvalidVolume,
+                          self.driver.create_cloned_volume, clone, source,
+                          progress=stop)
+        self.assertEqual(['volume-%s' % VOLUME['id']], sorted(
+            n for n in os.listdir(os.path.dirname(
+                source['provider_location'])) if n.startswith('volume-')))
+        # A source with no storage: the clone fails, nothing is left.
+        self.driver.delete_volume(source)
+        self.assertRaises(FileNotFoundError,
+                          self.driver.create_cloned_volume, clone, source)
+        self.assertIsNone(self.driver.volume_size(clone))
+
+
+class FakeCloneTest(testtools.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        self.conf.set_override('enabled_backends', ['fake1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'fake', group='fake1')
+        self.driver = drivers.get_driver(self.conf, 'fake1')
+        self.useFixture(fixtures.MockPatchObject(fake, '_SIZES', {}))
+
+    def test_a_clone_is_a_create(self):
+        self.driver.create_volume(VOLUME)
+        clone = dict(VOLUME, id='0d2f6c2e-6a43-4d58-9a6e-1c6ad7a6a0b1',
+                     size=3)
+        updates = self.driver.create_cloned_volume(clone, VOLUME)
+        self.assertEqual('fake://fake1/%s' % clone['id'],
+                         updates['provider_location'])
+        self.assertEqual(3, self.driver.volume_size(clone))
+
 
 class ConfigGroupTest(testtools.TestCase):
     def test_register_is_idempotent_and_late(self):

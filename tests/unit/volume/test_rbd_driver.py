@@ -50,7 +50,70 @@ class FakeImageRecord(object):
         self.features = features
         self.data = {}      # offset -> bytes
         self.snaps = []
+        self.snap_data = {}     # snapshot -> its data
+        self.protected = set()
+        self.parent = None      # (image, snapshot) of a clone
         self.watchers = []  # {'addr', 'id', 'cookie'}
+
+    def all_data(self, images):
+        """The data the image reads: its parent snapshot's under its own."""
+        data = {}
+        if self.parent is not None:
+            data.update(images[self.parent[0]].snap_data[self.parent[1]])
+        data.update(self.data)
+        return data
+
+
+class FakeSnapshots(object):
+    """The snapshot and clone calls of the fake ``rbd.Image`` (librbd's
+    errors: a protected snapshot, or one with clones, is busy)."""
+
+    def _name(self):
+        return [n for n, r in self._ceph.images.items()
+                if r is self.record][0]
+
+    def list_snaps(self):
+        return iter([{'id': i, 'name': n, 'size': self.record.size}
+                     for i, n in enumerate(self.record.snaps)])
+
+    def create_snap(self, name):
+        assert not self.read_only
+        self.record.snaps.append(name)
+        self.record.snap_data[name] = self.record.all_data(
+            self._ceph.images)
+
+    def protect_snap(self, name):
+        self.record.protected.add(name)
+
+    def is_protected_snap(self, name):
+        if name not in self.record.snaps:
+            raise self._ceph.rbd.ImageNotFound(name)
+        return name in self.record.protected
+
+    def unprotect_snap(self, name):
+        if self._ceph.children(self._name(), name):
+            raise self._ceph.rbd.ImageBusy(name)
+        self.record.protected.discard(name)
+
+    def remove_snap(self, name):
+        if name in self.record.protected:
+            raise self._ceph.rbd.ImageBusy(name)
+        self.record.snaps.remove(name)
+        self.record.snap_data.pop(name, None)
+
+    def get_parent_image_spec(self):
+        if self.record.parent is None:
+            raise self._ceph.rbd.ImageNotFound('no parent')
+        return {'pool_name': 'volumes', 'pool_namespace': '',
+                'image_name': self.record.parent[0],
+                'image_id': 'id', 'snap_name': self.record.parent[1],
+                'snap_namespace_type': 0, 'snap_id': 1}
+
+    def flatten(self, on_progress=None):
+        self.record.data = self.record.all_data(self._ceph.images)
+        self.record.parent = None
+        if on_progress is not None:
+            on_progress(1, 1)
 
 
 class FakeCeph(object):
@@ -211,13 +274,35 @@ class FakeCeph(object):
                 if record.watchers:
                     raise ceph.rbd.ImageBusy(name)
                 del ceph.images[name]
+
+            def clone(self, p_ioctx, p_name, p_snapname, c_ioctx, c_name,
+                      features=None):
+                ceph._check_osds()
+                parent = ceph.images[p_name]
+                assert p_snapname in parent.protected
+                if c_name in ceph.images:
+                    raise ceph.rbd.ImageExists(c_name)
+                record = FakeImageRecord(parent.size, features)
+                record.parent = (p_name, p_snapname)
+                ceph.images[c_name] = record
+
+            def rename(self, ioctx, src, dest):
+                ceph.images[dest] = ceph.images.pop(src)
+                for record in ceph.images.values():
+                    if record.parent and record.parent[0] == src:
+                        record.parent = (dest, record.parent[1])
         return RBD
+
+    def children(self, name, snap):
+        return [n for n, r in self.images.items()
+                if r.parent == (name, snap)]
 
     def _image_class(self):
         ceph = self
 
-        class Image(object):
+        class Image(FakeSnapshots):
             def __init__(self, ioctx, name, read_only=False):
+                self._ceph = ceph
                 ceph._check_osds()
                 if name not in ceph.images:
                     raise ceph.rbd.ImageNotFound(name)
@@ -249,7 +334,8 @@ class FakeCeph(object):
 
             def read(self, offset, length):
                 out = bytearray(length)
-                for start, data in self.record.data.items():
+                for start, data in self.record.all_data(
+                        ceph.images).items():
                     for i, byte in enumerate(data):
                         if offset <= start + i < offset + length:
                             out[start + i - offset] = byte
@@ -259,8 +345,10 @@ class FakeCeph(object):
                 pass
 
             def diff_iterate(self, offset, length, from_snapshot, cb):
-                for start, data in sorted(self.record.data.items()):
+                for start, data in sorted(
+                        self.record.all_data(ceph.images).items()):
                     cb(start, len(data), True)
+
         return Image
 
 
@@ -377,6 +465,160 @@ class VolumesTest(RBDTestCase):
 
     def test_no_connections_recorded(self):
         self.assertEqual({}, self.driver.connections(self.volume()))
+
+
+CLONE = dict(VOLUME, id='0d2f6c2e-6a43-4d58-9a6e-1c6ad7a6a0b1', size=2)
+CLONE_IMAGE = 'volume-' + CLONE['id']
+SNAP = CLONE_IMAGE + '.clone_snap'
+
+
+class CloneTest(RBDTestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.driver.create_volume(self.volume())
+        self.ceph.images[IMAGE].data[4096] = b'source bytes'
+
+    def read(self, image, offset=4096, length=12):
+        name = IMAGE if image is None else image
+        with self.driver.open_volume(self.volume(), 'r') if image is None \
+                else rbd_driver.RBDVolumeFile(self.driver, name, 'r') as f:
+            f.seek(offset)
+            return f.read(length)
+
+    def test_clone_of_a_protected_snapshot_named_after_it(self):
+        self.assertEqual({}, self.driver.create_cloned_volume(
+            CLONE, self.volume()))
+        source = self.ceph.images[IMAGE]
+        self.assertEqual([SNAP], source.snaps)
+        self.assertEqual({SNAP}, source.protected)
+        clone = self.ceph.images[CLONE_IMAGE]
+        self.assertEqual((IMAGE, SNAP), clone.parent)
+        self.assertEqual(2 * GiB, clone.size)     # grown to its size
+        self.assertEqual(61, clone.features)
+        self.assertEqual(b'source bytes', self.read(CLONE_IMAGE))
+        # A write to the source after the clone is not the clone's.
+        source.data[4096] = b'SOURCE BYTES'
+        self.assertEqual(b'source bytes', self.read(CLONE_IMAGE))
+        self.assert_clients_closed()
+
+    def test_multiattach_clone_has_no_single_writer_features(self):
+        self.driver.create_cloned_volume(dict(CLONE, multiattach=True),
+                                         self.volume())
+        self.assertEqual(61 & ~(4 | 8 | 16 | 64),
+                         self.ceph.images[CLONE_IMAGE].features)
+
+    def test_deep_clone_is_flattened(self):
+        # volume -> c1 -> c2 ... each a clone of the one before.
+        self.conf.set_override('rbd_max_clone_depth', 2, group='ceph1')
+        ids = ['00000000-0000-4000-8000-00000000000%d' % i
+               for i in range(1, 4)]
+        source = self.volume()
+        for each in ids:
+            clone = dict(VOLUME, id=each)
+            self.driver.create_cloned_volume(clone, source)
+            source = clone
+        first, second, third = ('volume-' + i for i in ids)
+        self.assertEqual((IMAGE, first + '.clone_snap'),
+                         self.ceph.images[first].parent)
+        self.assertEqual((first, second + '.clone_snap'),
+                         self.ceph.images[second].parent)
+        # The third would be 3 deep: flattened, its snapshot gone.
+        self.assertIsNone(self.ceph.images[third].parent)
+        self.assertEqual([], self.ceph.images[second].snaps)
+        self.assertEqual(b'source bytes', self.read(third))
+
+    def test_full_copy_when_max_depth_is_zero(self):
+        self.conf.set_override('rbd_max_clone_depth', 0, group='ceph1')
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        self.assertEqual([], self.ceph.images[IMAGE].snaps)
+        clone = self.ceph.images[CLONE_IMAGE]
+        self.assertIsNone(clone.parent)
+        self.assertEqual(2 * GiB, clone.size)
+        self.assertEqual(b'source bytes', self.read(CLONE_IMAGE))
+
+    def test_failed_clone_releases_its_snapshot(self):
+        # The clone's image exists (made by hand): librbd refuses.
+        self.ceph.images[CLONE_IMAGE] = existing = FakeImageRecord(GiB, 61)
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.create_cloned_volume, CLONE,
+                          self.volume())
+        self.assertEqual([], self.ceph.images[IMAGE].snaps)
+        self.assertIsNone(existing.parent)
+
+    def test_flatten_progress_error_is_raised(self):
+        # The second clone is 2 deep: flattened, the clone's heartbeat
+        # beaten meanwhile.
+        self.conf.set_override('rbd_max_clone_depth', 1, group='ceph1')
+        self.driver.create_cloned_volume(dict(VOLUME, id=CLONE['id']),
+                                         self.volume())
+
+        def stop():
+            raise exception.InvalidVolume(reason='settled meanwhile')
+        grandchild = dict(VOLUME, id='00000000-0000-4000-8000-000000000009')
+        self.assertRaises(exception.InvalidVolume,
+                          self.driver.create_cloned_volume, grandchild,
+                          dict(VOLUME, id=CLONE['id']), progress=stop)
+
+    def test_delete_of_a_source_with_a_clone_hides_it(self):
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        self.driver.delete_volume(self.volume())
+        self.assertNotIn(IMAGE, self.ceph.images)
+        self.assertIn(IMAGE + '.deleted', self.ceph.images)
+        self.assertEqual(b'source bytes', self.read(CLONE_IMAGE))
+        # The last clone's delete takes the hidden image with it.
+        self.driver.delete_volume(CLONE)
+        self.assertEqual({}, self.ceph.images)
+        self.assert_clients_closed()
+
+    def test_delete_of_a_clone_releases_its_snapshot_only(self):
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        other = dict(VOLUME, id='00000000-0000-4000-8000-000000000009')
+        self.driver.create_cloned_volume(other, self.volume())
+        self.driver.delete_volume(CLONE)
+        self.assertNotIn(CLONE_IMAGE, self.ceph.images)
+        self.assertEqual(['volume-%s.clone_snap' % other['id']],
+                         self.ceph.images[IMAGE].snaps)
+        self.driver.delete_volume(self.volume())      # hidden: a clone left
+        self.driver.delete_volume(other)
+        self.assertEqual({}, self.ceph.images)
+
+    def test_chain_of_deleted_parents_removed_with_the_last_clone(self):
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        grandchild = dict(VOLUME, id='00000000-0000-4000-8000-000000000009')
+        self.driver.create_cloned_volume(grandchild, CLONE)
+        self.driver.delete_volume(self.volume())
+        self.driver.delete_volume(CLONE)
+        self.assertEqual({IMAGE + '.deleted', CLONE_IMAGE + '.deleted',
+                          'volume-' + grandchild['id']},
+                         set(self.ceph.images))
+        self.driver.delete_volume(grandchild)
+        self.assertEqual({}, self.ceph.images)
+
+    def test_delete_drops_snapshots_no_clone_uses(self):
+        # A process died between the snapshot and the clone.
+        image = self.ceph.images[IMAGE]
+        image.snaps.append(SNAP)
+        image.snap_data[SNAP] = {}
+        image.protected.add(SNAP)
+        self.driver.delete_volume(self.volume())
+        self.assertEqual({}, self.ceph.images)
+
+    def test_other_snapshots_still_refuse_the_delete(self):
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        self.ceph.images[IMAGE].snaps.append('s1')
+        self.assertRaises(exception.VolumeIsBusy,
+                          self.driver.delete_volume, self.volume())
+        self.assertIn(IMAGE, self.ceph.images)
+
+    def test_clone_asked_again_reuses_its_snapshot(self):
+        # A clone's snapshot made by a process that died before cloning.
+        image = self.ceph.images[IMAGE]
+        image.snaps.append(SNAP)
+        image.snap_data[SNAP] = dict(image.data)
+        self.driver.create_cloned_volume(CLONE, self.volume())
+        self.assertEqual([SNAP], image.snaps)
+        self.assertEqual({SNAP}, image.protected)
 
 
 class OutageTest(RBDTestCase):

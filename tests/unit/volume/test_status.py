@@ -70,6 +70,10 @@ class VolumeMovesTest(testtools.TestCase):
     def test_create(self):
         self._check('create_done', ('creating',), 'available')
         self._check('create_failed', ('creating',), 'error')
+        # A create whose process died (a clone's too).
+        self._check('create_settled', ('creating',), 'error')
+        # Cinder's SRC_VOL_PROCEED_STATUS.
+        self.assertEqual(('available', 'in-use'), st.CLONE_FROM)
 
     def test_delete_failed(self):
         self._check('delete_failed', ('deleting',), 'error_deleting')
@@ -78,9 +82,9 @@ class VolumeMovesTest(testtools.TestCase):
         self._check('delete_busy', ('deleting',), 'available')
 
     def test_extend(self):
-        # Only available volumes: an in-use one needs Cinder's 3.42
-        # (extend of an attached volume), which nova_lite does not do.
-        self._check('extend', ('available',), 'extending')
+        # An in-use one too (Cinder's 3.42: the API says which it
+        # takes); the end recomputes the status from the attachments.
+        self._check('extend', ('available', 'in-use'), 'extending')
         self._check('extend_done', ('extending',), 'available')
         self._check('extend_failed', ('extending',), 'error_extending')
         self._check('extend_settled', ('extending',), 'available')
