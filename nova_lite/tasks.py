@@ -80,8 +80,8 @@ class Step(collections.namedtuple('Step', 'owner next on_crash')):
 #: listed (``check_step``, ``check_move``), and
 #: doc/source/contributor/crash-safety.rst's tables say the same (a unit
 #: test compares them). Settling a fenced host's work follows its own
-#: table there (``Fencing``); the steps of the work done without a host
-#: are ``WITHOUT_HOST``'s.
+#: table (``FENCED``, and ``Fencing`` there); the steps of the work done
+#: without a host are ``WITHOUT_HOST``'s. ``on_crash`` answers from them.
 STEPS = {
     ATTACHING: {
         ACCEPTED: Step(API, (RESERVING,), REDRIVE),
@@ -133,6 +133,37 @@ WITHOUT_HOST = {
         SWAPPED: Step(API, (), FINISH),
     },
 }
+
+
+#: What settling does at once with the work on a server whose compute
+#: host an administrator fenced (forced down), or whose volume an
+#: administrator released (``nova-lite-manage volume_attachment
+#: release``), whoever owns it: ``{task: {step: action}}``. The host's
+#: guest is not asked: an attach is rolled back at every step (the
+#: volume goes back to block storage, whatever the guest had), a detach
+#: is finished (the host removes the disk when it comes back), a swap is
+#: rolled back until the guest had the new volume and finished from
+#: there. A refresh runs in ``nova-lite-manage``, not on the host: its
+#: own steps' rule.
+FENCED = {
+    ATTACHING: {step: ROLL_BACK for step in STEPS[ATTACHING]},
+    DETACHING: {step: FINISH for step in STEPS[DETACHING]},
+    SWAPPING: {ACCEPTED: ROLL_BACK, RESERVED: ROLL_BACK,
+               CONNECTING: ROLL_BACK, CONNECTED: ROLL_BACK,
+               GUEST_SWAPPED: FINISH, SWAPPED: FINISH},
+    REFRESHING: {step: spec.on_crash
+                 for step, spec in STEPS[REFRESHING].items()},
+}
+
+
+def on_crash(task, step, fenced=False, without_host=False):
+    """What settling does with ``task`` left at ``step`` (``FINISH``,
+    ``ROLL_BACK``, ``REDRIVE``): ``FENCED``'s for a fenced host's or a
+    released volume's work, else the step's (``step_of``). The one
+    answer every settler (the conductor's, the compute host's) asks."""
+    if fenced:
+        return FENCED[task][step]
+    return step_of(task, step, without_host).on_crash
 
 
 def step_of(task, step, without_host=False):

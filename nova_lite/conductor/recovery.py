@@ -218,24 +218,29 @@ def settle_fenced_mapping(context, conf, volume_client, bdm, owner, host):
     return settled[0] if settled else None
 
 
+def _without_host(settler, bdm):
+    """Whether ``bdm``'s task is work done without a host (a local
+    detach; a shelved-offloaded server's swap, which the API runs
+    alone), whose steps are ``tasks.WITHOUT_HOST``'s."""
+    if bdm.task == tasks.DETACHING:
+        return bool(bdm.get_task_data().get('local') or
+                    bdm.task_step == tasks.LOCAL_DETACHING)
+    if bdm.task == tasks.SWAPPING:
+        instance = settler.instance(bdm.instance_uuid)
+        return (instance is None or
+                instance.vm_state == states.SHELVED_OFFLOADED)
+    return False
+
+
 def _redrives(settler, bdm):
     """Whether ``bdm``'s stalled task is accepted work an API process
     (or a re-drive) handed on, which the table of steps says is driven
-    again rather than settled (``tasks.STEPS``: ``REDRIVE``). Work done
-    without a host (a local detach; a shelved-offloaded server's swap,
-    which the API runs alone) is settled by its own steps
-    (``tasks.WITHOUT_HOST``)."""
+    again rather than settled (``tasks.on_crash``: ``REDRIVE``)."""
     if tasks.binary_of(bdm.task_owner) != tasks.API_BINARY:
         return False
-    without_host = False
-    if bdm.task == tasks.DETACHING:
-        without_host = bool(bdm.get_task_data().get('local'))
-    elif bdm.task == tasks.SWAPPING:
-        instance = settler.instance(bdm.instance_uuid)
-        without_host = (instance is None or
-                        instance.vm_state == states.SHELVED_OFFLOADED)
-    step = tasks.step_of(bdm.task, bdm.task_step, without_host)
-    return step.on_crash == tasks.REDRIVE
+    return tasks.on_crash(bdm.task, bdm.task_step,
+                          without_host=_without_host(settler, bdm)) == \
+        tasks.REDRIVE
 
 
 def _settle_one(settler, bdm, why, host):
@@ -328,13 +333,10 @@ def finish_refresh(context, volume_client, bdm):
         context, bdm.instance_uuid))
 
 
-def _settle_refresh(context, volume_client, bdm):
-    """A refresh whose nova-lite-manage died: finished once the mapping
-    has the new attachment, else rolled back (the new attachment, recorded
-    or found by server and volume, deleted); the server unlocked."""
-    if bdm.task_step == tasks.REFRESHED:
-        finish_refresh(context, volume_client, bdm)
-        return tasks.FINISHED
+def _roll_back_refresh(context, volume_client, bdm):
+    """A refresh whose nova-lite-manage died before the mapping had the
+    new attachment: rolled back (the new attachment, recorded or found
+    by server and volume, deleted); the server unlocked."""
     svc = block_storage.service_context(context)
     new_id = bdm.get_task_data().get('new_attachment_id')
     _delete_attachments(svc, volume_client, [new_id] if new_id else [
@@ -347,45 +349,73 @@ def _settle_refresh(context, volume_client, bdm):
 
 
 def _settle(settler, bdm, previous_owner, why, host):
-    context = settler.context
-    volume_client = settler.volume_client
+    """Finish or roll back ``bdm``'s task, as the table says
+    (``tasks.on_crash``: ``FENCED`` for a fenced host's work or a
+    released volume; the step's own rule otherwise). Accepted work that
+    is re-driven never reaches here (``_redrives``); anything the table
+    does not say to finish is rolled back."""
+    action = tasks.on_crash(bdm.task, bdm.task_step,
+                            fenced=why in _FENCED or why == _FENCED_OWNER,
+                            without_host=_without_host(settler, bdm))
+    if action == tasks.FINISH:
+        return _FINISH[bdm.task](settler, bdm, why, host)
     if bdm.task == tasks.REFRESHING:
-        return _settle_refresh(context.elevated(), volume_client, bdm)
-    if bdm.task == tasks.DETACHING and (
-            why in _FENCED or bdm.task_step == tasks.LOCAL_DETACHING or
-            bdm.get_task_data().get('local')):
-        # Finished: a local detach (decided, or accepted), or any detach
-        # of a fenced host (queued for it, or taken by it): the host
-        # removes the disk from its guest when it comes back.
-        ctxt = tasks.request_context(context, bdm)
-        if why in _FENCED and not bdm.get_task_data().get('local'):
-            _finish_fenced_detach(ctxt, volume_client, bdm)
-        else:
-            release.finish_local_detach(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid,
-                                      tasks.COMPUTE_DETACH_EVENT,
-                                      host=host)
-        return tasks.FINISHED
-    if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.SWAPPED:
-        # A shelved-offloaded server's swap, which the API runs without a
-        # host, or a fenced host's swap that got this far.
-        ctxt = tasks.request_context(context, bdm)
-        release.finish_offloaded_swap(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid,
-                                      tasks.COMPUTE_SWAP_EVENT,
-                                      host=host)
-        return tasks.FINISHED
-    if bdm.task == tasks.SWAPPING and bdm.task_step == tasks.GUEST_SWAPPED:
-        # Only a fenced host's swap reaches here at this step: its guest
-        # had the new volume: finished.
-        ctxt = tasks.request_context(context, bdm)
-        _finish_fenced_swap(ctxt, volume_client, bdm)
-        instance_action.settle_events(ctxt, bdm.instance_uuid,
-                                      tasks.COMPUTE_SWAP_EVENT,
-                                      host=host)
-        return tasks.FINISHED
+        return _roll_back_refresh(settler.context.elevated(),
+                                  settler.volume_client, bdm)
     return _roll_back(settler, host, bdm,
                       _reason(settler, bdm, previous_owner, why))
+
+
+def _finish_detach(settler, bdm, why, host):
+    """A local detach (decided, or accepted), or any detach of a fenced
+    host (queued for it, or taken by it): finished without the host,
+    which removes the disk from its guest when it comes back."""
+    ctxt = tasks.request_context(settler.context, bdm)
+    if why in _FENCED and not bdm.get_task_data().get('local'):
+        _finish_fenced_detach(ctxt, settler.volume_client, bdm)
+    else:
+        release.finish_local_detach(ctxt, settler.volume_client, bdm)
+    instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                  tasks.COMPUTE_DETACH_EVENT, host=host)
+    return tasks.FINISHED
+
+
+def _finish_swap(settler, bdm, why, host):
+    """A swap past the guest's move: at ``swapped`` (a shelved-offloaded
+    server's, which the API runs without a host, or a fenced host's that
+    got this far) its old volume released; at ``guest_swapped`` (a
+    fenced host's: its guest had the new volume) the new attachment
+    completed first."""
+    ctxt = tasks.request_context(settler.context, bdm)
+    if bdm.task_step == tasks.GUEST_SWAPPED:
+        _finish_fenced_swap(ctxt, settler.volume_client, bdm)
+    else:
+        release.finish_offloaded_swap(ctxt, settler.volume_client, bdm)
+    instance_action.settle_events(ctxt, bdm.instance_uuid,
+                                  tasks.COMPUTE_SWAP_EVENT, host=host)
+    return tasks.FINISHED
+
+
+def _finish_refresh(settler, bdm, why, host):
+    finish_refresh(settler.context.elevated(), settler.volume_client, bdm)
+    return tasks.FINISHED
+
+
+def _finish_attach(settler, bdm, why, host):
+    """The conductor never finishes an attach: the steps it settles
+    (its own, an API's, a fenced host's or owner's) all roll back; the
+    host finishes its own at ``connected`` (``compute.host.recovery``),
+    which the conductor settles only when the host is fenced."""
+    raise exception.NovaLiteException(
+        'the conductor does not finish attaches: %s at %s' % (
+            bdm.task, bdm.task_step))
+
+
+# The finish of each task, when the table says finish.
+_FINISH = {tasks.ATTACHING: _finish_attach,
+           tasks.DETACHING: _finish_detach,
+           tasks.SWAPPING: _finish_swap,
+           tasks.REFRESHING: _finish_refresh}
 
 
 def _finish_fenced_detach(ctxt, volume_client, bdm):

@@ -147,6 +147,62 @@ class StepsTest(base.TestCase):
         self.assertGreater(checked, 20)
 
 
+    def test_on_crash_answers_from_the_tables(self):
+        self.assertEqual(tasks.FINISH, tasks.on_crash(
+            tasks.ATTACHING, tasks.CONNECTED))
+        self.assertEqual(tasks.ROLL_BACK, tasks.on_crash(
+            tasks.ATTACHING, tasks.CONNECTED, fenced=True))
+        self.assertEqual(tasks.FINISH, tasks.on_crash(
+            tasks.DETACHING, tasks.ACCEPTED, without_host=True))
+        self.assertEqual(tasks.FINISH, tasks.on_crash(
+            tasks.DETACHING, tasks.ACCEPTED, fenced=True))
+        self.assertEqual(tasks.ROLL_BACK, tasks.on_crash(
+            tasks.SWAPPING, tasks.CONNECTED, fenced=True))
+        self.assertEqual(tasks.FINISH, tasks.on_crash(
+            tasks.SWAPPING, tasks.GUEST_SWAPPED, fenced=True))
+
+    def test_the_fenced_table_has_every_step(self):
+        self.assertEqual(set(tasks.STEPS), set(tasks.FENCED))
+        for task, steps in tasks.STEPS.items():
+            self.assertEqual(set(steps), set(tasks.FENCED[task]), task)
+            self.assertTrue(set(tasks.FENCED[task].values()) <= {
+                tasks.FINISH, tasks.ROLL_BACK}, task)
+
+    def test_the_fencing_table_of_the_docs_says_the_same(self):
+        with open(DOC) as f:
+            text = f.read()
+        section = text[text.index('\nFencing\n'):]
+        # The table sits in a bullet: indented by two.
+        dedented = '\n'.join(line[2:] if line.startswith('  ') else line
+                              for line in section.splitlines())
+        _title, rows = doc_tables(dedented)[0]
+        names = {'attach': tasks.ATTACHING, 'detach': tasks.DETACHING,
+                 'swap': tasks.SWAPPING}
+        seen = {task: set() for task in names.values()}
+        for row in rows:
+            what, _sep, which = row[0].partition(',')
+            task = names.get(what.strip())
+            if task is None:
+                continue    # a server's delete, not a mapping's task
+            order = list(tasks.STEPS[task])
+            named = re.findall(r'``(\w+)``', which)
+            if 'any step' in which:
+                steps = order
+            elif which.strip().startswith('before'):
+                steps = order[:order.index(named[0])]
+            else:
+                steps = named
+            action = (tasks.ROLL_BACK if row[1].startswith('rolled back')
+                      else tasks.FINISH if row[1].startswith('finished')
+                      else None)
+            for step in steps:
+                self.assertEqual(tasks.FENCED[task][step], action,
+                                 (task, step, row))
+                seen[task].add(step)
+        for task, steps in seen.items():
+            self.assertEqual(set(tasks.STEPS[task]), steps, task)
+
+
 class StalledAfterTest(base.TestCase):
     def test_defaults_and_the_integration_timers_pass(self):
         tasks.check_stalled_after(self.conf)

@@ -56,8 +56,7 @@ class ComputeManager(manager.Manager):
         # what the periodic settling leaves alone, and what a second
         # delivery of the same message finds taken. Bookkeeping of this
         # process only; the task columns say who owns the work.
-        self._in_hand = set()
-        self._in_hand_lock = threading.Lock()
+        self._in_hand = tasks.InHand()
         # Whether this host saw itself forced down at its last look, and
         # when it last looked (monotonic): see ``_watch_fence``.
         self._fenced = False
@@ -104,25 +103,13 @@ class ComputeManager(manager.Manager):
         its message). Another operation on the same mapping is not a
         second delivery: a detach that took over a completed attach runs
         while the attach's message is still being finished."""
-        key = (bdm.uuid, operation)
-        with self._in_hand_lock:
-            if key in self._in_hand:
-                mine = False
-            else:
-                self._in_hand.add(key)
-                mine = True
-        try:
+        with self._in_hand.holding((bdm.uuid, operation)) as mine:
             yield mine
-        finally:
-            if mine:
-                with self._in_hand_lock:
-                    self._in_hand.discard(key)
 
     def _settle(self, context, stalled_before=None):
-        with self._in_hand_lock:
-            in_hand = {uuid for uuid, _operation in self._in_hand}
         return recovery.settle(context, self.driver, self.volume_client,
-                               self.notifier, self.host, in_hand=in_hand,
+                               self.notifier, self.host,
+                               in_hand=self._in_hand.uuids(),
                                stalled_before=stalled_before)
 
     def _recover_instances(self, context):

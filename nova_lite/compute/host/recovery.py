@@ -103,17 +103,23 @@ def _attachment_id(bdm):
 
 
 def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
+    """Finished where the table says so (``tasks.on_crash``: at
+    ``connected``) and the facts allow it (the connection and the
+    attachment are there, and the guest has the disk or gets it now);
+    rolled back otherwise."""
     svc = block_storage.service_context(ctxt)
     info = bdm.get_connection_info()
     has_disk = bool(bdm.device_name) and driver.has_volume(
         instance, bdm.device_name)
     attachment_id = _attachment_id(bdm)
-    if not has_disk and info and attachment_id and bdm.device_name:
+    finish = tasks.on_crash(bdm.task, bdm.task_step) == tasks.FINISH
+    if finish and not has_disk and info and attachment_id and \
+            bdm.device_name:
         # Connected, and the guest does not have the disk: a hypervisor
         # keeps its guests across a service restart (a guest restored
         # from the mappings has it already). It gets the disk now.
         has_disk = _give_disk(ctxt, driver, instance, bdm, info)
-    if has_disk and info and attachment_id:
+    if finish and has_disk and info and attachment_id:
         try:
             volume_client.attachment_complete(svc, attachment_id)
         except (exception.VolumeAttachmentNotFound,
@@ -164,6 +170,9 @@ def _give_disk(ctxt, driver, instance, bdm, info):
 
 
 def _settle_detach(ctxt, driver, volume_client, host, instance, bdm):
+    """Finished: every step of a detach the host owns finishes
+    (``tasks.STEPS``); the user was told the volume goes, and the guest
+    lets go of the disk here."""
     if bdm.task_step == tasks.RELEASING:
         volume_id, attachment_id, info, _device = release.released(bdm)
     else:
@@ -185,10 +194,12 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
     new_volume_id = data.get('new_volume_id')
     new_attachment_id = data.get('new_attachment_id')
     new_info = data.get('new_connection_info') or {}
-    if bdm.task_step == tasks.SWAPPED:
+    finish = tasks.on_crash(bdm.task, bdm.task_step) == tasks.FINISH
+    if finish and bdm.task_step == tasks.SWAPPED:
         volume_ops.release_old_volume(ctxt, driver, volume_client, bdm, data)
-    elif bdm.task_step == tasks.GUEST_SWAPPED:
-        # The guest has the new volume (a guest restored from the mapping
+    elif finish:
+        # At ``guest_swapped``, the table's other finish: the guest has
+        # the new volume (a guest restored from the mapping
         # has the old one: the driver's swap is asked again, idempotent).
         svc = block_storage.service_context(ctxt)
         driver.swap_volume(ctxt, bdm.get_connection_info(), new_info,
