@@ -326,8 +326,12 @@ class LibvirtDriver(driver.ComputeDriver):
         and kept while the host stays the same (``connector``).
         os-brick's privileged helpers run in this process when it runs
         as root (as a compute service on ``qemu:///system`` does), else
-        through its privsep daemon (``sudo privsep-helper``)."""
+        through its privsep daemon (``sudo privsep-helper``).
+        ``[libvirt] iscsi_initiator_name`` replaces os-brick's initiator
+        name."""
         props = self._connector.get()
+        if self.conf.libvirt.iscsi_initiator_name:
+            props['initiator'] = self.conf.libvirt.iscsi_initiator_name
         if props.get('initiator'):
             self._initiator = props['initiator']
         return props

@@ -13,8 +13,12 @@ no shutdown grace). Two backends, each with its ``volumes_dir`` in that
 directory:
 
 * ``iscsi`` (the default: the ``__DEFAULT__`` type has no backend and
-  ``iscsi`` is enabled first): a tgtd target per connected volume, CHAP,
-  the ACL by the host's initiator name, on the node's tgtd under a target
+  ``iscsi`` is enabled first): a tgtd target per connected volume, CHAP
+  (an account per host connection), the ACL by the host's initiator name
+  (each compute host has its own, ``[libvirt] iscsi_initiator_name``
+  ``iqn.2010-10.org.nova-lite.test:<host>``, in a configuration file of
+  its own; ``shared_initiator=True`` gives them one, as a misconfigured
+  deployment would), on the node's tgtd under a target
   prefix of the deployment's own (the fixture deletes whatever targets and
   accounts with that prefix are left at cleanup); the guests' disks are
   QEMU's iSCSI initiator logged in to 127.0.0.1:3260;
@@ -92,12 +96,19 @@ BACKENDS = (ISCSI, FILE)
 
 
 class RealDataDeployment(deploy.Deployment):
-    def __init__(self, backend, private_ceph=False, **kwargs):
+    #: The prefix of the compute hosts' iSCSI initiator names.
+    INITIATOR_PREFIX = 'iqn.2010-10.org.nova-lite.test:'
+
+    def __init__(self, backend, private_ceph=False, shared_initiator=False,
+                 **kwargs):
         """``private_ceph``: the ``rbd`` backend on a Ceph cluster of the
         deployment's own (``Ceph(private=True)``: its OSD and monitor
-        may be stopped) instead of the machine's."""
+        may be stopped) instead of the machine's. ``shared_initiator``:
+        every compute host with one iSCSI initiator name (a
+        misconfiguration) instead of one each."""
         self.private_ceph = private_ceph
-        tag = uuidutils.generate_uuid()[:8]
+        self.shared_initiator = shared_initiator
+        self.tag = tag = uuidutils.generate_uuid()[:8]
         kwargs.setdefault('compute_hosts', ('compute1-%s' % tag,
                                             'compute2-%s' % tag))
         super().__init__(backend, **kwargs)
@@ -158,6 +169,25 @@ class RealDataDeployment(deploy.Deployment):
         super()._setUp()
         self.volume_types = self._make_volume_types()
 
+    def initiator(self, host):
+        """The iSCSI initiator name of compute host ``host`` (``[libvirt]
+        iscsi_initiator_name``)."""
+        return self.INITIATOR_PREFIX + (
+            'shared-%s' % self.tag if self.shared_initiator else host)
+
+    def _service(self, name, script, host):
+        # Each compute host its own initiator name (or, with
+        # ``shared_initiator``, one for all), in a configuration file of
+        # its own after the deployment's.
+        proc = super()._service(name, script, host)
+        if script == 'nova-lite-compute':
+            path = os.path.join(self.path, '%s.conf' % host)
+            with open(path, 'w') as f:
+                f.write('[libvirt]\niscsi_initiator_name = %s\n' %
+                        self.initiator(host))
+            proc.argv = proc.argv + ['--config-file', path]
+        return proc
+
     def _ceph(self):
         """The machine's Ceph, or (None, why not) without it (a skip of
         the fixture; with NOVA_LITE_REQUIRE_CEPH=1 it fails instead)."""
@@ -195,12 +225,16 @@ class RealDataTestCase(base.IntegrationTestCase):
     ALL_IN_ONE = False
     #: The ``rbd`` backend on a Ceph of the deployment's own.
     PRIVATE_CEPH = False
+    #: The compute hosts with one iSCSI initiator name instead of one
+    #: each.
+    SHARED_INITIATOR = False
 
     @classmethod
     def make_deployment(cls):
         return RealDataDeployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF,
                                   all_in_one=cls.ALL_IN_ONE,
-                                  private_ceph=cls.PRIVATE_CEPH)
+                                  private_ceph=cls.PRIVATE_CEPH,
+                                  shared_initiator=cls.SHARED_INITIATOR)
 
     def require_rbd(self):
         """Skip (saying why) when the deployment has no ``rbd`` backend:

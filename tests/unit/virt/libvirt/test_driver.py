@@ -906,3 +906,17 @@ class ConnectorTest(DriverTestCase):
         props = self.driver.get_volume_connector(self.instance)
         self.assertEqual('192.0.2.9', props['ip'])
         self.assertEqual(2, self.libvirt.connector.call_count)
+
+    def test_the_configured_initiator_name(self):
+        # Each compute host its own, where several share a machine: the
+        # connector block storage exports to, and what the disks log in
+        # with.
+        name = 'iqn.2024-01.org.example:compute1'
+        self.conf.set_override('iscsi_initiator_name', name,
+                               group='libvirt')
+        props = self.driver.get_volume_connector(self.instance)
+        self.assertEqual(name, props['initiator'])
+        self.assertEqual(name, self.driver._initiator_name())
+        self.assertRaises(ValueError, self.conf.set_override,
+                          'iscsi_initiator_name', '10.0.0.1',
+                          group='libvirt')
