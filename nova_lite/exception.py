@@ -27,9 +27,11 @@ VOLUME_STATE = 'volume.state'
 VOLUME_MIGRATION = 'volume.migration'
 ATTACHMENT_OF_COMPUTE = 'volume.attachment_of_compute'
 ALREADY_EXISTS = 'volume.already_exists'
+HOST_HOLDS_STALE_DISKS = 'compute.host_holds_stale_disks'
 CONFLICT_CODES = (CONFLICT, SERVER_STATE, SERVER_LOCKED, MAPPING_BUSY,
                   HOST_UNAVAILABLE, HOST_TOO_OLD, DEVICE_IN_USE, VOLUME_STATE,
-                  VOLUME_MIGRATION, ATTACHMENT_OF_COMPUTE, ALREADY_EXISTS)
+                  VOLUME_MIGRATION, ATTACHMENT_OF_COMPUTE, ALREADY_EXISTS,
+                  HOST_HOLDS_STALE_DISKS)
 
 
 class NovaLiteException(Exception):
@@ -585,6 +587,19 @@ class HypervisorUnavailable(NovaLiteException):
 class DeviceDetachFailed(NovaLiteException):
     msg_fmt = _('Device detach failed for %(device)s: %(reason)s')
     code = 500
+
+
+class GuestStoppedHoldingStaleDisk(NovaLiteException):
+    msg_fmt = _('The guest was stopped by compute host %(host)s: it did not '
+                'release volume %(volume_id)s (%(device)s), which was freed '
+                'without the host while the host was forced down.')
+
+
+class HostHoldsStaleDisks(Conflict):
+    msg_fmt = _('Compute host %(host)s may still give the guests of '
+                'servers %(servers)s volumes freed without it while it was '
+                'forced down; it stays forced down until it removed them.')
+    error_code = HOST_HOLDS_STALE_DISKS
 
 
 class VolumeRebaseFailed(NovaLiteException):

@@ -256,16 +256,21 @@ def _release(conf):
     flight on it). The server's host decides how:
 
     * up: the volume is detached through the host, as the Compute API's
-      detach does (exit 2: the host was asked);
+      detach does (exit 2: the host was asked), unless ``--force-down``
+      (below);
     * no host (shelved-offloaded), or forced down (fenced): the operation
       in flight on the mapping, if any, is settled now as the conductor
       settles a fenced host's work (an attach rolled back, a detach
       finished), then the volume is detached without the host;
     * down but not forced down (silent: its guest may still write the
-      disk): refused (exit 3), unless ``--force-down``, with which the
-      administrator vouches that the host is stopped for good: the host's
-      compute service is forced down first (all its servers' work is
-      settled as for any fenced host), then as above.
+      disk): refused (exit 3), unless ``--force-down``.
+
+    With ``--force-down`` the administrator vouches that the host is
+    stopped for good, whether it still reads up or not: the host's
+    compute service is forced down first (all its servers' work is
+    settled as for any fenced host), then as for a fenced host. The
+    volume is recorded as a stale disk of the host (``compute.release``),
+    which the host removes when it comes back, before it can be let go.
     """
     ctxt = _context()
     args = conf.command
@@ -280,15 +285,17 @@ def _release(conf):
         not instance.host
     state = None if offloaded else fencing.host_state(ctxt, conf,
                                                       instance.host)
-    if state == fencing.DOWN:
-        if not args.force_down:
-            print('Host %s of server %s is down but not forced down: it is '
-                  'silent, and its guest may still use volume %s. Once the '
-                  'host is stopped for good, run this again with '
-                  '--force-down (or force it down: PUT /v2.1/os-services/'
-                  '{id} with "forced_down": true, microversion 2.53).' % (
-                      instance.host, instance.uuid, bdm.volume_id))
-            return 3
+    if state == fencing.DOWN and not args.force_down:
+        print('Host %s of server %s is down but not forced down: it is '
+              'silent, and its guest may still use volume %s. Once the '
+              'host is stopped for good, run this again with '
+              '--force-down (or force it down: PUT /v2.1/os-services/'
+              '{id} with "forced_down": true, microversion 2.53).' % (
+                  instance.host, instance.uuid, bdm.volume_id))
+        return 3
+    if args.force_down and state in (fencing.UP, fencing.DOWN):
+        # As the flag says, whether the host still reads up or not: the
+        # administrator vouches that it is stopped for good.
         fencing.force_down(ctxt, instance.host)
         print('Host %s forced down: its servers\' work is settled without '
               'it, and it removes what it no longer owns when it comes '
@@ -368,7 +375,7 @@ def add_parsers(subparsers):
     release_cmd.add_argument('volume_id')
     release_cmd.add_argument(
         '--force-down', action='store_true',
-        help='The server\'s host is down and stopped for good: force its '
-        'compute service down first (fencing it: all its servers\' work '
-        'is settled without it).')
+        help='The server\'s host is stopped for good (even if it still '
+        'reads up): force its compute service down first (fencing it: all '
+        'its servers\' work is settled without it).')
     release_cmd.set_defaults(func=_release)

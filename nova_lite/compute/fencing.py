@@ -14,7 +14,12 @@ longer run, or will be stopped before they touch a disk again. Then, and
 only then, a detach and a delete of its servers are done without it, the
 conductor settles its work in flight at once, and the host itself, when
 it comes back, removes what it no longer owns before it takes work
-(``compute.host.recovery.reap``).
+(``compute.host.recovery.reap``): a guest that does not let go of such a
+disk is stopped. Each volume freed without the host is recorded as a
+stale disk of the host (``objects.stale_disk``) until the host saw its
+guest without it; a host with stale disks cannot be let go
+(``forced_down: false`` answers 409 naming the servers,
+``check_let_go``).
 
 A host with no service row at all (it never started) is ``down``: nothing
 says it is stopped.
@@ -22,6 +27,7 @@ says it is stopped.
 
 from nova_lite import exception
 from nova_lite.objects import service as service_obj
+from nova_lite.objects import stale_disk
 
 UP = 'up'
 DOWN = 'down'
@@ -70,3 +76,22 @@ def force_down(context, host):
     svc = _service(context, host)
     if svc is not None and not svc.forced_down:
         svc.update_admin_state(forced_down=True)
+
+
+def stale_servers(context, host):
+    """The servers whose guests on ``host`` may still have a volume freed
+    without the host (its stale disks), sorted."""
+    return sorted({d.instance_uuid
+                   for d in stale_disk.get_by_host(context, host)})
+
+
+def check_let_go(context, host):
+    """Whether compute host ``host`` (forced down) may be let go
+    (``forced_down: false``): ``HostHoldsStaleDisks`` (409) while it may
+    still give a guest a volume freed without it; it must come back and
+    remove the disks first (its guests that do not let go are
+    stopped)."""
+    servers = stale_servers(context, host)
+    if servers:
+        raise exception.HostHoldsStaleDisks(host=host,
+                                            servers=', '.join(servers))

@@ -23,6 +23,12 @@ a host runs:
    keeps it, as a detach through the host does);
 4. the mapping is destroyed.
 
+A server that has a host (fenced: its guest may still have the disk)
+has the disk recorded as a stale disk of that host
+(``objects.stale_disk``) before the volume is freed (step 3, and before
+a local delete releases its volumes): the host removes it when it comes
+back, and cannot be let go until then.
+
 If the API process dies after 1, the conductor finds the task stalled and
 finishes it (``finish_local_detach``: 2 to 4, each harmless when done
 already): the detach was accepted.
@@ -41,6 +47,8 @@ from oslo_log import log as logging
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import instance as instance_obj
+from nova_lite.objects import stale_disk
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite import utils
@@ -82,6 +90,27 @@ def released(bdm):
             bdm.device_name)
 
 
+def _record_stale_disks(context, instance_uuid, disks, instance=None):
+    """Record (``objects.stale_disk``) that the host of the server still
+    has the disks ``[(device, volume id)]`` its guest had, freed now
+    without the host: it removes them when it comes back, and cannot be
+    let go before. Nothing for a server with no host (shelved-offloaded:
+    no guest has the disk). Before the volumes are freed: a record never
+    comes after the volume is someone else's."""
+    if instance is None:
+        try:
+            instance = instance_obj.Instance.get_by_uuid(
+                context, instance_uuid, read_deleted=True)
+        except exception.InstanceNotFound:
+            return
+    if not instance.host or instance.vm_state == states.SHELVED_OFFLOADED:
+        return
+    for device, volume_id in disks:
+        if device and volume_id:
+            stale_disk.record(context, instance.host, instance_uuid, device,
+                              volume_id)
+
+
 def delete_volume(context, volume_client, volume_id):
     """Delete a ``delete_on_termination`` volume; one already gone is
     fine."""
@@ -116,8 +145,9 @@ def finish_local_detach(context, volume_client, bdm):
     when the API process stopped (and the release command's)."""
     if bdm.task_step != tasks.LOCAL_DETACHING:
         step_aside(bdm, tasks.LOCAL_DETACHING)
-    volume_id, attachment_id, _info, _device = released(bdm)
+    volume_id, attachment_id, _info, device = released(bdm)
     data = bdm.get_task_data()
+    _record_stale_disks(context, bdm.instance_uuid, [(device, volume_id)])
     if attachment_id:
         block_storage.delete_attachment(context, volume_client, attachment_id)
     if bdm.delete_on_termination and volume_id and \
@@ -205,6 +235,9 @@ def delete_locally(context, volume_client, instance):
     the settling to try again, when a volume could not be released."""
     bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
                                                           instance.uuid)
+    _record_stale_disks(context, instance.uuid,
+                        [(b.device_name, b.volume_id) for b in bdms
+                         if b.is_volume], instance=instance)
     if release_for_delete(context, volume_client, bdms):
         return False
     states.move(instance, 'deleted_locally', task_owner=None,

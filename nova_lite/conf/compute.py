@@ -91,6 +91,77 @@ shelved-offloaded) is always deleted at once.
 """),
 ]
 
+# [DEFAULT], as in Nova: the hypervisor's truth. A compute host aligns the
+# database with its guests (power-state sync, lifecycle events) and
+# decides what to do with the guests of deleted servers.
+HYPERVISOR_TRUTH_OPTS = [
+    cfg.IntOpt(
+        'sync_power_state_interval',
+        default=600,
+        help="""
+Seconds between two power-state syncs of a compute host: each server of the
+host with no task in progress is compared with what the hypervisor says of
+its guest. A server whose guest stopped, crashed or was destroyed behind the
+control plane's back becomes ``SHUTOFF``; a stopped server whose guest runs
+has its guest stopped (the sync never starts a guest). The libvirt driver's
+lifecycle events make the same sync, for one server, promptly. ``0`` syncs
+at every periodic run of the host (``[DEFAULT] report_interval``); a
+negative value disables the periodic sync (events still sync).
+"""),
+    cfg.StrOpt(
+        'running_deleted_instance_action',
+        default='reap',
+        choices=[
+            ('noop', 'Do nothing.'),
+            ('log', 'Log each such guest.'),
+            ('shutdown', 'Power each such guest off.'),
+            ('reap', 'Destroy each such guest.'),
+        ],
+        help="""
+What a compute host does with a guest of its hypervisor whose server the
+database says was deleted (deleted without this host while it was fenced,
+say), once it was deleted more than ``running_deleted_instance_timeout``
+seconds ago. A guest whose server the database does not know at all (a
+guest of another deployment sharing the hypervisor, or a database restored
+from a backup) is only logged, whatever this option says.
+
+Related options: ``running_deleted_instance_timeout``,
+``running_deleted_instance_poll_interval``.
+"""),
+    cfg.IntOpt(
+        'running_deleted_instance_timeout',
+        default=0,
+        min=0,
+        help="""
+Seconds a server must have been deleted before
+``running_deleted_instance_action`` applies to its guest.
+"""),
+    cfg.StrOpt(
+        'instance_name_template',
+        default='instance-%08x',
+        help="""
+How a server's instance name is made: the name of its libvirt domain, and
+the API's ``OS-EXT-SRV-ATTR:instance_name``. ``%d``/``%x`` forms take the
+server's database row id (the default: ``instance-00000001``);
+``%(uuid)s`` takes its uuid. Deployments sharing one libvirtd must use
+templates whose names cannot collide (libvirt refuses a second domain of
+one name): a prefix of their own, or ``instance-%(uuid)s``. Changing it
+renames a domain the next time it is started (or found shut off when the
+compute service starts); domains are found by their uuid, never by name.
+"""),
+    cfg.IntOpt(
+        'running_deleted_instance_poll_interval',
+        default=1800,
+        min=0,
+        help="""
+Seconds between two looks of a compute host for the guests of deleted
+servers (``running_deleted_instance_action``), checked at every periodic run
+(``[DEFAULT] report_interval``). The host also looks at start and whenever
+it finds itself forced down, no longer forced down, or silent for longer
+than ``service_down_time``. ``0`` disables the periodic look.
+"""),
+]
+
 fake_driver_group = cfg.OptGroup(
     'fake_driver',
     title='Fake virt driver options',
@@ -115,6 +186,7 @@ FAKE_DRIVER_OPTS = [
 
 def register_opts(conf):
     conf.register_opts(DEFAULT_OPTS)
+    conf.register_opts(HYPERVISOR_TRUTH_OPTS)
     conf.register_group(compute_group)
     conf.register_opts(COMPUTE_OPTS, group=compute_group)
     conf.register_group(fake_driver_group)
@@ -122,5 +194,6 @@ def register_opts(conf):
 
 
 def list_opts():
-    return {'DEFAULT': DEFAULT_OPTS, compute_group: COMPUTE_OPTS,
+    return {'DEFAULT': DEFAULT_OPTS + HYPERVISOR_TRUTH_OPTS,
+            compute_group: COMPUTE_OPTS,
             fake_driver_group: FAKE_DRIVER_OPTS}

@@ -2,7 +2,8 @@
 
 Compute (``services``, ``service_clock``, ``instances``,
 ``block_device_mappings``, ``instance_actions``, ``instance_actions_events``,
-``instance_faults``, ``quotas``, ``quota_locks``) and block storage
+``instance_faults``, ``stale_disks``, ``quotas``, ``quota_locks``) and
+block storage
 (``volume_types``, ``volume_type_extra_specs``, ``volume_type_projects``,
 ``encryption``, ``volumes``, ``volume_metadata``, ``volume_attachment``,
 ``attachment_specs``, ``volume_quotas``, ``volume_quota_classes``,
@@ -325,6 +326,29 @@ class InstanceFault(TimestampMixin, BASE):
     host: orm.Mapped[Optional[str]]
 
 
+class StaleDisk(TimestampMixin, BASE):
+    """A volume disk a compute host may still give one of its guests
+    although the volume is no longer the server's there: freed without
+    the host while it was fenced (``compute.release``), or found by the
+    host and not removed (``compute.host.recovery``). The host deletes
+    the row once its guest no longer has the disk; while a host has rows,
+    it cannot be let go (``forced_down: false`` answers 409)."""
+
+    __tablename__ = 'stale_disks'
+    __table_args__ = (
+        sa.UniqueConstraint('host', 'instance_uuid', 'device_name',
+                            'volume_id'),
+        _MYSQL_TABLE_ARGS,
+    )
+
+    id: orm.Mapped[int] = orm.mapped_column(primary_key=True,
+                                            autoincrement=True)
+    host: orm.Mapped[str]
+    instance_uuid: orm.Mapped[str] = orm.mapped_column(UUID)
+    device_name: orm.Mapped[str]
+    volume_id: orm.Mapped[str] = orm.mapped_column(UUID)
+
+
 class Quota(TimestampMixin, BASE):
     """A project's own limit of one compute resource (``instances``,
     ``cores``, ``ram``...): an administrator's override of the default;
@@ -644,7 +668,7 @@ class VolumeQuotaLock(TimestampMixin, BASE):
 COMPUTE_TABLES = frozenset([
     'services', 'service_clock', 'instances', 'block_device_mappings',
     'instance_actions', 'instance_actions_events', 'instance_faults',
-    'quotas', 'quota_locks',
+    'stale_disks', 'quotas', 'quota_locks',
 ])
 VOLUME_TABLES = frozenset([
     'volume_types', 'volume_type_extra_specs', 'volume_type_projects',

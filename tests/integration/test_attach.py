@@ -213,9 +213,13 @@ class _AttachTests(object):
         self.assertEqual([], self.list_attachments(server_id))
         self.assertEqual([], self.show_volume(volume_id)['attachments'])
 
-        d.start('compute2')
-        self.assertEqual(200, admin.put(url, body={
+        # Let go once it is back and removed the disk (409 before).
+        self.assertEqual(409, admin.put(url, body={
             'forced_down': False}).status)
+        d.start('compute2')
+        self.wait_for(lambda: admin.put(url, body={
+            'forced_down': False}).status == 200,
+            message='compute2 still holds the disk freed without it')
         self.wait_for_service_state('nova-lite-compute', 'compute2', 'up')
         self.assertEqual([], self.list_attachments(server_id))
         # The same volume attaches to the server again.

@@ -13,7 +13,8 @@ compute host is stopped with SIGSTOP: alive, only silent. Past
   ``stalled_after`` is 60 s and the rollback is waited for 20 s), the
   delete cast to it is done without it, and when the host returns
   (SIGCONT, or a restart) it removes the disk and reaps the guest of the
-  server deleted meanwhile before the volume is attached there again.
+  server deleted meanwhile before the volume is attached there again;
+  it cannot be let go (``forced_down: false`` answers 409) until then.
 
 The host's fake hypervisor keeps its guests in its own process: what it
 reaped after SIGCONT is read from its log; after a restart the guests are
@@ -48,6 +49,30 @@ class FenceHelpers(object):
             body={'forced_down': forced})
         self.assertEqual(200, resp.status, resp)
         self.assertEqual(forced, resp.body['service']['forced_down'])
+
+    def let_go(self, host, timeout=AT_ONCE):
+        """Clear the host's ``forced_down`` once it removed the disks
+        freed without it: 409 (naming the servers) until then."""
+        def cleared():
+            resp = self.admin_api.as_(compute_version='2.53').put(
+                '/v2.1/os-services/%s' % self.service_id(host),
+                body={'forced_down': False})
+            if resp.status == 409:
+                self.assertEqual(
+                    'compute.host_holds_stale_disks',
+                    resp.body['conflictingRequest']['error_code'], resp)
+                return False
+            self.assertEqual(200, resp.status, resp)
+            return True
+        self.wait_for(cleared, timeout=timeout,
+                      message='%s still holds disks freed without it' %
+                      host)
+
+    def unfence_quietly(self, host):
+        """A cleanup: clear ``forced_down`` if the host lets it."""
+        self.admin_api.as_(compute_version='2.53').put(
+            '/v2.1/os-services/%s' % self.service_id(host),
+            body={'forced_down': False})
 
     def sigstop(self, host):
         proc = self.deployment.processes[host]
@@ -129,7 +154,7 @@ class _FencingTests(FenceHelpers):
         self.assertEqual(409, self.detach_volume(server_id, kept).status)
 
         self.force_down('compute1')
-        self.addCleanup(self.force_down, 'compute1', False)
+        self.addCleanup(self.unfence_quietly, 'compute1')
         # Fenced: settled at once, not after stalled_after.
         self.wait_for(lambda: self.show_volume(pending)['status'] ==
                       'available' and pending not in [
@@ -173,7 +198,7 @@ class _FencingTests(FenceHelpers):
                       'guest of server %s' % (kept, server_id) in
                       self.host_log('compute1'),
                       message='the detached disk was not removed')
-        self.force_down('compute1', False)
+        self.let_go('compute1')
         self.wait_for_service_state('nova-lite-compute', 'compute1', 'up')
         # The device name is free on the guest as in the database.
         self._attach_again(server_id, kept)
@@ -184,8 +209,14 @@ class _FencingTests(FenceHelpers):
         proc = self.deployment.processes['compute1']
         proc.signal(signal.SIGKILL)
         proc.wait_stopped()
-        self.force_down('compute1', False)
+        # Not while it is away: it may still have the disks.
+        resp = self.admin_api.as_(compute_version='2.53').put(
+            '/v2.1/os-services/%s' % self.service_id('compute1'),
+            body={'forced_down': False})
+        self.assertEqual(409, resp.status, resp)
+        self.assertIn(server_id, resp.body['conflictingRequest']['message'])
         self.deployment.start('compute1')
+        self.let_go('compute1')
         self.wait_for_service_state('nova-lite-compute', 'compute1', 'up')
         self._attach_again(server_id, kept)
         self._attach_again_elsewhere(pending)

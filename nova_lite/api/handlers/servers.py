@@ -22,6 +22,7 @@ from nova_lite.api import util
 from nova_lite.api import validation
 from nova_lite.compute import api as compute_api
 from nova_lite.compute import flavors
+from nova_lite.compute import names
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import block_device as bdm_obj
@@ -85,12 +86,14 @@ def _fault(fault, is_admin):
     return view
 
 
-def _extended_attributes(instance, want, show_all):
+def _extended_attributes(instance, want, show_all, name_template):
     view = {}
     if show_all:
         view.update({
             'OS-EXT-SRV-ATTR:host': instance.host,
-            'OS-EXT-SRV-ATTR:instance_name': 'instance-%08x' % instance.id,
+            # The name of its libvirt domain too.
+            'OS-EXT-SRV-ATTR:instance_name': names.instance_name(
+                name_template, instance),
             'OS-EXT-SRV-ATTR:hypervisor_hostname': instance.host,
         })
         if want.matches(mv.EXTENDED_VOLUMES_DOT):
@@ -151,7 +154,9 @@ def serialize_server(req, instance, want, bdms, fault, show_extended,
     }
     if status in states.PROGRESS_STATUSES:
         view['progress'] = 100 if status == 'ACTIVE' else 0
-    view.update(_extended_attributes(instance, want, show_extended))
+    view.update(_extended_attributes(
+        instance, want, show_extended,
+        req.environ['nova_lite.conf'].instance_name_template))
     if instance.vm_state in (states.ERROR, states.DELETED) and fault:
         view['fault'] = _fault(fault, is_admin)
     optional = [

@@ -7,6 +7,7 @@ from oslo_utils import uuidutils
 from nova_lite.api import microversion as mv
 from nova_lite.api.schemas import services as schema
 from nova_lite.api import validation
+from nova_lite.compute import fencing
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import service as service_obj
@@ -62,7 +63,9 @@ def update_service(req, service_id, body):
     ``disabled_reason``) and ``forced_down`` of a compute service. A host
     forced down is fenced (``nova_lite.compute.fencing``): its servers'
     volumes are detached and their deletes done without it, and the
-    conductor settles its volume work in flight at once."""
+    conductor settles its volume work in flight at once. A host forced
+    down stays so (409) while it may still give a guest a volume freed
+    without it (``fencing.check_let_go``)."""
     if not uuidutils.is_uuid_like(service_id):
         raise exception.InvalidInput(
             reason=_('Invalid uuid %s') % service_id)
@@ -93,6 +96,9 @@ def update_service(req, service_id, body):
         raise exception.InvalidInput(reason=_(
             "No updates were requested. Fields 'status' or 'forced_down' "
             "should be specified."))
+    if svc.forced_down and values.get('forced_down') is False:
+        # Let go only a host that holds no disk freed without it.
+        fencing.check_let_go(ctxt, svc.host)
     svc.update_admin_state(**values)
     conf = req.environ['nova_lite.conf']
     return {'service': _serialize_service(svc, mv.want(req),

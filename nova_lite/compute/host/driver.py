@@ -93,6 +93,35 @@ class ComputeDriver(abc.ABC):
                 return '/dev/%s%s' % (root[0], letters)
             index += 1
 
+    def get_info(self, instance):
+        """``{'power_state': ...}`` of the server's guest as the
+        hypervisor has it (``states.RUNNING``, ``POWER_PAUSED``,
+        ``SHUTDOWN``, ``NOSTATE``); ``InstanceNotFound`` when it has no
+        such guest. What the power-state sync compares the database
+        with (``compute.host.power_sync``)."""
+        raise NotImplementedError()
+
+    def register_event_listener(self, callback):
+        """``callback(instance_uuid)`` is called (on a thread of the
+        driver's, never under a lock of the caller's) each time the
+        hypervisor says the power state of one of this host's guests
+        changed, behind the control plane's back or not (a lifecycle
+        event): the compute manager syncs that server. A driver without
+        events never calls it."""
+        self._event_listener = callback
+
+    def emit_event(self, instance_uuid):
+        """Tell the registered listener that the guest of
+        ``instance_uuid`` changed power state."""
+        listener = getattr(self, '_event_listener', None)
+        if listener is None:
+            return
+        try:
+            listener(instance_uuid)
+        except Exception:
+            LOG.exception('The lifecycle event of %s was not handled',
+                          instance_uuid)
+
     def restore_guest(self, context, instance, block_device_info):
         """Called for each server of the host when the service starts.
         A hypervisor keeps its guests across a service restart: nothing to
@@ -107,8 +136,10 @@ class ComputeDriver(abc.ABC):
         pass
 
     @abc.abstractmethod
-    def power_off(self, instance):
-        pass
+    def power_off(self, instance, timeout=None):
+        """Stop the guest: a clean shutdown for ``timeout`` seconds
+        (``[DEFAULT] shutdown_timeout`` when None), then a hard power-off;
+        0 powers off at once."""
 
     @abc.abstractmethod
     def power_on(self, instance):
@@ -139,6 +170,24 @@ class ComputeDriver(abc.ABC):
     def disconnect_volume(self, connection_info):
         """Close this host's connection to the volume (after its last
         guest device on this host is gone). Nothing by default."""
+
+    def remove_stale_disk(self, instance, mountpoint):
+        """Remove a volume disk the guest must no longer have (its volume
+        was freed without this host), in a bounded time: the running
+        guest is asked once to release it, then it goes from the guest's
+        persistent definition whatever the answer. True when the running
+        guest no longer has it; False when it still holds it (the caller
+        stops the guest). By default, ``detach_volume``."""
+        self.detach_volume(None, None, instance, mountpoint)
+        return True
+
+    def extend_volume(self, context, connection_info, instance, new_size):
+        """The guest's disk of the volume of ``connection_info`` (found by
+        its serial, the volume id) gets ``new_size`` bytes, the size block
+        storage grew the volume to, so that the guest sees it. Only for a
+        driver whose capabilities say ``supports_extend_volume``."""
+        raise exception.NotSupported(
+            reason=_('this virt driver cannot resize a volume disk'))
 
     def has_volume(self, instance, mountpoint):
         """Whether the guest has a disk at ``mountpoint`` (settling an
@@ -186,6 +235,12 @@ class FakeGuest(object):
         self.power_state = states.RUNNING
         # mountpoint -> {'connection_info': ..., 'mode': 'rw'|'ro'}
         self.devices = {}
+        # Mountpoints whose unplug this guest never answers while it runs
+        # (a guest blocked on the disk): ``remove_stale_disk`` leaves
+        # them, and a power-off drops them (the persistent definition no
+        # longer has them).
+        self.holds = set()
+        self.unplug_pending = set()
 
 
 class FakeDriver(ComputeDriver):
@@ -255,8 +310,16 @@ class FakeDriver(ComputeDriver):
         with self._lock:
             self.guests.pop(instance.uuid, None)
 
-    def power_off(self, instance):
-        self._guest(instance).power_state = states.SHUTDOWN
+    def power_off(self, instance, timeout=None):
+        guest = self._guest(instance)
+        with self._lock:
+            guest.power_state = states.SHUTDOWN
+            for mountpoint in guest.unplug_pending:
+                guest.devices.pop(mountpoint, None)
+            guest.unplug_pending.clear()
+
+    def get_info(self, instance):
+        return {'power_state': self._guest(instance).power_state}
 
     def power_on(self, instance):
         self._guest(instance).power_state = states.RUNNING
@@ -266,6 +329,17 @@ class FakeDriver(ComputeDriver):
 
     def unpause(self, instance):
         self._guest(instance).power_state = states.RUNNING
+
+    # -- behind the control plane's back (tests) ---------------------------
+    def set_power_state_behind(self, instance_uuid, power_state,
+                               event=True):
+        """The guest of ``instance_uuid`` changes power state without the
+        control plane (shut down from inside, crashed, destroyed or
+        started by someone else), with a lifecycle event if ``event``."""
+        with self._lock:
+            self.guests[instance_uuid].power_state = power_state
+        if event:
+            self.emit_event(instance_uuid)
 
     def attach_volume(self, context, connection_info, instance, mountpoint,
                       mode='rw'):
@@ -288,6 +362,18 @@ class FakeDriver(ComputeDriver):
             if guest.devices.pop(mountpoint, None) is None:
                 LOG.info('%s was not attached to %s; nothing to detach',
                          mountpoint, instance.uuid)
+
+    def remove_stale_disk(self, instance, mountpoint):
+        guest = self.guests.get(instance.uuid)
+        if guest is None:
+            return True
+        with self._lock:
+            if (mountpoint in guest.holds and mountpoint in guest.devices
+                    and guest.power_state != states.SHUTDOWN):
+                guest.unplug_pending.add(mountpoint)
+                return False
+            guest.devices.pop(mountpoint, None)
+            return True
 
     def swap_volume(self, context, old_connection_info, new_connection_info,
                     instance, mountpoint):

@@ -13,18 +13,25 @@ import datetime
 import threading
 import time
 
+from concurrent import futures
+
 from oslo_concurrency import lockutils
 from oslo_log import log as logging
 import oslo_messaging as messaging
+from oslo_utils import units
 
+from nova_lite.compute import external_events
 from nova_lite.compute.host import driver as virt_driver
+from nova_lite.compute.host import power_sync
 from nova_lite.compute.host import recovery
 from nova_lite.compute.host import shelve_ops
 from nova_lite.compute.host import volume_ops
 from nova_lite.compute import notifications
 from nova_lite.compute import rpcapi
+from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite import exception
+from nova_lite.i18n import _
 from nova_lite import manager
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite.objects import instance as instance_obj
@@ -40,6 +47,10 @@ from nova_lite.volume import client as block_storage
 LOG = logging.getLogger(__name__)
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
+
+# Threads syncing power states: a sync waits for its server's instance lock
+# (an attach in progress), and must not hold up the others for long.
+SYNC_WORKERS = 4
 
 
 class ComputeManager(manager.Manager):
@@ -61,6 +72,16 @@ class ComputeManager(manager.Manager):
         # when it last looked (monotonic): see ``_watch_fence``.
         self._fenced = False
         self._last_look = None
+        # The hypervisor's truth: when the power states were last synced
+        # and the guests of deleted servers last looked for (monotonic),
+        # and the servers whose sync is queued or running (a sync asked
+        # again meanwhile is the same sync).
+        self._last_sync = None
+        self._last_guest_reap = None
+        self._syncs = set()
+        self._syncs_lock = threading.Lock()
+        self._sync_pool = futures.ThreadPoolExecutor(
+            max_workers=SYNC_WORKERS, thread_name_prefix='power-sync')
 
     @property
     def periodic_interval(self):
@@ -75,6 +96,8 @@ class ComputeManager(manager.Manager):
         if self.conf.shelved_offload_time > 0 or \
                 self.conf.reclaim_instance_interval > 0:
             intervals.append(self.conf.compute.periodic_interval)
+        if self.conf.sync_power_state_interval > 0:
+            intervals.append(self.conf.sync_power_state_interval)
         return min(intervals)
 
     def init_host(self, context):
@@ -88,13 +111,21 @@ class ComputeManager(manager.Manager):
         self.driver.get_volume_connector(None)
         # What this host no longer owns goes first (servers deleted, and
         # volumes detached, without it while it was fenced), before any
-        # message is taken.
-        recovery.reap(context, self.driver, self.host)
+        # message is taken: a guest that does not let go is stopped.
+        recovery.reap(context, self.driver, self.host,
+                      lock=self.instance_lock)
+        self._last_guest_reap = time.monotonic()
         self._recover_instances(context)
         # Guests are back with the disks their mappings had: settle the
         # volume operations this host owned when it stopped.
         self._settle(context)
         self._last_look = time.monotonic()
+        # The hypervisor's lifecycle events sync their server from now on
+        # (the first periodic run syncs every server).
+        self.driver.register_event_listener(self.request_power_sync)
+
+    def cleanup_host(self):
+        self._sync_pool.shutdown(wait=False, cancel_futures=True)
 
     @contextlib.contextmanager
     def _working_on(self, bdm, operation):
@@ -455,9 +486,15 @@ class ComputeManager(manager.Manager):
         """Say when this host was forced down, let go, or silent for
         longer than ``service_down_time`` (the process was stopped or
         starved: it may have been forced down and back meanwhile), and
-        reap (``recovery.reap``): what was settled without it while it
-        was fenced is no longer its own. Work that came in meanwhile is
-        fenced by its task's generation already."""
+        reap (``recovery.reap``, each server under its instance lock):
+        what was settled without it while it was fenced is no longer its
+        own; a guest that does not let go of such a disk is stopped, and
+        once no guest has one the host can be let go (``forced_down:
+        false`` answers 409 before). Work that came in meanwhile is
+        fenced by its task's generation already. The guests of deleted
+        servers (``recovery.reap_guests``) are looked for then, and
+        otherwise every ``running_deleted_instance_poll_interval``
+        seconds."""
         now = time.monotonic()
         silent = (self._last_look is not None and
                   now - self._last_look > self.conf.service_down_time)
@@ -478,8 +515,16 @@ class ComputeManager(manager.Manager):
             LOG.warning('This host (%s) was silent for more than %ss: it '
                         'may have been forced down meanwhile',
                         self.host, self.conf.service_down_time)
+        fence_news = bool(forced_down) or self._fenced or silent
         self._fenced = bool(forced_down)
-        recovery.reap(context, self.driver, self.host)
+        poll = self.conf.running_deleted_instance_poll_interval
+        guests = fence_news or (poll > 0 and (
+            self._last_guest_reap is None or
+            now - self._last_guest_reap >= poll))
+        recovery.reap(context, self.driver, self.host,
+                      lock=self.instance_lock, guests=guests)
+        if guests:
+            self._last_guest_reap = now
 
     def periodic_tasks(self, context):
         self._watch_fence(context)
@@ -493,6 +538,76 @@ class ComputeManager(manager.Manager):
             self._offload_shelved(context)
         if self.conf.reclaim_instance_interval > 0:
             self._reclaim_deleted(context)
+        interval = self.conf.sync_power_state_interval
+        now = time.monotonic()
+        if interval >= 0 and (self._last_sync is None or
+                              now - self._last_sync >= interval):
+            self._last_sync = now
+            self._sync_power_states(context)
+
+    # -- the hypervisor's truth ----------------------------------------------
+    def _sync_power_states(self, context):
+        """Every server of this host with no task in progress is synced
+        with its guest (``power_sync``), each on a thread of the sync
+        pool under its instance lock, as Nova's ``_sync_power_states``."""
+        instances = instance_obj.get_all(context, host=self.host)
+        try:
+            guests = len(self.driver.list_instance_uuids())
+        except Exception:
+            LOG.exception('Could not list the guests of the hypervisor')
+            return
+        LOG.info('Syncing the power states of the %d servers of this host',
+                 len(instances))
+        if guests != len(instances):
+            LOG.warning('While syncing power states, found %d servers in '
+                        'the database and %d guests on the hypervisor',
+                        len(instances), guests)
+        for instance in instances:
+            if instance.task_state is not None:
+                LOG.debug('Power-state sync: server %s has a task in '
+                          'progress (%s); skipped', instance.uuid,
+                          instance.task_state)
+                continue
+            self.request_power_sync(instance.uuid)
+
+    def request_power_sync(self, instance_uuid):
+        """Sync server ``instance_uuid`` with its guest on a thread of the
+        sync pool (the driver's lifecycle events call this); a sync of
+        that server already queued is not asked twice."""
+        with self._syncs_lock:
+            if instance_uuid in self._syncs:
+                return
+            self._syncs.add(instance_uuid)
+        try:
+            self._sync_pool.submit(self._sync_in_pool, instance_uuid)
+        except RuntimeError:    # the pool is shut down: the host stops
+            with self._syncs_lock:
+                self._syncs.discard(instance_uuid)
+
+    def _sync_in_pool(self, instance_uuid):
+        with self._syncs_lock:
+            self._syncs.discard(instance_uuid)
+        try:
+            self.sync_power_state(instance_uuid)
+        except Exception:
+            LOG.exception('Power-state sync of server %s failed',
+                          instance_uuid)
+
+    def sync_power_state(self, instance_uuid):
+        """Sync server ``instance_uuid`` with its guest under its instance
+        lock (``power_sync.sync``); a server the sync takes to
+        ``powering-off`` is then stopped as a stop request would (the
+        stop takes the lock again). Idempotent. Returns the outcome."""
+        context = nl_context.get_admin_context()
+        try:
+            with self.instance_lock(instance_uuid):
+                outcome, instance = power_sync.sync(
+                    context, self.driver, self.host, instance_uuid)
+        except exception.InstanceNotFound:
+            return power_sync.SKIPPED
+        if outcome == power_sync.STOP:
+            self.stop_instance(context, instance)
+        return outcome
 
     def _older_than(self, instances, field, seconds):
         now = utils.utcnow()
@@ -664,3 +779,58 @@ class ComputeManager(manager.Manager):
                                 instance, bdm, new_volume_id,
                                 new_attachment_id, tracked=tracked)
         self._cast_operation(context, instance, tasks.COMPUTE_SWAP_EVENT, run)
+
+    # -- events of other services ------------------------------------------
+    def external_instance_event(self, context, instances, events):
+        """Other services' events about servers of this host (a cast,
+        ``compute.external_events``): ``volume-extended`` resizes the
+        guest's disk of the volume (``extend_volume``); nothing on this
+        host waits for any other event, which is logged and dropped (as
+        Nova's host does with an event nothing waits for)."""
+        by_uuid = {i.uuid: i for i in instances}
+        for event in events:
+            instance = by_uuid.get(event['server_uuid'])
+            if instance is None:
+                continue
+            if event['name'] == external_events.VOLUME_EXTENDED:
+                self.extend_volume(context, instance, event['tag'])
+                continue
+            LOG.warning('Received event %s:%s for server %s (status %s): '
+                        'nothing on this host waits for it; dropped',
+                        event['name'], event.get('tag'), instance.uuid,
+                        event.get('status'))
+
+    def extend_volume(self, context, instance, volume_id):
+        """The guest's disk of ``volume_id`` gets the volume's size (block
+        storage's, read now), so that the guest sees it grown, as Nova's
+        ``extend_volume``. Idempotent: a disk of that size already stays
+        as it is. A volume no longer attached, or not connected, is
+        logged and left; a driver that cannot resize fails the step (its
+        event and an instance fault say so)."""
+        def run():
+            try:
+                bdm = bdm_obj.BlockDeviceMapping.get_by_volume_and_instance(
+                    context, volume_id, instance.uuid)
+            except exception.VolumeBDMNotFound:
+                LOG.warning('Volume %s was extended but is not attached to '
+                            '%s: nothing to resize', volume_id,
+                            instance.uuid)
+                return
+            connection_info = bdm.get_connection_info()
+            if not connection_info:
+                LOG.warning('Volume %s of %s was extended but has no '
+                            'connection on this host: nothing to resize',
+                            volume_id, instance.uuid)
+                return
+            if not self.driver.capabilities.get('supports_extend_volume'):
+                raise exception.NotSupported(reason=_(
+                    'the virt driver of host %s cannot resize a volume '
+                    'disk') % self.host)
+            volume = self.volume_client.get(
+                block_storage.service_context(context), volume_id)
+            LOG.info('Volume %s of %s was extended to %sG; resizing the '
+                     'guest disk', volume_id, instance.uuid, volume['size'])
+            self.driver.extend_volume(context, connection_info, instance,
+                                      volume['size'] * units.Gi)
+        self._cast_operation(context, instance,
+                             external_events.COMPUTE_EXTEND_EVENT, run)

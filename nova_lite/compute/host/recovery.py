@@ -36,14 +36,23 @@ meanwhile is skipped, and a worker of this process still holding one
 (not in hand: a thread that lost it) can no longer write it.
 
 A host also removes what it no longer owns (``reap``): the guests of
-servers deleted without it (once it was fenced) and the volume disks of
+servers deleted without it (once it was fenced; as ``[DEFAULT]
+running_deleted_instance_action`` says, and never a guest whose server
+the database does not know) and the volume disks of
 its guests whose mapping is gone (a volume detached without it). It does
 so at start, before it takes any message; then in every periodic run (a
 host that was stopped while it was fenced, and let go, finds out no
 other way); and the device-name reservation of an attach does it for its
-server first, under the server's lock, so that a name the guest still
-uses is never given again.
+server first, so that a name the guest still uses is never given again.
+Each server's disks are removed under its instance lock, on mappings read
+under it. A removal is bounded (one unplug request, then the persistent
+definition): a guest that does not let go is powered off, its server
+``SHUTOFF`` with a fault saying why. The host's records of stale disks
+(``objects.stale_disk``) go once its guests no longer have them; until
+then it cannot be let go.
 """
+
+import contextlib
 
 from oslo_log import log as logging
 
@@ -56,8 +65,10 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite.objects import instance_fault
 from nova_lite.objects import service as service_obj
+from nova_lite.objects import stale_disk
 from nova_lite import states
 from nova_lite import tasks
+from nova_lite import utils
 from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
@@ -232,12 +243,22 @@ def _settle_swap(ctxt, driver, volume_client, host, instance, bdm):
 # -- a host that comes back ---------------------------------------------------
 
 def reap_guests(context, driver, host, instances=None):
-    """Destroy the guests this hypervisor has of servers that are deleted
-    (or gone, or on another host): deleted without this host while it was
-    fenced. A server being deleted (``deleting``) or soft-deleted keeps
-    its guest: its delete, or its restore, is still to come.
-    ``instances``: the servers of this host, if the caller read them.
-    Returns the uuids reaped."""
+    """Deal with the guests this hypervisor has (whose domain names this
+    host) of servers the database says were deleted more than
+    ``[DEFAULT] running_deleted_instance_timeout`` seconds ago (deleted
+    without this host while it was fenced), as ``[DEFAULT]
+    running_deleted_instance_action`` says (Nova's rule): ``reap``
+    destroys them, ``shutdown`` powers them off, ``log`` logs them,
+    ``noop`` leaves them. A guest whose server the database does not know
+    at all (a guest of another deployment on the same hypervisor, or a
+    database restored from a backup) is logged and left alone, and so is
+    one whose server is on another host or being deleted (its delete is
+    still to come). ``instances``: the servers of this host, if the
+    caller read them. Returns the uuids of the guests destroyed or
+    powered off."""
+    action = driver.conf.running_deleted_instance_action
+    if action == 'noop':
+        return []
     if instances is None:
         instances = instance_obj.get_all(context, host=host)
     ours = {i.uuid for i in instances}
@@ -247,23 +268,54 @@ def reap_guests(context, driver, host, instances=None):
             instance = instance_obj.Instance.get_by_uuid(context, uuid,
                                                          read_deleted=True)
         except exception.InstanceNotFound:
-            instance = instance_obj.Instance(context, uuid=uuid, host=host)
+            LOG.warning('The hypervisor has a guest of server %s, which the '
+                        'database does not know (another deployment\'s, or '
+                        'a database restored from a backup?): left alone',
+                        uuid)
+            continue
+        if instance.vm_state != states.DELETED:
+            if instance.host != host:
+                LOG.warning('The hypervisor has a guest of server %s, which '
+                            'is on host %s, not on %s: left alone', uuid,
+                            instance.host, host)
+            continue    # on this host since the list was read
+        if not _deleted_before(instance,
+                               driver.conf.running_deleted_instance_timeout):
+            continue
+        if action == 'log':
+            LOG.warning('The guest of server %s still exists on this host; '
+                        'the server is deleted', uuid)
+            continue
+        if action == 'shutdown':
+            LOG.warning('Powering off the guest of server %s: the server is '
+                        'deleted', uuid)
+            reap_fn = driver.power_off
         else:
-            if instance.vm_state != states.DELETED and \
-                    instance.host == host:
-                continue    # on this host since the list was read
-        LOG.warning('Reaping the guest of server %s: the server is %s; '
-                    'this host no longer runs it', uuid,
-                    'deleted' if instance.obj_attr_is_set('vm_state')
-                    and instance.vm_state == states.DELETED
-                    else 'not on this host')
+            LOG.warning('Reaping the guest of server %s: the server is '
+                        'deleted', uuid)
+
+            def reap_fn(instance):
+                driver.destroy(context, instance, None)
         try:
-            driver.destroy(context, instance, None)
+            reap_fn(instance)
         except Exception:
-            LOG.exception('Could not reap the guest of server %s', uuid)
+            LOG.exception('Could not %s the guest of server %s',
+                          'power off' if action == 'shutdown' else 'reap',
+                          uuid)
             continue
         reaped.append(uuid)
     return reaped
+
+
+def _deleted_before(instance, seconds):
+    """Whether the deleted server ``instance`` was deleted more than
+    ``seconds`` ago (Nova's ``_deleted_old_enough``: a server with no
+    time of deletion is)."""
+    stamp = instance.terminated_at or instance.deleted_at
+    if stamp is None or seconds <= 0:
+        return True
+    age = utils.utcnow() - stamp.replace(tzinfo=None)
+    return age.total_seconds() > seconds
 
 
 def _disks(driver, instance):
@@ -280,10 +332,12 @@ def _remove_stale_disks(context, driver, instance, devices, bdms):
     the server's mappings; a volume's disk has the volume id as its
     serial, the others are never touched) that no mapping holds, or that
     a mapping with no operation in flight holds for another volume,
-    removed from the guest. Returns ``[(mountpoint, volume id)]``
-    removed."""
+    removed from the guest (``driver.remove_stale_disk``: one unplug
+    request with a bounded wait, then the persistent definition). A
+    guest that does not let go is stopped (``_stop_holding_guest``).
+    Returns ``([(mountpoint, volume id)] removed, [...] still held)``."""
     mapped = {b.device_name: b for b in bdms if b.device_name}
-    removed = []
+    removed, held = [], []
     for mountpoint, serial in sorted(devices.items()):
         if not serial:
             continue    # not a volume's disk (a root disk, a config drive)
@@ -296,13 +350,52 @@ def _remove_stale_disks(context, driver, instance, devices, bdms):
                     'its mapping is gone (detached without this host)',
                     serial, mountpoint, instance.uuid)
         try:
-            driver.detach_volume(context, None, instance, mountpoint)
+            gone = driver.remove_stale_disk(instance, mountpoint)
         except Exception:
             LOG.exception('Could not remove %s from the guest of %s',
                           mountpoint, instance.uuid)
-            continue
-        removed.append((mountpoint, serial))
-    return removed
+            gone = False
+        (removed if gone else held).append((mountpoint, serial))
+    if held and _stop_holding_guest(context, driver, instance, held):
+        left = _disks(driver, instance)
+        removed += [d for d in held if left.get(d[0]) != d[1]]
+        held = [d for d in held if left.get(d[0]) == d[1]]
+    return removed, held
+
+
+def _stop_holding_guest(context, driver, instance, held):
+    """Power the guest off at once: it still holds the disks ``held``
+    (``[(mountpoint, volume id)]``), of volumes that may belong to
+    another server by now. Stopped, not paused: a paused guest keeps its
+    disks open in the hypervisor (and anyone may unpause it), a stopped
+    one starts again from its definition, which no longer has them. The
+    server becomes ``SHUTOFF`` (when it was active or paused and idle)
+    and its fault says why. False when the guest could not be stopped."""
+    exc = exception.GuestStoppedHoldingStaleDisk(
+        host=driver.host, volume_id=', '.join(v for _m, v in held),
+        device=', '.join(m for m, _v in held))
+    LOG.error('Stopping the guest of server %s: %s', instance.uuid,
+              exc.format_message())
+    try:
+        driver.power_off(instance, timeout=0)
+    except Exception:
+        LOG.exception('Could not stop the guest of %s, which still holds '
+                      '%s', instance.uuid, held)
+        return False
+    if instance.vm_state in (states.ACTIVE, states.PAUSED):
+        try:
+            states.move(instance, 'begin', to_task=states.POWERING_OFF)
+            states.move(instance, 'stopped', power_state=states.SHUTDOWN)
+        except (exception.UnexpectedTaskStateError,
+                exception.InstanceNotFound):
+            LOG.info('Server %s moved meanwhile; its state is left to its '
+                     'operation', instance.uuid)
+    try:
+        instance_fault.InstanceFault.record(context, instance.uuid, exc,
+                                            host=driver.host)
+    except Exception:
+        LOG.exception('Could not record the fault of %s', instance.uuid)
+    return True
 
 
 def reap_devices(context, driver, instance):
@@ -312,40 +405,73 @@ def reap_devices(context, driver, instance):
     flight holds for another volume: the volume was detached (or the
     server deleted) without this host while it was fenced, and may be
     attached elsewhere by now. A disk whose mapping has an operation in
-    flight is the operation's. The guest's disks are read before the
-    mappings: every workflow writes a mapping's device before the guest
-    has the disk and removes the disk before the mapping lets the device
-    go, so a disk read first always finds its mapping. Returns
+    flight is the operation's. The caller holds the server's instance
+    lock: the mappings are read under it, after the guest's disks (every
+    workflow writes a mapping's device before the guest has the disk and
+    removes the disk before the mapping lets the device go, so a disk
+    read first always finds its mapping). A disk the guest does not let
+    go of stops the guest (``_remove_stale_disks``); one that even that
+    leaves is recorded (``objects.stale_disk``). Returns
     ``[(mountpoint, volume id)]`` removed."""
     devices = _disks(driver, instance)
     if not devices:
         return []
-    return _remove_stale_disks(
+    removed, held = _remove_stale_disks(
         context, driver, instance, devices,
         bdm_obj.BlockDeviceMapping.get_all_by_instance(context,
                                                        instance.uuid))
+    for mountpoint, volume_id in held:
+        stale_disk.record(context, driver.host, instance.uuid, mountpoint,
+                          volume_id)
+    return removed
 
 
-def reap(context, driver, host):
+def _no_lock(_uuid):
+    return contextlib.nullcontext()
+
+
+def forget_removed(context, driver, host):
+    """Delete the records of stale disks (``objects.stale_disk``) of
+    ``host`` that its guests no longer have (the disk removed, the guest
+    stopped or destroyed), or that a mapping of the server with no
+    operation in flight holds again (the volume attached again once the
+    stale disk was gone). Returns the records left."""
+    records = stale_disk.get_by_host(context, host)
+    if not records:
+        return []
+    uuids = sorted({r.instance_uuid for r in records})
+    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(context, uuids)
+    disks = {uuid: _disks(driver, instance_obj.Instance(context, uuid=uuid,
+                                                        host=host))
+             for uuid in uuids}
+    gone, left = [], []
+    for record in records:
+        mapped = any(b.device_name == record.device_name and
+                     b.volume_id == record.volume_id and b.task is None
+                     for b in bdms.get(record.instance_uuid, ()))
+        has = (disks[record.instance_uuid].get(record.device_name) ==
+               record.volume_id)
+        (gone if mapped or not has else left).append(record)
+    stale_disk.forget(context, [r.id for r in gone])
+    return left
+
+
+def reap(context, driver, host, lock=_no_lock, guests=True):
     """``reap_guests``, then ``reap_devices`` for every server of this
-    host with no operation of its own in flight (its ``task_state``): the
-    disks of all of them read first, then their mappings in one query.
-    Returns ``(guests reaped, [(server, mountpoint, volume)] removed)``.
-    """
+    host with no operation of its own in flight (its ``task_state``) and
+    a volume disk, each under its instance lock (``lock(uuid)``, the
+    manager's ``instance_lock``), then ``forget_removed``; ``guests``
+    False leaves ``reap_guests`` out (not due yet). Returns
+    ``(guests reaped, [(server, mountpoint, volume)] removed)``."""
     instances = instance_obj.get_all(context, host=host)
-    guests = reap_guests(context, driver, host, instances)
-    disks = {}
-    for instance in instances:
-        if instance.task_state is None:
-            devices = _disks(driver, instance)
-            if devices:
-                disks[instance.uuid] = (instance, devices)
-    if not disks:
-        return guests, []
-    bdms = bdm_obj.BlockDeviceMapping.get_all_by_instances(context,
-                                                           list(disks))
+    guests = reap_guests(context, driver, host, instances) if guests else []
     removed = []
-    for uuid, (instance, devices) in disks.items():
-        removed += [(uuid,) + r for r in _remove_stale_disks(
-            context, driver, instance, devices, bdms[uuid])]
+    for instance in instances:
+        if instance.task_state is not None or \
+                not any(_disks(driver, instance).values()):
+            continue
+        with lock(instance.uuid):
+            removed += [(instance.uuid,) + r for r in reap_devices(
+                context, driver, instance)]
+    forget_removed(context, driver, host)
     return guests, removed

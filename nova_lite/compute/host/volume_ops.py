@@ -7,7 +7,10 @@ lock. Every step undoes what it did when a later one fails.
   processes: a lost race picks another name;
 * ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
   driver attach -> ``attachment_complete`` (``in-use``); on failure the
-  guest device, the attachment and the mapping are removed;
+  guest device, the attachment and the mapping are removed. A disk the
+  guest has already at the mapping's device is not the attach's and is
+  never adopted (``DevicePathInUse``); a reservation never gives a name
+  the guest still uses;
 * ``detach``: driver detach -> the mapping out of the server's way
   (``releasing``: no volume on the row, so the volume never reads
   ``available`` while its server still maps it) -> ``attachment_delete``
@@ -119,9 +122,12 @@ def reserve_device_name(context, conf, driver, instance, volume_id,
         maximum = conf.compute.max_disk_devices_to_attach
         if maximum >= 0 and len(others) + 1 > maximum:
             raise exception.TooManyDiskDevices(maximum=maximum)
+        # A disk the guest still has that no mapping names (one this
+        # host could not remove) keeps its name too.
+        used = {b.device_name for b in others if b.device_name}
+        used.update(driver.volume_devices(instance))
         name = driver.get_device_name_for_instance(
-            instance, [b.device_name for b in others if b.device_name],
-            requested=requested['device'])
+            instance, sorted(used), requested=requested['device'])
         try:
             if bdm is None:
                 created = bdm_obj.BlockDeviceMapping.new_volume(
@@ -244,6 +250,11 @@ def attach(context, driver, volume_client, notifier, instance, bdm):
             bdm.set_connection_info(info)
             bdm.save()
         crashpoint.hit(crashpoint.COMPUTE_ATTACH_AFTER_CONNECT)
+        if _tracked(bdm) and driver.has_volume(instance, bdm.device_name):
+            # This attach took its task over just now: a disk the guest
+            # has at its name is not its own (a volume's this host did
+            # not remove), and is never adopted.
+            raise exception.DevicePathInUse(path=bdm.device_name)
         driver.attach_volume(context, info, instance, bdm.device_name,
                              mode=mode)
         guest_attached = True

@@ -42,6 +42,10 @@
   only with ``[DEFAULT] resume_guests_state_on_host_boot``); a server
   whose domain is gone gets it defined again from the database, and
   started if the server was running.
+* **get_info / lifecycle events**: the power state of the domain (what
+  the compute manager's power-state sync compares the database with),
+  and libvirt's lifecycle events of the domains, which make that sync
+  for their server (``host``).
 * **has_volume / volume_devices / list_instance_uuids**: read from the
   domains (the live XML of a running domain, the definition otherwise);
   only domains whose metadata names this host count.
@@ -73,6 +77,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova_lite.compute import flavors
+from nova_lite.compute import names
 from nova_lite.compute.host import driver
 from nova_lite.conf import base as conf_base
 from nova_lite import device_names
@@ -91,7 +96,6 @@ except ImportError:     # the ``libvirt`` extra is not installed
 LOG = logging.getLogger(__name__)
 
 DEFAULT_URI = 'qemu:///system'
-NAME_PREFIX = 'instance-'
 
 # How often a shutdown, a block job or an unplug is looked at while the
 # driver waits for it (libvirt has no event for the first two that the
@@ -170,9 +174,29 @@ class LibvirtDriver(driver.ComputeDriver):
     def console_log_path(self, instance):
         return os.path.join(self.instance_dir(instance), 'console.log')
 
-    @staticmethod
-    def domain_name(instance):
-        return NAME_PREFIX + instance.uuid
+    def domain_name(self, instance):
+        """The server's instance name (``[DEFAULT] instance_name_template``,
+        as the API shows it). Domains are looked up by uuid: a domain of
+        another name (an older template) is renamed the next time it is
+        off (``_rename``)."""
+        return names.instance_name(self.conf.instance_name_template,
+                                   instance)
+
+    def _rename(self, dom, instance):
+        """Give the shut-off domain of ``instance`` its instance name, if it
+        has another (libvirt renames only inactive domains)."""
+        name = self.domain_name(instance)
+        try:
+            if dom.isActive() or dom.name() == name:
+                return
+            old = dom.name()
+            dom.rename(name, 0)
+        except libvirt.libvirtError as e:
+            LOG.warning('Could not rename the domain of server %s to %s: '
+                        '%s', instance.uuid, name, e)
+            return
+        LOG.info('Renamed the domain of server %s from %s to %s',
+                 instance.uuid, old, name)
 
     def channel_path(self, instance, name):
         """The host's unix socket of the guest's channel ``name`` (None
@@ -302,9 +326,21 @@ class LibvirtDriver(driver.ComputeDriver):
             dom.XMLDesc(libvirt.VIR_DOMAIN_XML_INACTIVE)))
 
     def get_info(self, instance):
-        """``{'power_state': ...}`` of the server's domain."""
-        state = self._domain(instance).state()[0]
+        """``{'power_state': ...}`` of the server's domain;
+        ``InstanceNotFound`` when libvirt has none."""
+        try:
+            state = self._domain(instance).state()[0]
+        except libvirt.libvirtError as e:
+            if vhost.error_code(e) != libvirt.VIR_ERR_NO_DOMAIN:
+                raise
+            raise exception.InstanceNotFound(instance_id=instance.uuid)
         return {'power_state': _power_state(state)}
+
+    def register_event_listener(self, callback):
+        """libvirt's lifecycle events of the domains (``host``: a stop
+        held a moment, in case a start follows) reach ``callback``."""
+        super().register_event_listener(callback)
+        self._host.set_lifecycle_handler(self.emit_event)
 
     # -- ComputeDriver ---------------------------------------------------
     def get_device_name_for_instance(self, instance, used_names,
@@ -384,11 +420,12 @@ class LibvirtDriver(driver.ComputeDriver):
             LOG.info('Destroyed the domain of server %s', instance.uuid)
         shutil.rmtree(self.instance_dir(instance), ignore_errors=True)
 
-    def power_off(self, instance):
+    def power_off(self, instance, timeout=None):
         dom = self._domain(instance)
         if not dom.isActive():
             return
-        timeout = self.conf.shutdown_timeout
+        if timeout is None:
+            timeout = self.conf.shutdown_timeout
         if timeout > 0:
             try:
                 dom.shutdown()
@@ -415,6 +452,7 @@ class LibvirtDriver(driver.ComputeDriver):
         if state == libvirt.VIR_DOMAIN_PAUSED:
             dom.resume()
         elif not dom.isActive():
+            self._rename(dom, instance)
             dom.create()
 
     def pause(self, instance):
@@ -430,6 +468,7 @@ class LibvirtDriver(driver.ComputeDriver):
     def restore_guest(self, context, instance, block_device_info):
         dom = self._host.lookup(instance.uuid)
         if dom is not None:
+            self._rename(dom, instance)
             if (not dom.isActive() and
                     self.conf.resume_guests_state_on_host_boot and
                     instance.power_state == states.RUNNING):
@@ -502,6 +541,36 @@ class LibvirtDriver(driver.ComputeDriver):
                 self._detach_live(dom, instance, name, live,
                                   connection_info)
         LOG.info('Detached %s from %s', mountpoint, instance.uuid)
+
+    def remove_stale_disk(self, instance, mountpoint):
+        """One unplug request to the running guest, waiting at most
+        ``device_detach_timeout`` for it, then the persistent definition
+        (whatever the guest answered: a guest stopped now starts without
+        the disk)."""
+        dom = self._host.lookup(instance.uuid)
+        if dom is None:
+            return True
+        dev = vconfig.target_dev(mountpoint)
+        held = False
+        live = self._current_disks(dom).get(dev) if dom.isActive() else None
+        if live is not None:
+            waiter = self._host.device_waiter(instance.uuid, live['alias'])
+            try:
+                if self._detach_sync(dom, live['element'],
+                                     libvirt.VIR_DOMAIN_AFFECT_LIVE):
+                    waiter.wait(self.conf.libvirt.device_detach_timeout)
+            finally:
+                self._host.forget_waiter(waiter)
+            held = dom.isActive() and dev in self._current_disks(dom)
+        defined = self._defined_disks(dom).get(dev)
+        if defined is not None:
+            self._detach_sync(dom, defined['element'],
+                              libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+        if held:
+            LOG.warning('The guest of %s did not release %s within %ss',
+                        instance.uuid, mountpoint,
+                        self.conf.libvirt.device_detach_timeout)
+        return not held
 
     @staticmethod
     def _detach_sync(dom, element, flags):

@@ -13,6 +13,15 @@ does); libvirt says how it ended with ``DEVICE_REMOVED`` or
 ``DEVICE_REMOVAL_FAILED``, naming the device by its alias. The driver
 registers a ``DeviceWaiter`` (domain uuid, alias) *before* it asks for
 the unplug, so that an event that comes at once is not lost.
+
+Lifecycle events: a domain that started, stopped (shut down, crashed,
+destroyed by anyone), paused or resumed is reported to the handler the
+driver sets (``set_lifecycle_handler``: the compute manager syncs that
+server's power state). As Nova's host does, a "stopped" event is held
+``LIFECYCLE_DELAY`` seconds and dropped if another event of that domain
+comes meanwhile (a reboot stops and starts a domain); the others go at
+once. The handler runs on the event loop thread: it must only hand the
+work off.
 """
 
 import base64
@@ -43,6 +52,10 @@ KEEPALIVE_COUNT = 3
 # The namespace of the uuids of the secrets made here (uuid5 of the
 # secret's usage): two processes defining one secret agree on its uuid.
 SECRET_NAMESPACE = uuid_lib.UUID('9d1c8a6e-5b8f-4e4a-a2a8-4c1f2f7d1e55')
+
+# Seconds a "stopped" lifecycle event waits for a "started" one of the same
+# domain (a reboot) before it is reported (Nova's host waits as long).
+LIFECYCLE_DELAY = 15
 
 _loop_lock = threading.Lock()
 _loop_thread = None
@@ -124,6 +137,10 @@ class Host(object):
         self._lock = threading.Lock()
         self._waiters = []
         self._waiters_lock = threading.Lock()
+        self._lifecycle_handler = None
+        # domain uuid -> the timer of its delayed "stopped" event.
+        self._delayed = {}
+        self._delayed_lock = threading.Lock()
 
     # -- the connection --------------------------------------------------
     def get_connection(self):
@@ -161,6 +178,9 @@ class Host(object):
         conn.domainEventRegisterAny(
             None, libvirt.VIR_DOMAIN_EVENT_ID_DEVICE_REMOVAL_FAILED,
             self._device_removal_failed, None)
+        conn.domainEventRegisterAny(
+            None, libvirt.VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+            self._lifecycle, None)
         LOG.info('Connected to %s', self.uri)
         return conn
 
@@ -227,6 +247,64 @@ class Host(object):
 
     def _device_removal_failed(self, conn, dom, alias, opaque):
         self._notify(dom, alias, REMOVAL_FAILED)
+
+    # -- lifecycle events --------------------------------------------------
+    def set_lifecycle_handler(self, handler):
+        """``handler(uuid)`` is called when the domain ``uuid`` started,
+        stopped, paused or resumed (a stop after ``LIFECYCLE_DELAY``)."""
+        self._lifecycle_handler = handler
+
+    def _lifecycle(self, conn, dom, event, detail, opaque):
+        # On the event loop thread: no libvirt call, no wait.
+        if event not in (libvirt.VIR_DOMAIN_EVENT_STARTED,
+                         libvirt.VIR_DOMAIN_EVENT_STOPPED,
+                         libvirt.VIR_DOMAIN_EVENT_SUSPENDED,
+                         libvirt.VIR_DOMAIN_EVENT_RESUMED):
+            return
+        try:
+            uuid = dom.UUIDString()
+        except Exception:
+            LOG.exception('Lifecycle event without a domain uuid')
+            return
+        LOG.debug('Lifecycle event %s (detail %s) of domain %s', event,
+                  detail, uuid)
+        with self._delayed_lock:
+            pending = self._delayed.pop(uuid, None)
+            if pending is not None:
+                pending.cancel()
+            if event == libvirt.VIR_DOMAIN_EVENT_STOPPED and \
+                    LIFECYCLE_DELAY > 0:
+                timer = threading.Timer(LIFECYCLE_DELAY, self._emit_delayed,
+                                        args=(uuid,))
+                timer.daemon = True
+                self._delayed[uuid] = timer
+                timer.start()
+                return
+        self._emit(uuid)
+
+    def _emit_delayed(self, uuid):
+        with self._delayed_lock:
+            timer = self._delayed.get(uuid)
+            if timer is None or timer is not threading.current_thread():
+                return  # cancelled, or superseded
+            del self._delayed[uuid]
+        self._emit(uuid)
+
+    def _emit(self, uuid):
+        handler = self._lifecycle_handler
+        if handler is None:
+            return
+        try:
+            handler(uuid)
+        except Exception:
+            LOG.exception('The lifecycle event of domain %s was not handled',
+                          uuid)
+
+    def cancel_delayed_events(self):
+        with self._delayed_lock:
+            for timer in self._delayed.values():
+                timer.cancel()
+            self._delayed.clear()
 
     # -- secrets -----------------------------------------------------------
     def ensure_secret(self, usage, password):

@@ -27,6 +27,7 @@ from nova_lite.compute import api as compute_api
 from nova_lite import context as nl_context
 from nova_lite.db import models
 from nova_lite.objects import block_device as bdm_obj
+from nova_lite.objects import stale_disk
 from tests.fixtures import system
 from tests.functional.compute import test_volume_attachments as base
 
@@ -249,13 +250,26 @@ class FencingTest(FencingTestCase):
         self.assertIn(doomed, self.manager.driver.guests)
         self.assertIn('/dev/vdb', guest.devices)
 
-        # Back (the process continues; the administrator clears the
-        # fence): before it takes work, it reaps what it no longer owns.
+        # The host may still give both guests volumes freed without it:
+        # it cannot be let go yet, and the refusal changes nothing.
+        resp = self.admin.put('/v2.1/os-services/%s' % self.service_view()[
+            'id'], body={'forced_down': False, 'status': 'disabled'})
+        self.assertEqual(409, resp.status, resp.text)
+        self.assertEqual('compute.host_holds_stale_disks',
+                         resp.body['conflictingRequest']['error_code'])
+        for server in (self.server_id, doomed):
+            self.assertIn(server, self.message(resp))
+        self.assertEqual((True, 'enabled'),
+                         (self.service_view()['forced_down'],
+                          self.service_view()['status']))
+
+        # Back (the process continues): it reaps what it no longer owns,
+        # and then the administrator can clear the fence.
         self.answer()
-        self.force_down(False)
         self.manager.periodic_tasks(nl_context.get_admin_context())
         self.assertNotIn(doomed, self.manager.driver.guests)
         self.assertNotIn('/dev/vdb', guest.devices)
+        self.force_down(False)
         # The device name is free on the guest too: the volume attaches
         # there again.
         self.attach(self.server_id, kept, api=self.at(ASYNC), expect=202)
@@ -302,7 +316,8 @@ class FencingTest(FencingTestCase):
 
     def test_reservation_removes_a_disk_whose_mapping_is_gone(self):
         # The host was fenced and came back without noticing (stopped
-        # while fenced, the fence cleared before it resumed): the first
+        # while fenced, the fence cleared before it resumed, its stale
+        # disk known to nobody: a database restored, say): the first
         # attach to the server clears the stale disk before it names the
         # device.
         kept = self.attached_volume()
@@ -311,6 +326,9 @@ class FencingTest(FencingTestCase):
         self.force_down()
         self.detach(self.server_id, kept)
         self.assertIn('/dev/vdb', guest.devices)
+        ctxt = nl_context.get_admin_context()
+        stale_disk.forget(ctxt, [d.id for d in stale_disk.get_by_host(
+            ctxt, 'compute1')])
         self.force_down(False)
         self.answer()
         self.attach(self.server_id, kept, api=self.at(ASYNC), expect=202)

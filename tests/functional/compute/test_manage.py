@@ -67,6 +67,34 @@ class ManageTest(test_fencing.FencingTestCase):
         self.attach(other, volume_id, api=self.at(ASYNC), expect=202)
         self.wait_for_volume_status(volume_id, 'in-use')
 
+    def test_release_with_force_down_fences_a_host_that_reads_up(self):
+        # The administrator vouches that the host is stopped for good
+        # before it reads down: the flag is obeyed, not the heartbeat.
+        volume_id = self.attached_volume()
+        guest = self.manager.driver.guests[self.server_id]
+        self.patchers, self.mocks = [], {}
+        self.addCleanup(self.answer)
+        self._patch(self.manager, 'periodic_tasks')
+        self.assertEqual('up', self.service_view()['state'])
+        code, out = self.release(volume_id, force_down=True)
+        self.assertEqual(0, code, out)
+        self.assertIn('Host compute1 forced down', out)
+        self.assertIn('detached from server %s without its host' %
+                      self.server_id, out)
+        self.assertTrue(self.service_view()['forced_down'])
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
+        # The host still has the disk: it stays fenced until it removed
+        # it.
+        self.assertIn('/dev/vdb', guest.devices)
+        resp = self.admin.put('/v2.1/os-services/%s' % self.service_view()[
+            'id'], body={'forced_down': False})
+        self.assertEqual(409, resp.status, resp.text)
+        self.answer()
+        self.manager.periodic_tasks(test_fencing.nl_context
+                                    .get_admin_context())
+        self.assertNotIn('/dev/vdb', guest.devices)
+        self.force_down(False)
+
     def test_release_of_an_attached_volume_of_a_fenced_host(self):
         volume_id = self.attached_volume()
         self.silence()

@@ -18,6 +18,7 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
+from nova_lite.objects import stale_disk
 from nova_lite import states
 from tests.fixtures import database as db_fixture
 from tests.fixtures import rows
@@ -594,6 +595,22 @@ class _ObjectTests(object):
                           stale.take_over_task, 'nova-lite-conductor:c')
         self.assertEqual('nova-lite-conductor:b', objects.Instance
                          .get_by_uuid(self.ctxt, instance.uuid).task_owner)
+
+    def test_stale_disks_recorded_once_and_forgotten(self):
+        server, volume = uuidutils.generate_uuid(), uuidutils.generate_uuid()
+        for _ in range(2):      # recorded again: still one
+            stale_disk.record(self.ctxt, 'compute1', server, '/dev/vdb',
+                              volume)
+        stale_disk.record(self.ctxt, 'compute2', server, '/dev/vdb', volume)
+        [disk] = stale_disk.get_by_host(self.ctxt, 'compute1')
+        self.assertEqual(('compute1', server, '/dev/vdb', volume),
+                         (disk.host, disk.instance_uuid, disk.device_name,
+                          disk.volume_id))
+        stale_disk.forget(self.ctxt, [disk.id])
+        stale_disk.forget(self.ctxt, [disk.id])     # gone already: fine
+        self.assertEqual([], stale_disk.get_by_host(self.ctxt, 'compute1'))
+        self.assertEqual(1, len(stale_disk.get_by_host(self.ctxt,
+                                                       'compute2')))
 
 
 class TestComputeObjectsSQLite(_ObjectTests, testtools.TestCase):

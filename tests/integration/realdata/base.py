@@ -42,9 +42,11 @@ multiattach: ``{(backend, multiattach): type name}`` (made through the
 API; ``volume_type('file')``, ``volume_type('iscsi', multiattach=True)``).
 
 The compute services are named uniquely per deployment (``compute1-<hex>``,
-``compute2-<hex>``): they share the machine's libvirtd with every other
-deployment running, and a compute host reaps the domains that name it as
-their host but that its database does not give it.
+``compute2-<hex>``), and so are their domains (``[DEFAULT]
+instance_name_template`` ``instance-<hex>-%08x``): they share the
+machine's libvirtd with every other deployment running (a compute host
+leaves alone the domains its database does not know, whatever host they
+name).
 
 ``RealDataTestCase`` adds, on top of ``IntegrationTestCase``'s API
 helpers, what only the guest and the hypervisor and the storage can tell:
@@ -137,6 +139,9 @@ class RealDataDeployment(deploy.Deployment):
                 'instances_path': os.path.join(self.shared, 'instances'),
                 'shutdown_timeout': 0,
                 'my_ip': '127.0.0.1',
+                # Domain names are unique per libvirtd: each deployment's
+                # row ids start at 1.
+                'instance_name_template': 'instance-%s-%%08x' % self.tag,
             },
             'libvirt': {
                 'virt_type': 'qemu',

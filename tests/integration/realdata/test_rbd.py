@@ -254,7 +254,7 @@ class TestRbdFence(test_fencing.FenceHelpers, _RbdTestCase):
         resp = self.detach_volume(first, volume_id)
         self.assertEqual(409, resp.status, resp)
         self.force_down(host_a)
-        self.addCleanup(self.force_down, host_a, False)
+        self.addCleanup(self.unfence_quietly, host_a)
         # Fenced: the detach is done without the host.
         self.detach_from(first, volume_id)
         self.wait_for_volume_status(volume_id, 'available')
@@ -276,7 +276,9 @@ class TestRbdFence(test_fencing.FenceHelpers, _RbdTestCase):
         # Host A returns and is unfenced; the volume comes back to it, for
         # a new server there: the stale guest's writes still fail.
         self.sigcont(host_a)
-        self.force_down(host_a, False)
+        # Let go once it removed the freed disk (or stopped the guest
+        # that held it).
+        self.let_go(host_a, timeout=120)
         self.wait_for_service_state('nova-lite-compute', host_a, 'up')
         self.detach_from(second, volume_id)
         self.wait_for_volume_status(volume_id, 'available')

@@ -202,6 +202,28 @@ class AttachTest(VolumeOpsTestBase):
         self.assertEqual([], self.destroyed)
         self.assertEqual(['start', 'end'], self.events())
 
+    def test_a_disk_already_at_the_device_is_never_adopted(self):
+        # The guest has a disk of the same volume at the name this attach
+        # reserved: one this host did not remove (the volume was freed
+        # without it), not this attach's. Refused, and left as it was.
+        bdm = self.reserved_bdm()
+        bdm.task, bdm.task_owner, bdm.task_step = (
+            'attaching', 'nova-lite-conductor:c1', 'cast')
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'move_task'))
+        stale = {'connection_info': {'serial': bdm.volume_id},
+                 'mode': 'rw'}
+        devices = self.driver.guests[self.instance.uuid].devices
+        devices['/dev/vdb'] = stale
+        self.assertRaises(exception.DevicePathInUse, volume_ops.attach,
+                          self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.assertIs(stale, devices['/dev/vdb'])
+        self.assertEqual([True], self.destroyed)
+        self.assertEqual([], self.volumes.live_attachments(bdm.volume_id))
+        self.assertEqual('available',
+                         self.volumes.volumes[bdm.volume_id]['status'])
+        self.assertEqual(['start', 'error'], self.events())
+
     def test_attach_mode_travels_in_the_connector(self):
         bdm = self.reserved_bdm()
         bdm.attach_mode = 'ro'
@@ -329,6 +351,14 @@ class ReserveTest(VolumeOpsTestBase):
         self.assertEqual('t', bdm.tag)
         self.assertTrue(bdm.delete_on_termination)
         self.assertIsNone(bdm.boot_index)
+
+    def test_a_name_the_guest_still_uses_is_not_given(self):
+        # A disk no mapping names (one this host could not remove).
+        self.existing = [self._bdm('/dev/vda')]
+        self.driver.guests[self.instance.uuid].devices['/dev/vdb'] = {
+            'connection_info': {'serial': 'stale'}, 'mode': 'rw'}
+        self.assertEqual('/dev/vdc',
+                         self.reserve(device='/dev/vdb').device_name)
 
     def test_already_attached(self):
         vol = self.volumes.create_volume()
