@@ -146,7 +146,6 @@ class StepsTest(base.TestCase):
             self.assertEqual(set(steps), seen[task], task)
         self.assertGreater(checked, 20)
 
-
     def test_on_crash_answers_from_the_tables(self):
         self.assertEqual(tasks.FINISH, tasks.on_crash(
             tasks.ATTACHING, tasks.CONNECTED))
@@ -173,8 +172,9 @@ class StepsTest(base.TestCase):
             text = f.read()
         section = text[text.index('\nFencing\n'):]
         # The table sits in a bullet: indented by two.
-        dedented = '\n'.join(line[2:] if line.startswith('  ') else line
-                              for line in section.splitlines())
+        dedented = '\n'.join(
+            line[2:] if line.startswith('  ') else line
+            for line in section.splitlines())
         _title, rows = doc_tables(dedented)[0]
         names = {'attach': tasks.ATTACHING, 'detach': tasks.DETACHING,
                  'swap': tasks.SWAPPING}
