@@ -38,7 +38,9 @@ STALE_BYTES = b'stale-guest-wr01'
 STALE_WINDOW = 20
 
 
-class _IscsiFence(test_fencing.FenceHelpers, data_path.DataPathTestCase):
+class _IscsiFence(object):
+    """The fence's tests (a mixin: run by the two classes below, each
+    with its initiator names)."""
 
     def queue_write(self, guest, volume_id, offset, data):
         """Have the guest write ``data`` without waiting for its answer
@@ -155,10 +157,12 @@ class _IscsiFence(test_fencing.FenceHelpers, data_path.DataPathTestCase):
         self.assert_owner_bytes_stay(volume_id)
 
 
-class TestIscsiFence(_IscsiFence):
+class TestIscsiFence(_IscsiFence, test_fencing.FenceHelpers,
+                     data_path.DataPathTestCase):
     """Each compute host with an initiator name of its own."""
 
 
-class TestIscsiFenceSharedInitiator(_IscsiFence):
+class TestIscsiFenceSharedInitiator(_IscsiFence, test_fencing.FenceHelpers,
+                                    data_path.DataPathTestCase):
     """Both compute hosts with one initiator name."""
     SHARED_INITIATOR = True
