@@ -142,8 +142,12 @@ class ComputeDriver(abc.ABC):
         0 powers off at once."""
 
     @abc.abstractmethod
-    def power_on(self, instance):
-        pass
+    def power_on(self, instance, block_device_info=None):
+        """Start (or resume) the guest. ``block_device_info``, the
+        server's attached volumes, is what a guest that was off starts
+        with (Nova's hard reboot rebuilds the domain from its mappings):
+        a disk the guest's definition lost (a detach that failed after it
+        left the definition) is there again."""
 
     @abc.abstractmethod
     def pause(self, instance):
@@ -321,8 +325,15 @@ class FakeDriver(ComputeDriver):
     def get_info(self, instance):
         return {'power_state': self._guest(instance).power_state}
 
-    def power_on(self, instance):
-        self._guest(instance).power_state = states.RUNNING
+    def power_on(self, instance, block_device_info=None):
+        guest = self._guest(instance)
+        with self._lock:
+            if guest.power_state != states.POWER_PAUSED:
+                for disk in block_device_info or []:
+                    guest.devices.setdefault(disk['mount_device'], {
+                        'connection_info': disk.get('connection_info'),
+                        'mode': disk.get('mode') or 'rw'})
+            guest.power_state = states.RUNNING
 
     def pause(self, instance):
         self._guest(instance).power_state = states.POWER_PAUSED

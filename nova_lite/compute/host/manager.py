@@ -407,8 +407,22 @@ class ComputeManager(manager.Manager):
 
     def start_instance(self, context, instance):
         self._power_action(context, instance, 'compute_start_instance',
-                           self.driver.power_on, 'started',
-                           states.RUNNING, states.POWERING_ON)
+                           lambda inst: self.driver.power_on(
+                               inst, block_device_info=self._attached_disks(
+                                   context, inst)),
+                           'started', states.RUNNING, states.POWERING_ON)
+
+    @staticmethod
+    def _attached_disks(context, instance):
+        """The server's attached volumes (no operation in flight on
+        them), as the driver's ``block_device_info``."""
+        bdms = bdm_obj.BlockDeviceMapping.get_all_by_instance(
+            context, instance.uuid)
+        return [{'mount_device': b.device_name,
+                 'connection_info': b.get_connection_info(),
+                 'mode': b.attach_mode or 'rw'}
+                for b in bdms if b.is_volume and b.device_name and
+                b.connection_info and not b.task]
 
     def pause_instance(self, context, instance):
         self._power_action(context, instance, 'compute_pause_instance',

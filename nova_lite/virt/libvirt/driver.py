@@ -446,14 +446,37 @@ class LibvirtDriver(driver.ComputeDriver):
             if dom.isActive():
                 raise
 
-    def power_on(self, instance):
+    def power_on(self, instance, block_device_info=None):
+        """Resume a paused guest; start one that is off, its definition
+        first given every attached volume it lacks (``block_device_info``:
+        as Nova's hard reboot, which rebuilds the domain from the
+        mappings, so a disk a failed detach took out of the definition is
+        back with the volume the database says is attached)."""
         dom = self._domain(instance)
         state = dom.state()[0]
         if state == libvirt.VIR_DOMAIN_PAUSED:
             dom.resume()
         elif not dom.isActive():
             self._rename(dom, instance)
+            if block_device_info:
+                self._define_missing_disks(dom, block_device_info)
             dom.create()
+
+    def _define_missing_disks(self, dom, block_device_info):
+        with _SECRETS_LOCK:
+            defined = self._defined_disks(dom)
+            for disk in block_device_info:
+                info = disk.get('connection_info')
+                dev = vconfig.target_dev(disk['mount_device'])
+                _name, present = vconfig.find_volume_disk(defined, dev, info)
+                if present is not None or dev in defined:
+                    continue
+                new = self._volume_disk(info, disk['mount_device'],
+                                        disk.get('mode') or 'rw')
+                dom.attachDeviceFlags(vconfig.disk_xml(new),
+                                      libvirt.VIR_DOMAIN_AFFECT_CONFIG)
+                LOG.info('Volume %s is back in the definition of %s at %s',
+                         new.serial, dom.UUIDString(), disk['mount_device'])
 
     def pause(self, instance):
         dom = self._domain(instance)

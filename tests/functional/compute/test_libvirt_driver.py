@@ -87,9 +87,19 @@ class LibvirtDriverTest(base.TestCase):
                                        self.attachments(self.server_id)])
         self.assertEqual([volume_id], list(self.disks().values()))
         self.assertEqual({}, self.disks(inactive=True))
-        # The guest lets go later: a detach asked again works.
+        # Power cycled, the guest starts with the volume the database has
+        # attached (the start gives the definition its disk back, as
+        # Nova's hard reboot), and lets go of it when asked.
+        for action, status in (('os-stop', 'SHUTOFF'), ('os-start',
+                                                        'ACTIVE')):
+            resp = self.api.post('/v2.1/servers/%s/action' % self.server_id,
+                                 body={action: None})
+            self.assertEqual(202, resp.status, resp.text)
+            self.wait_for_server_status(self.server_id, status)
+        self.assertEqual([volume_id], list(self.disks().values()))
+        self.assertEqual([volume_id],
+                         list(self.disks(inactive=True).values()))
         self.domain().unplug = 'release'
-        self.domain().pending_unplug.clear()
         self.detach(self.server_id, volume_id)
         self.wait_for_volume_status(volume_id, 'available')
         self.assertEqual({}, self.disks())

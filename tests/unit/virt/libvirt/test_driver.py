@@ -404,14 +404,32 @@ class DetachTest(DriverTestCase):
             self.live_disks()['vdb']['element']),
             fakelibvirt.VIR_DOMAIN_AFFECT_LIVE)
         self.assertEqual({}, self.live_disks())
-        # Nor is it back at the next start.
-        self.driver.power_off(self.instance)
-        self.driver.power_on(self.instance)
-        self.assertEqual({}, self.live_disks())
         # The detach asked again has nothing left to do.
         self.driver.detach_volume(None, self.file_info(), self.instance,
                                   '/dev/vdb')
         self.assertFalse(self.driver.has_volume(self.instance, '/dev/vdb'))
+
+    def test_a_start_gives_back_what_the_database_has_attached(self):
+        # A detach that failed took the disk out of the definition; the
+        # database still has the volume attached: the next start (as
+        # Nova's hard reboot) rebuilds the definition's disks from it.
+        self.dom().unplug = 'ignore'
+        self.assertRaises(exception.DeviceDetachFailed,
+                          self.driver.detach_volume, None, self.file_info(),
+                          self.instance, '/dev/vdb')
+        self.assertNotIn('vdb', self.defined_disks())
+        self.driver.power_off(self.instance, timeout=0)
+        self.driver.power_on(self.instance, block_device_info=[
+            {'mount_device': '/dev/vdb', 'connection_info': self.file_info(),
+             'mode': 'rw'}])
+        self.assertEqual(VOL1, self.live_disks()['vdb']['serial'])
+        self.assertEqual(VOL1, self.defined_disks()['vdb']['serial'])
+        # Asked again, it adds nothing.
+        self.driver.power_off(self.instance, timeout=0)
+        self.driver.power_on(self.instance, block_device_info=[
+            {'mount_device': '/dev/vdb', 'connection_info': self.file_info(),
+             'mode': 'rw'}])
+        self.assertEqual(['vdb'], list(self.defined_disks()))
 
     def test_another_volume_at_the_device_is_left_alone(self):
         # The control plane's device name names a disk that is another
