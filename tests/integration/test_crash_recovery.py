@@ -298,14 +298,26 @@ class _CrashRecoveryTests(object):
         self.wait_for_attachment(server_id, volume_id, present=False)
 
     def force_down(self, host, forced=True):
-        """PUT /os-services/{id} with ``forced_down`` (2.53)."""
+        """PUT /os-services/{id} with ``forced_down`` (2.53). Clearing it
+        answers 409 until the host, back, removed the disks freed without
+        it: polled until it is cleared."""
         admin = self.admin_api.as_(compute_version='2.53')
         [svc] = [s for s in admin.get('/v2.1/os-services').body[
             'services'] if s['host'] == host and
             s['binary'] == 'nova-lite-compute']
-        resp = admin.put('/v2.1/os-services/%s' % svc['id'],
-                         body={'forced_down': forced})
-        self.assertEqual(200, resp.status, resp)
+
+        def put():
+            resp = admin.put('/v2.1/os-services/%s' % svc['id'],
+                             body={'forced_down': forced})
+            if not forced and resp.status == 409:
+                self.assertEqual(
+                    'compute.host_holds_stale_disks',
+                    resp.body['conflictingRequest']['error_code'], resp)
+                return False
+            self.assertEqual(200, resp.status, resp)
+            return True
+        self.wait_for(put, message='%s still holds disks freed without it'
+                      % host)
 
     def _crash_without_host(self, point):
         """The server's host is down and forced down (fenced); the API,
