@@ -5,7 +5,8 @@ Statements are counted with a SQLAlchemy ``before_cursor_execute`` listener
 on both engines (writer and reader), in every thread: the API's and the
 conductor's and compute host's RPC workers, so the asynchronous part of an
 attach or detach is counted too. Left out: the services' heartbeat and
-periodic threads (they run on their own clock), and the test's own polling
+periodic threads and the compute host's power-state sync (they run on
+their own clock), and the test's own polling
 while it waits for asynchronous work to finish.
 
 Each operation is measured on a server with few volumes attached and again
@@ -35,6 +36,9 @@ class StatementCounter(object):
     while ``counting()`` is active."""
 
     _IGNORED_SUFFIXES = ('-heartbeat', '-periodic')
+    # The compute host's power-state sync runs on its own clock too (its
+    # periodic run and the hypervisor's lifecycle events).
+    _IGNORED_PREFIXES = ('power-sync',)
 
     def __init__(self, engines):
         self.engines = list(engines)
@@ -49,7 +53,8 @@ class StatementCounter(object):
             return
         thread = threading.current_thread()
         if (thread.ident in self._quiet_threads or
-                thread.name.endswith(self._IGNORED_SUFFIXES)):
+                thread.name.endswith(self._IGNORED_SUFFIXES) or
+                thread.name.startswith(self._IGNORED_PREFIXES)):
             return
         with self._lock:
             self.statements.append((thread.name, statement))
