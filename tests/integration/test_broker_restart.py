@@ -138,16 +138,26 @@ class _BrokerRestartTests(object):
                       2 * CLIENTS, message='the load did not start')
 
         # Messages waiting in a queue when the broker stops: the conductor
-        # is paused (SIGSTOP) until each client has an attach accepted
-        # that only the conductor can carry on.
+        # is paused (SIGSTOP) until every client waits on an accepted
+        # attach that only the conductor can carry on (its last answer an
+        # attach's 202). One accepted just before the pause counts: the
+        # paused conductor has not acknowledged it (a client waiting on it
+        # sends nothing more, so requiring an attach sent after the pause
+        # from every client could wait for ever).
         conductor = self.deployment.processes[self.deployment.CONDUCTOR]
         conductor.signal(signal.SIGSTOP)
         self.addCleanup(conductor.signal, signal.SIGCONT)
-        paused = time.monotonic()
-        self.wait_for(lambda: errors or len({
-            e[0] for e in log if e[1] == 'attach' and e[2] == 202 and
-            e[3] > paused}) == CLIENTS,
-            message=lambda: 'no attach waits in the queue: %s' % log[-10:])
+
+        def waiting():
+            last = {}
+            for entry in list(log):
+                last[entry[0]] = entry
+            return (len(last) == CLIENTS and
+                    all(e[1] == 'attach' and e[2] == 202
+                        for e in last.values()))
+        self.wait_for(lambda: errors or waiting(),
+                      message=lambda: 'no attach waits in the queue: %s' %
+                      log[-10:])
 
         broker.stop_app()
         stopped = time.monotonic()
