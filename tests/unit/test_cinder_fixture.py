@@ -1,6 +1,8 @@
 """tests/fixtures/cinder.py without Cinder: a skip saying what is missing,
 or a failure where the real-Cinder tests are mandatory (CI)."""
 
+import configparser
+import types
 import unittest
 
 import fixtures
@@ -30,3 +32,35 @@ class MissingCinderTest(testtools.TestCase):
                                                      '1'))
         error = self.assertRaises(required.Unavailable, self.fixture.setUp)
         self.assertIn('NOVA_LITE_REQUIRE_CINDER=1', str(error))
+
+
+class CinderConfTest(testtools.TestCase):
+    """The configuration the fixture writes: two RBD backends, each on its
+    own pool and named after itself (the scheduler's pool names)."""
+
+    def test_two_rbd_backends_on_two_pools(self):
+        fixture = cinder.Cinder(
+            keystone=types.SimpleNamespace(url='http://keystone'),
+            ceph=None, transport_url='rabbit://cinder', uwsgi='/bin/true')
+        fixture.path = self.useFixture(fixtures.TempDir()).path
+        fixture.connection_url = 'mysql+pymysql://cinder'
+        fixture.host = 'cinder-abc'
+        fixture.pool = 'volumes'
+        fixture.pools = {cinder.BACKEND: 'volumes',
+                         cinder.BACKEND2: cinder.POOL2}
+        fixture.ceph_conf = '/ceph.conf'
+        fixture.rbd_user = 'cinder-abc'
+        fixture.rbd_secret_uuid = 'secret-uuid'
+        conf = configparser.ConfigParser(interpolation=None)
+        conf.read(fixture._write_conf())
+
+        self.assertEqual('ceph,ceph2', conf['DEFAULT']['enabled_backends'])
+        self.assertEqual(
+            {'ceph': ('ceph', 'volumes'), 'ceph2': ('ceph2', cinder.POOL2)},
+            {b: (conf[b]['volume_backend_name'], conf[b]['rbd_pool'])
+             for b in ('ceph', 'ceph2')})
+        for backend in ('ceph', 'ceph2'):
+            self.assertEqual(('cinder-abc', 'secret-uuid'), (
+                conf[backend]['rbd_user'], conf[backend]['rbd_secret_uuid']))
+        self.assertEqual('cinder-abc@ceph2#ceph2',
+                         fixture.backend_host(cinder.BACKEND2))

@@ -24,14 +24,22 @@ multi-create on one host (one detached, the other keeps the host's
 connection), a server deleted with its volume attached, the member's own
 delete of the server's attachment refused by Cinder (its OSSA-2023-003
 check asks nova_lite) while nova_lite's detach as the service is
-accepted, and a shelved-offloaded server keeping its volume and gaining
-one, both connected by the unshelve. Every test skips, saying why,
+accepted, a shelved-offloaded server keeping its volume and gaining
+one, both connected by the unshelve; and Cinder's calls into nova_lite:
+a volume extended in Cinder while attached (Cinder's volume service sends
+``volume-extended``, its host resizes the guest's disk, the guest sees the
+size), and a volume Cinder migrates to its other backend (a second Ceph
+pool) while attached (Cinder asks nova_lite to swap it, the host copies
+it under the running guest, which goes on reading and writing, and ends
+on the new pool's image). Every test skips, saying why,
 without Cinder's virtualenv, Ceph or libvirt; with ``CI=true`` they must
 run. The tests share one deployment (and one Cinder) per test process:
 ``tools/dev.py`` runs them in one worker.
 """
 
 import base64
+
+from oslo_utils import units
 
 from tests.fixtures import cinder as cinder_fixture
 from tests.fixtures import keystone
@@ -48,6 +56,18 @@ dev = data_path.dev
 
 TYPE = 'ceph'
 MULTIATTACH_TYPE = 'ceph-multiattach'
+# No volume_backend_name: Cinder's scheduler lets a volume of this type
+# migrate to either backend (it filters the destination by the type).
+MIGRATABLE_TYPE = 'ceph-any'
+EVENTS = '2.84'   # instance action events with their details
+# Deadlines (polled): the guest sees the new size; Cinder's migration of
+# a 1 GiB volume (the new volume made, nova_lite's swap, the completion).
+EXTEND_TIMEOUT = 120
+MIGRATION_TIMEOUT = 300
+# The guest's writes while the migration runs: 16 bytes each, 4 KiB
+# apart, from 2 MiB on.
+DURING_OFFSET = 2 * units.Mi
+DURING_WRITES = 256
 
 
 class CinderDeployment(base.RealDataDeployment):
@@ -69,10 +89,12 @@ class CinderDeployment(base.RealDataDeployment):
             self.keystone, self.ceph, rabbit.transport_url, self.uwsgi))
         self._define_ceph_secret()
         api = self.cinder_admin()
-        for name, multiattach in ((TYPE, False), (MULTIATTACH_TYPE, True)):
-            specs = {'volume_backend_name': cinder_fixture.BACKEND}
-            if multiattach:
-                specs['multiattach'] = '<is> True'
+        for name, specs in (
+                (TYPE, {'volume_backend_name': cinder_fixture.BACKEND}),
+                (MULTIATTACH_TYPE, {
+                    'volume_backend_name': cinder_fixture.BACKEND,
+                    'multiattach': '<is> True'}),
+                (MIGRATABLE_TYPE, {})):
             resp = api.post('/types', body={'volume_type': {
                 'name': name, 'extra_specs': specs}})
             if resp.status != 200:
@@ -127,8 +149,9 @@ class TestRealCinder(data_path.DataPathTestCase):
 
     # -- Cinder's side ----------------------------------------------------
     def create_volume(self, size=1, multiattach=False, **fields):
-        """A volume of the ``ceph`` type (multiattach or not), made in
-        Cinder as the demo member; waits until ``available``."""
+        """A volume of the ``ceph`` type (multiattach or not) unless
+        ``volume_type`` says otherwise, made in Cinder as the demo member;
+        waits until ``available``."""
         volume = {'size': size, 'name': 'cinder-%s' % self.getUniqueString(),
                   'volume_type': (MULTIATTACH_TYPE if multiattach
                                   else TYPE)}
@@ -138,7 +161,8 @@ class TestRealCinder(data_path.DataPathTestCase):
         volume_id = resp.body['volume']['id']
         self.addCleanup(self._delete_volume, volume_id, None)
         self.wait_for_volume_status(volume_id, 'available')
-        self.assertIn(self.image(volume_id), self.deployment.ceph.images())
+        self.assertIn(self.image(volume_id),
+                      self.cinder.images(self.volume_pool(volume_id)))
         return volume_id
 
     def _delete_volume(self, volume_id, project_id):
@@ -169,12 +193,21 @@ class TestRealCinder(data_path.DataPathTestCase):
         self.assertEqual(200, resp.status, resp)
         return resp.body['attachments']
 
+    def volume_pool(self, volume_id):
+        """The Ceph pool of the volume's backend (Cinder's host)."""
+        return self.cinder.pools[self.volume_backend(volume_id)]
+
     def host_write(self, volume_id, offset, data):
-        self.deployment.ceph.rbd_write(self.image(volume_id), offset, data)
+        self.cinder.rbd_write(self.volume_pool(volume_id),
+                              self.image(volume_id), offset, data)
 
     def host_read(self, volume_id, offset, length):
-        return self.deployment.ceph.rbd_read(self.image(volume_id), offset,
-                                             length)
+        return self.cinder.rbd_read(self.volume_pool(volume_id),
+                                    self.image(volume_id), offset, length)
+
+    def watchers(self, volume_id):
+        return self.cinder.watchers(self.volume_pool(volume_id),
+                                    self.image(volume_id))
 
     def assert_detached_everywhere(self, server_id, volume_id, guest=None):
         """Cinder has the volume ``available`` with no attachment left,
@@ -185,9 +218,8 @@ class TestRealCinder(data_path.DataPathTestCase):
         if guest is not None:
             guest.wait_for_no_disk(volume_id)
         self.assertNotIn(volume_id, self.domain_disks(server_id).values())
-        self.wait_for(lambda: not self.deployment.ceph.watchers(
-            self.image(volume_id)), message='volume %s still open' %
-            volume_id)
+        self.wait_for(lambda: not self.watchers(volume_id),
+                      message='volume %s still open' % volume_id)
 
     # -- the hypervisor's view --------------------------------------------
     def rbd_disk(self, server_id, volume_id):
@@ -214,7 +246,8 @@ class TestRealCinder(data_path.DataPathTestCase):
     def assert_cinders_disk(self, server_id, volume_id):
         """The guest's disk is Cinder's image, opened as Cinder's cephx
         user with the secret Cinder named."""
-        self.assertEqual(('%s/%s' % (self.cinder.pool, self.image(volume_id)),
+        self.assertEqual(('%s/%s' % (self.volume_pool(volume_id),
+                                     self.image(volume_id)),
                           self.cinder.rbd_user, self.cinder.rbd_secret_uuid),
                          self.rbd_disk(server_id, volume_id))
 
@@ -375,8 +408,8 @@ class TestRealCinder(data_path.DataPathTestCase):
         volume = self.wait_for_volume_status(volume_id, 'available')
         self.assertEqual([], volume['attachments'])
         self.assertEqual([], self.cinder_attachments(volume_id))
-        self.wait_for(lambda: not self.deployment.ceph.watchers(
-            self.image(volume_id)), message='the image is still open')
+        self.wait_for(lambda: not self.watchers(volume_id),
+                      message='the image is still open')
         # The guest's write outlives the server.
         self.assertEqual(GUEST_BYTES,
                          self.host_read(volume_id, GUEST_OFFSET, 16))
@@ -449,3 +482,163 @@ class TestRealCinder(data_path.DataPathTestCase):
             self.assertEqual([('attached', server_id)], [
                 (a['status'], a['instance'])
                 for a in self.cinder_attachments(volume_id)])
+
+    # -- Cinder's calls into nova_lite ----------------------------------------
+    def guest_size(self, guest, volume_id):
+        return guest.disks()[agent.guest_serial(volume_id)]['size']
+
+    def finished_events(self, server_id, action):
+        """The events of the server's latest ``action`` once all of them
+        finished (polled)."""
+        api = self.admin_api.as_(compute_version=EVENTS)
+
+        def finished():
+            actions = api.get('/v2.1/servers/%s/os-instance-actions' %
+                              server_id).body['instanceActions']
+            latest = [a for a in actions if a['action'] == action]
+            if not latest:
+                return None
+            events = api.get('/v2.1/servers/%s/os-instance-actions/%s' % (
+                server_id, latest[0]['request_id'])).body[
+                    'instanceAction']['events']
+            if events and all(e['finish_time'] for e in events):
+                return events
+            return None
+        return self.wait_for(finished, message='no finished %s action of '
+                             '%s' % (action, server_id))
+
+    def test_extended_in_cinder_while_attached_the_guest_sees_the_size(self):
+        server_id = self.active_server()
+        volume_id = self.create_volume(size=1)
+        self.host_write(volume_id, 0, HOST_BYTES)
+        self.attach(server_id, volume_id)
+        guest = self.guest(server_id)
+        guest.wait_for_disk(volume_id)
+        self.assertEqual(units.Gi, self.guest_size(guest, volume_id))
+
+        # The member extends it in Cinder (3.42: attached). Cinder's
+        # volume service grows the image, then tells nova_lite as its
+        # [nova] user with its service token (POST
+        # /os-server-external-events at 2.51, ``volume-extended``); the
+        # server's host resizes the guest's disk.
+        resp = self.volumes.as_(volume_version='3.42').post(
+            '/volumes/%s/action' % volume_id,
+            body={'os-extend': {'new_size': 2}})
+        self.assertEqual(202, resp.status, resp)
+        guest.wait_for(
+            lambda g: self.guest_size(g, volume_id) == 2 * units.Gi,
+            timeout=EXTEND_TIMEOUT,
+            what='disk %s of 2 GiB in the guest' % volume_id)
+        volume = self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertEqual(2, volume['size'])
+        [step] = self.finished_events(server_id, 'extend_volume')
+        self.assertEqual(('compute_extend_volume', 'Success'),
+                         (step['event'], step['result']))
+
+        # Its bytes are intact, and the guest writes past the old end.
+        self.assertEqual(HOST_BYTES, guest.read(volume_id, 0, 16))
+        guest.write(volume_id, units.Gi + GUEST_OFFSET, b'past-the-old-end')
+        self.assertEqual(b'past-the-old-end', self.host_read(
+            volume_id, units.Gi + GUEST_OFFSET, 16))
+        self.assert_cinders_disk(server_id, volume_id)
+        self.detach_from(server_id, volume_id)
+        self.assert_detached_everywhere(server_id, volume_id, guest)
+
+    def test_migrated_by_cinder_under_the_running_guest(self):
+        server_id = self.active_server()
+        # Of a type either backend takes: the migration goes to the other.
+        volume_id = self.create_volume(volume_type=MIGRATABLE_TYPE)
+        source = self.volume_backend(volume_id)
+        [target] = set(self.cinder.pools) - {source}
+        old_image = self.image(volume_id)
+        self.host_write(volume_id, 0, HOST_BYTES)
+        device = self.attach(server_id, volume_id)
+        guest = self.assert_guest_reads_and_writes(server_id, volume_id)
+        [before] = self.cinder_attachments(volume_id)
+
+        # The admin migrates it in Cinder. Cinder makes the volume on the
+        # target and asks nova_lite, as the service, to swap the attached
+        # volume for it (PUT /servers/{id}/os-volume_attachments/{id} at
+        # 2.1); the host copies it under the guest (libvirt's block copy)
+        # and completes the migration in Cinder.
+        resp = self.deployment.cinder_admin().post(
+            '/volumes/%s/action' % volume_id,
+            body={'os-migrate_volume': {
+                'host': self.cinder.backend_host(target)}})
+        self.assertEqual(202, resp.status, resp)
+
+        # Meanwhile the guest goes on writing and reading its disk.
+        written = {}
+
+        def migrated():
+            if len(written) < DURING_WRITES:
+                offset = DURING_OFFSET + len(written) * GUEST_OFFSET
+                data = b'during-%08d!' % len(written)
+                guest.write(volume_id, offset, data)
+                self.assertEqual(data, guest.read(volume_id, offset, 16))
+                written[offset] = data
+            volume = self.show_volume(volume_id)
+            if volume['migration_status'] == 'error':
+                raise AssertionError('Cinder\'s migration failed: %s\n%s' % (
+                    volume, self.cinder.log_text()))
+            return volume['migration_status'] == 'success'
+        self.wait_for(migrated, timeout=MIGRATION_TIMEOUT,
+                      message=lambda: 'volume %s not migrated to %s: %s' % (
+                          volume_id, target, self.show_volume(volume_id)))
+        self.assertTrue(written)
+        # nova_lite's side is over once the host's step finished (Cinder's
+        # success comes just before the host ends its task).
+        [step] = self.finished_events(server_id, 'swap_volume')
+        self.assertEqual(('compute_swap_volume', 'Success'),
+                         (step['event'], step['result']))
+
+        # Cinder: in-use on the target backend, the volume's storage the
+        # new volume's image (its name_id), one attachment: the one
+        # nova_lite made for the new volume, which the server names.
+        volume = self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertEqual(('success', self.cinder.backend_host(target)), (
+            volume['migration_status'], volume['os-vol-host-attr:host']))
+        new_image = self.image(volume_id)
+        self.assertNotEqual(old_image, new_image)
+        [after] = self.cinder_attachments(volume_id)
+        self.assertNotEqual(before['id'], after['id'])
+        self.assertEqual(('attached', server_id), (after['status'],
+                                                   after['instance']))
+        resp = self.api.as_(compute_version='2.89').get(
+            '/v2.1/servers/%s/os-volume_attachments/%s' % (server_id,
+                                                           volume_id))
+        self.assertEqual(200, resp.status, resp)
+        self.assertEqual(after['id'],
+                         resp.body['volumeAttachment']['attachment_id'])
+
+        # The guest's disk (same device, same serial) is the target
+        # pool's image, opened as Cinder's user; the image holds every
+        # byte written before and during the migration.
+        self.assertEqual({dev(device): volume_id},
+                         self.domain_disks(server_id))
+        self.assertEqual({dev(device): volume_id},
+                         self.domain_disks(server_id, inactive=True))
+        self.assertEqual(('%s/%s' % (self.cinder.pools[target], new_image),
+                          self.cinder.rbd_user, self.cinder.rbd_secret_uuid),
+                         self.rbd_disk(server_id, volume_id))
+        pool = self.cinder.pools[target]
+        self.assertEqual(HOST_BYTES,
+                         self.cinder.rbd_read(pool, new_image, 0, 16))
+        self.assertEqual(GUEST_BYTES, self.cinder.rbd_read(
+            pool, new_image, GUEST_OFFSET, 16))
+        span = self.cinder.rbd_read(pool, new_image, DURING_OFFSET,
+                                    DURING_WRITES * GUEST_OFFSET)
+        self.assertEqual(written, {
+            offset: span[offset - DURING_OFFSET:offset - DURING_OFFSET + 16]
+            for offset in written})
+        guest.write(volume_id, 2 * GUEST_OFFSET, b'after-migration!')
+        self.assertEqual(b'after-migration!', self.cinder.rbd_read(
+            pool, new_image, 2 * GUEST_OFFSET, 16))
+        # Cinder deletes the source's image with the temporary volume.
+        self.wait_for(lambda: old_image not in self.cinder.images(
+            self.cinder.pools[source]), message='image %s was not deleted'
+            % old_image)
+
+        # The member's detach works on the migrated volume.
+        self.detach_from(server_id, volume_id)
+        self.assert_detached_everywhere(server_id, volume_id, guest)
