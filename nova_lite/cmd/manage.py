@@ -15,6 +15,9 @@
   [--force-down]``: free a volume of a server, whatever holds it (through
   its host when the host is up; without it when the host is forced down,
   or, with ``--force-down``, after forcing it down).
+* ``nova-lite-manage volume iscsi-forget-backend NAME``: remove the
+  sentinel target of a retired ``iscsi`` backend from the node's tgtd
+  (doc/source/admin/iscsi.rst).
 
 doc/source/admin/recovery.rst says when to use them.
 """
@@ -23,6 +26,7 @@ import sys
 
 from oslo_config import cfg
 
+from nova_lite.cmd import volume
 from nova_lite.cmd import volume_attachment
 from nova_lite import config
 from nova_lite.db import api as db_api
@@ -51,6 +55,7 @@ def _add_command_parsers(subparsers):
     ver = db_sub.add_parser('version', help='Print the schema revision.')
     ver.set_defaults(func=_db_version)
     volume_attachment.add_parsers(subparsers)
+    volume.add_parsers(subparsers)
 
 
 COMMAND_OPT = cfg.SubCommandOpt('command', title='Commands',

@@ -15,6 +15,15 @@ daemon restarted) is run:
   seconds anyway;
 * once by ``nova-lite-manage volume_attachment reconcile`` (``settle``).
 
+Apart from it, the same processes look every few seconds (the smallest
+``export_check_interval`` of the enabled backends: ``iscsi``'s, 2 s by
+default; 0 for every backend: never) at whether a backend's target
+daemon lost its exports (``ensure_exports`` with no ``stalled_before``:
+for ``iscsi``, one ``tgtadm --op show``), the first time when the
+process starts, and export again at once what it lost (``watch_exports``):
+a restarted tgtd gets its targets back within that interval, whatever
+``settle_interval`` is (0 too).
+
 The conductor does not run it: it reaches block storage through the
 volume client only, so with ``[volume] client = cinder`` it never touches
 nova_lite's block-storage tables.
@@ -36,6 +45,7 @@ from nova_lite import context as nl_context
 from nova_lite import service
 from nova_lite import utils
 from nova_lite.volume import api as volume_api
+from nova_lite.volume import drivers
 
 LOG = logging.getLogger(__name__)
 
@@ -80,11 +90,36 @@ def settle_every(conf, interval):
     return settle_block_storage
 
 
+def check_interval(conf):
+    """The smallest positive ``export_check_interval`` of ``conf``'s
+    enabled backends, or 0."""
+    intervals = [d.export_check_interval()
+                 for d in drivers.get_backends(conf).values()]
+    return min([i for i in intervals if i > 0], default=0)
+
+
+def watch_exports(conf, interval):
+    """A ``futurist.periodics`` callable that makes every enabled
+    backend export again what its target daemon lost, at once (when the
+    process starts) and every ``interval`` seconds; the leftovers of dead
+    processes are block storage's settling's (``settle_every``)."""
+    ctxt = nl_context.get_admin_context()
+    settling = volume_api.API(conf).settling
+
+    @periodics.periodic(interval, run_immediately=True)
+    def watch_block_storage_exports():
+        for volume_id, outcome in settling.ensure_exports(ctxt):
+            LOG.info("Block storage's export check: volume %s: %s",
+                     volume_id, outcome)
+    return watch_block_storage_exports
+
+
 class PeriodicSettling(object):
     """Block storage's settling every ``[recovery] settle_interval``
-    seconds on a periodic of its own (``service.Periodics``); nothing
-    when it is 0. ``stop()`` ends it and returns at once, ``wait()``
-    waits for a run in progress."""
+    seconds (none when it is 0) and the export check every
+    ``check_interval`` seconds (none when it is 0), on periodics of their
+    own (``service.Periodics``). ``stop()`` ends them and returns at
+    once, ``wait()`` waits for a run in progress."""
 
     name = 'block-storage-settling'
 
@@ -93,11 +128,16 @@ class PeriodicSettling(object):
         self._periodics = None
 
     def start(self):
+        callables = []
         interval = self.conf.recovery.settle_interval
         if interval > 0:
+            callables.append(settle_every(self.conf, interval))
+        check = check_interval(self.conf)
+        if check > 0:
+            callables.append(watch_exports(self.conf, check))
+        if callables:
             self._periodics = service.Periodics(
-                [settle_every(self.conf, interval)],
-                '%s-%s' % (self.name, self.conf.host)).start()
+                callables, '%s-%s' % (self.name, self.conf.host)).start()
         return self
 
     @property

@@ -42,6 +42,16 @@ def connected_reader(ctxt, backend):
     return connected
 
 
+def owned_reader(ctxt, backend):
+    """The ``owned`` reader ``VolumeDriver.ensure_exports`` is given for
+    ``backend``: ``owned(storage_ids)`` is the set of those ids that
+    name the storage of a volume of ``backend`` in this deployment's
+    database."""
+    def owned(storage_ids):
+        return volume_db.storage_on_backend(ctxt, backend, storage_ids)
+    return owned
+
+
 class Settling(object):
     """``volume.api.API().settling``; ``migration`` is the API's
     ``migration.Migration`` (a stalled migration is settled with the
@@ -97,8 +107,9 @@ class Settling(object):
         for backend, driver in drivers.get_backends(self.conf).items():
             connected = connected_reader(ctxt, backend)
             try:
-                exported.extend(driver.ensure_exports(connected,
-                                                      stalled_before))
+                exported.extend(driver.ensure_exports(
+                    connected, stalled_before,
+                    owned=owned_reader(ctxt, backend)))
             except Exception:
                 LOG.exception('Could not ensure the exports of backend %s',
                               backend)

@@ -457,6 +457,22 @@ def volumes_stalled(ctxt, status, before):
         .order_by(last_move)).scalars().all()
 
 
+@db_api.context_manager.reader
+def storage_on_backend(ctxt, backend, storage_ids):
+    """Which of ``storage_ids`` (the ids naming a volume's storage: its
+    ``name_id``, or its id) name the storage of a volume of ``backend``,
+    deleted or not: a backend's leftover sweep touches only those (a
+    target of another backend, or of another deployment sharing the
+    target daemon, is left alone)."""
+    ids = sorted(set(storage_ids))
+    if not ids:
+        return set()
+    storage = sa.func.coalesce(Volume.name_id, Volume.id)
+    return set(ctxt.session.execute(
+        sa.select(storage).where(Volume.host == backend,
+                                 common.in_(storage, ids))).scalars())
+
+
 @db_api.context_manager.writer
 def volume_touch(ctxt, volume_id, status):
     """Record that the live volume, still in ``status``, moves on (its

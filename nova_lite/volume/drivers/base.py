@@ -157,7 +157,14 @@ class VolumeDriver(abc.ABC):
         no such record returns ``{}``."""
         return {}
 
-    def ensure_exports(self, connected, stalled_before=None):
+    def export_check_interval(self):
+        """Seconds between two looks at whether the backend's target
+        daemon lost its exports (``ensure_exports`` with no
+        ``stalled_before``, run by ``volume.periodic`` apart from block
+        storage's settling); 0: no such look."""
+        return 0
+
+    def ensure_exports(self, connected, stalled_before=None, owned=None):
         """Make the backend's exports agree with the database: export
         again what it lost (its target daemon was restarted) and, with
         ``stalled_before`` (naive UTC), unexport what a process that died
@@ -171,8 +178,10 @@ class VolumeDriver(abc.ABC):
         attachment before it calls ``terminate_connection``: read so
         under the lock ``terminate_connection`` takes, what is exported
         again is never a host being disconnected). Returns ``[(volume id,
-        'exported' or 'unexported')]``. A backend that exports nothing
-        does nothing."""
+        'exported' or 'unexported')]``. ``owned(storage_ids)``, when
+        given, says which storage ids are this backend's volumes' (what
+        the backend may unexport; None: every target it names as its
+        own). A backend that exports nothing does nothing."""
         return []
 
     def local_path(self, volume):

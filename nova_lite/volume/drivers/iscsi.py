@@ -126,18 +126,27 @@ dies between two calls leaves, and who settles it:
 tgtd keeps its targets in memory only (this driver writes no
 ``/etc/tgt`` files): a restarted tgtd has none. The database is the truth
 of what must be exported: ``ensure_exports``, called by block storage's
-periodic settling (``[recovery] settle_interval``) in every API process
-and ``nova-lite-all`` (``nova_lite.volume.periodic``), several of them at
-once (each volume's changes are made under its lock), sees that tgtd lost
-its targets (a sentinel target the driver makes is gone) and exports
-again every volume with connected attachments to their
+export check (every ``export_check_interval`` seconds, and at start) and
+its periodic settling (``[recovery] settle_interval``) in every API
+process and ``nova-lite-all`` (``nova_lite.volume.periodic``), several of
+them at once (each volume's changes are made under its lock), sees that
+tgtd lost its targets (the backend's sentinel target, named with the
+backend and a digest of its ``volumes_dir``: one per backend and
+deployment, is gone; a mark in ``targets/`` tells a first start from a
+lost sentinel) and exports again every volume with connected attachments
+to their
 hosts' initiators, with the accounts their records hold (a connection
 made meanwhile re-creates its own target; a host whose detach has begun
 is left to its disconnect; a connected attachment whose host has no
 record, its connection ended by a detach that was then undone, gets a
 new account: the host connects again to log in); and it ends the
-leftovers of dead processes (above). It reads the database
-only when tgtd lost the sentinel or has targets of the backend.
+leftovers of dead processes (above), of the targets whose volume the
+database says is this backend's only (``owned``): two backends, or two
+deployments, sharing one tgtd and one ``target_prefix`` leave each
+other's targets alone. It reads the database only when tgtd lost the
+sentinel or has targets named with the prefix. ``forget`` removes a
+retired backend's sentinel (``nova-lite-manage volume
+iscsi-forget-backend``).
 
 Every process that enables this backend (the API serving ``/v3``, the
 conductor, compute hosts with ``[volume] client = local``) must run on the
@@ -219,7 +228,8 @@ The address of the iSCSI portal that compute hosts connect to (the
         help="""
 The prefix of the volumes' target names: a volume's target is
 ``<target_prefix>volume-<id>``. Lower case (tgtd refuses upper case
-IQNs). Two deployments sharing one tgtd need two prefixes.
+IQNs). Backends, and deployments, sharing one tgtd may share a prefix:
+each touches only the targets of its own volumes.
 """),
     cfg.BoolOpt(
         'use_chap_auth',
@@ -249,6 +259,18 @@ tgtd's management channel (``tgtd --control-port N``, ``tgtadm
 --control-port N``). 0 means tgtd's default one. Several tgtd daemons can
 run on one node, each with its own channel and portal.
 """),
+    cfg.IntOpt(
+        'export_check_interval',
+        default=2,
+        min=0,
+        help="""
+Seconds between two looks (one ``tgtadm --op show``) at whether tgtd
+still has this backend's sentinel target, by every process that runs
+block storage's settling; when it is gone (tgtd was restarted, the node
+rebooted) the connected volumes are exported again at once, whatever
+``[recovery] settle_interval`` is. The first look is made when the
+process starts. 0: only block storage's settling looks.
+"""),
     cfg.StrOpt(
         'root_helper',
         help="""
@@ -268,6 +290,23 @@ class TgtadmError(exception.VolumeBackendAPIException):
 #: ``sessions`` ``[(sid, cid, initiator)]``.
 Target = collections.namedtuple('Target',
                                 'tid iqn luns accounts acl sessions')
+
+
+def sentinel_name(prefix, backend, volumes_dir):
+    """The name of backend ``backend``'s sentinel target: its
+    ``target_prefix``, the backend's name and the deployment's (a digest
+    of the real path of ``volumes_dir``, which every process of one
+    deployment shares and two deployments on one node cannot), so two
+    backends, and two deployments, on one tgtd each have their own."""
+    deployment = hashlib.sha256(
+        os.path.realpath(volumes_dir).encode('utf-8')).hexdigest()[:12]
+    return '%s:%s' % (legacy_sentinel_name(prefix, backend), deployment)
+
+
+def legacy_sentinel_name(prefix, backend):
+    """The sentinel's name before it carried the deployment's."""
+    slug = re.sub(r'[^a-z0-9.-]', '-', backend.lower())
+    return '%s%s%s' % (prefix, SENTINEL, slug)
 
 
 def is_initiator_name(entry):
@@ -391,8 +430,25 @@ class ISCSIDriver(file_driver.FileDriver):
                                 self.storage_id(volume))
 
     def _sentinel(self):
+        return sentinel_name(self.backend_conf.target_prefix,
+                             self.backend_name, self._dir())
+
+    def _sentinel_mark(self):
+        """A file that says this backend made its sentinel on this node
+        once: a sentinel missing with the mark there is a tgtd that lost
+        its targets, without it the backend's first export pass."""
         slug = re.sub(r'[^a-z0-9.-]', '-', self.backend_name.lower())
-        return '%s%s%s' % (self.backend_conf.target_prefix, SENTINEL, slug)
+        return os.path.join(self._targets_dir(), 'sentinel-%s' % slug)
+
+    def _mark_sentinel(self):
+        path = self._sentinel_mark()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, 'w') as f:
+                f.write(self._sentinel() + '\n')
+        except OSError as e:
+            LOG.warning('Cannot write %s: %s (a missing sentinel will be '
+                        'taken for a first start)', path, e.strerror)
 
     def _targets_dir(self):
         return os.path.join(self._dir(), 'targets')
@@ -688,15 +744,20 @@ class ISCSIDriver(file_driver.FileDriver):
         return caps
 
     # -- the database's exports -------------------------------------------
-    def ensure_exports(self, connected, stalled_before=None):
+    def export_check_interval(self):
+        return self.backend_conf.export_check_interval
+
+    def ensure_exports(self, connected, stalled_before=None, owned=None):
         """Make tgtd export what the database says (see the module
         docstring): when the sentinel target of this backend is gone
         (tgtd restarted), export every connected volume again; with
         ``stalled_before``, unexport the initiators of this backend's
         targets that no connected attachment needs and whose host record
-        is older (what a process that died in a connection left). Reads
-        the database only when tgtd lost the sentinel or has targets of
-        this backend. Returns ``[(volume id, 'exported' or
+        is older (what a process that died in a connection left): only
+        of the targets whose storage ``owned`` says is this backend's
+        (every target named with ``target_prefix`` without it). Reads
+        the database only when tgtd lost the sentinel or has targets
+        named with the prefix. Returns ``[(volume id, 'exported' or
         'unexported')]``."""
         targets = self.tgtadm.targets()
         lost = self._sentinel() not in targets
@@ -705,16 +766,51 @@ class ISCSIDriver(file_driver.FileDriver):
         done = []
         wanted = connected()
         if lost:
-            LOG.warning('tgtd has no sentinel target %s (it was restarted, '
-                        'or this backend is new): exporting the connected '
-                        'volumes of backend %s again', self._sentinel(),
-                        self.backend_name)
+            if os.path.exists(self._sentinel_mark()):
+                LOG.warning('tgtd lost the sentinel target %s (tgtd was '
+                            'restarted, or the node): exporting the '
+                            'connected volumes of backend %s again',
+                            self._sentinel(), self.backend_name)
+            else:
+                LOG.info('Backend %s makes its sentinel target %s (its '
+                         'first export pass on this node) and ensures the '
+                         'exports of its connected volumes',
+                         self.backend_name, self._sentinel())
             done.extend((volume_id, 'exported') for volume_id
                         in self._export_again(wanted, connected))
             self._create_target(self._sentinel(), self.tgtadm.targets())
+            self._mark_sentinel()
         if stalled_before is not None:
-            done.extend(self._unexport_leftovers(wanted, stalled_before))
+            done.extend(self._unexport_leftovers(wanted, stalled_before,
+                                                 owned))
         return sorted(set(done))
+
+    def forget(self, owned):
+        """Remove the sentinel target of this backend (retired: no longer
+        enabled), with the name earlier releases gave it, and its mark.
+        Refused while tgtd has a target of a volume ``owned`` says is
+        this backend's. Returns the names of the targets removed."""
+        targets = self.tgtadm.targets()
+        exported = sorted(owned(list(self._mine(targets))))
+        if exported:
+            raise exception.VolumeBackendAPIException(
+                data='tgtd still exports volume storage %s of backend %s: '
+                     'detach (or migrate) its volumes first' % (
+                         ', '.join(exported), self.backend_name))
+        removed = []
+        for iqn in (self._sentinel(), legacy_sentinel_name(
+                self.backend_conf.target_prefix, self.backend_name)):
+            target = targets.get(iqn)
+            if target is None:
+                continue
+            self.tgtadm('--op', 'delete', '--force', '--mode', 'target',
+                        '--tid', target.tid, ok=GONE)
+            removed.append(iqn)
+        try:
+            os.remove(self._sentinel_mark())
+        except FileNotFoundError:
+            pass
+        return removed
 
     def _mine(self, targets):
         """``{storage id: Target}`` of this backend's volume targets (the
@@ -778,7 +874,7 @@ class ISCSIDriver(file_driver.FileDriver):
                 exported.append(volume_id)
         return exported
 
-    def _unexport_leftovers(self, wanted, stalled_before):
+    def _unexport_leftovers(self, wanted, stalled_before, owned=None):
         """End the connections no connected attachment of ``wanted``
         needs and whose record (rewritten at each connection) is older
         than ``stalled_before`` (naive UTC): their accounts deleted,
@@ -788,14 +884,23 @@ class ISCSIDriver(file_driver.FileDriver):
         target left with none goes. A target is matched to its volume by
         the storage id its name holds (``name_id`` for a migrated
         volume). Returns ``[(volume id, 'unexported')]`` (the id in the
-        target's name for a target no connected attachment names)."""
+        target's name for a target no connected attachment names). A
+        target no connected attachment names is left alone unless
+        ``owned`` (when given) says its storage is this backend's: the
+        targets of another backend, or of another deployment, named with
+        the same prefix are theirs."""
         cutoff = (calendar.timegm(stalled_before.timetuple())
                   if stalled_before != datetime.datetime.max
                   else float('inf'))
         done = []
         by_storage = {self.storage_id(volume): (volume, connectors)
                       for volume, connectors in wanted.values()}
-        for storage_id, target in self._mine(self.tgtadm.targets()).items():
+        mine = self._mine(self.tgtadm.targets())
+        others = [i for i in mine if i not in by_storage]
+        if owned is not None and others:
+            theirs = set(others) - set(owned(others))
+            mine = {i: t for i, t in mine.items() if i not in theirs}
+        for storage_id, target in mine.items():
             volume, connectors = by_storage.get(storage_id) or (
                 {'id': storage_id}, [])
             volume_id = volume['id']

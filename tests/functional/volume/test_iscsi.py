@@ -8,21 +8,27 @@ Skips without tgtd/tgtadm or qemu-io (``tests/fixtures/tgt.py``), unless
 ``NOVA_LITE_REQUIRE_TGT=1``.
 """
 
+import argparse
+import contextlib
 import datetime
+import io
 import os
 import time
 from unittest import mock
 
 from oslo_utils import uuidutils
 
+from nova_lite.cmd import volume as volume_cmd
 from nova_lite import context
 from nova_lite import utils
 from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume.drivers import iscsi
 from nova_lite.volume import periodic as volume_periodic
 from nova_lite.volume import settling
+from tests.fixtures import conf as conf_fixture
 from tests.fixtures import system
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments
@@ -41,8 +47,12 @@ CONNECTION_INFO_KEYS = {
 
 
 class ISCSIBackend(object):
-    """Mixin: the one backend is ``iscsi`` on a tgtd of the test."""
+    """Mixin: the one backend is ``iscsi`` on a tgtd of the test; its
+    export check (``export_check_interval``) off unless
+    ``EXPORT_CHECK_INTERVAL`` says (None: the default): the tests settle
+    when they mean to."""
     PRIVATE_TGTD = False
+    EXPORT_CHECK_INTERVAL = 0
 
     def setUp(self):
         # tgtd first: the system's block-storage settling (every
@@ -50,6 +60,9 @@ class ISCSIBackend(object):
         self.tgtd = self.useFixture(tgt.Tgtd(private=self.PRIVATE_TGTD))
         self.CONF = dict(self.CONF, **{'volume.enabled_backends': ['iscsi']},
                          **self.tgtd.conf_overrides('iscsi'))
+        if self.EXPORT_CHECK_INTERVAL is not None:
+            self.CONF['iscsi.export_check_interval'] = \
+                self.EXPORT_CHECK_INTERVAL
         super().setUp()
         self.driver = drivers.get_driver(self.conf, 'iscsi')
 
@@ -358,6 +371,104 @@ class DeadProcessLeftoverTest(ISCSITestCase):
         self.assertEqual({}, self.driver.connections(vol))
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
                           len(DATA))
+
+
+class ExportCheckTest(ISCSITestCase):
+    """A private tgtd killed under an attached volume, with the default
+    timers: the export check exports it again, no settling asked."""
+    PRIVATE_TGTD = True
+    EXPORT_CHECK_INTERVAL = None
+
+    def test_a_restarted_tgtd_gets_its_exports_back(self):
+        self.assertEqual(20, self.conf.recovery.settle_interval)
+        self.assertEqual(2, self.conf.iscsi.export_check_interval)
+        volume = self.create_volume()
+        self.write(volume['id'])
+        attachment = self.attach(volume['id'])
+        self.complete(attachment['id'])
+        info = attachment['connection_info']
+        self.tgtd.kill()
+        self.tgtd.start()
+
+        def reads():
+            try:
+                return tgt.qemu_read(info, I1, 0, len(DATA)) == DATA
+            except tgt.LoginRefused:
+                return False
+        system.wait_for(reads, timeout=15, interval=0.2)
+        self.assertEqual([I1], self.tgtd.targets()[info['target_iqn']].acl)
+
+
+class SharedTgtdTest(ISCSITestCase):
+    """Another iscsi backend of this deployment on the same tgtd, under
+    the same target prefix, and a retired backend's sentinel."""
+
+    def backend(self, name):
+        """Backend ``name`` on this tgtd, beside this system's."""
+        conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        conf.set_override('state_path', self.conf.state_path)
+        conf.set_override('enabled_backends', [name], group='volume')
+        drivers.register_backend_opts(conf)
+        conf.set_override('volume_driver', 'iscsi', group=name)
+        drivers.register_backend_opts(conf)
+        for key, value in self.tgtd.conf_overrides(name).items():
+            group, option = key.split('.')
+            conf.set_override(option, value, group=group)
+        return drivers.get_driver(conf, name)
+
+    def test_another_backends_sweep_leaves_the_volume(self):
+        volume = self.create_volume()
+        self.write(volume['id'])
+        attachment = self.attach(volume['id'])
+        self.complete(attachment['id'])
+        info = attachment['connection_info']
+        other = self.backend('iscsi2')
+        ctxt = context.get_admin_context()
+        # An hour past stalled_after: the database says the target is
+        # not iscsi2's.
+        stalled = utils.utcnow().replace(tzinfo=None) + datetime.timedelta(
+            hours=1)
+        for _run in range(2):
+            self.assertEqual([], other.ensure_exports(
+                settling.connected_reader(ctxt, 'iscsi2'), stalled,
+                owned=settling.owned_reader(ctxt, 'iscsi2')))
+        self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
+        self.assertEqual({volume['id']}, volume_db.storage_on_backend(
+            ctxt, 'iscsi', [volume['id'], 'not-a-volume']))
+        self.assertEqual(set(), volume_db.storage_on_backend(
+            ctxt, 'iscsi2', [volume['id']]))
+
+    def run_command(self, **command):
+        out = io.StringIO()
+        self.conf.command = argparse.Namespace(**command)
+        try:
+            with contextlib.redirect_stdout(out):
+                code = volume_cmd._forget_backend(self.conf)
+        finally:
+            del self.conf.command
+        return code, out.getvalue()
+
+    def test_forget_a_retired_backend(self):
+        code, out = self.run_command(backend='iscsi')
+        self.assertEqual(3, code, out)
+        self.assertIn('is enabled', out)
+        # A backend once enabled, its group still in the configuration.
+        self.conf.register_opts(drivers.COMMON_OPTS, group='retired')
+        self.conf.register_opts(iscsi.OPTS, group='retired')
+        for key, value in self.tgtd.conf_overrides('retired').items():
+            group, option = key.split('.')
+            self.conf.set_override(option, value, group=group)
+        sentinel = iscsi.ISCSIDriver(self.conf, 'retired')._sentinel()
+        iscsi.ISCSIDriver(self.conf, 'retired').ensure_exports(
+            lambda **_: {})
+        self.assertIn(sentinel, self.tgtd.targets())
+        code, out = self.run_command(backend='retired')
+        self.assertEqual(0, code, out)
+        self.assertIn('Removed the sentinel target %s' % sentinel, out)
+        self.assertNotIn(sentinel, self.tgtd.targets())
+        code, out = self.run_command(backend='retired')
+        self.assertEqual(0, code, out)
+        self.assertIn('no sentinel target', out)
 
 
 # -- existing block-storage tests, on the iscsi backend -------------------

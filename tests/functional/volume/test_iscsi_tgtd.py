@@ -396,6 +396,72 @@ class RestartTest(TgtdTestCase):
         self.tgtd.start()
 
 
+class SharedTgtdTest(TgtdTestCase):
+    """Two backends, and two deployments, on one tgtd under one target
+    prefix: each touches only its own targets."""
+    PRIVATE = True
+
+    def other_backend(self, name, state_path=None):
+        """An iscsi backend ``name`` on this tgtd with this prefix: of
+        this deployment, or (``state_path``) of another one."""
+        conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        if state_path:
+            conf.set_override('state_path', state_path)
+        else:
+            conf.set_override('state_path', self.conf.state_path)
+        conf.set_override('enabled_backends', [name], group='volume')
+        drivers.register_backend_opts(conf)
+        conf.set_override('volume_driver', 'iscsi', group=name)
+        drivers.register_backend_opts(conf)
+        for key, value in self.tgtd.conf_overrides(name).items():
+            group, option = key.split('.')
+            conf.set_override(option, value, group=group)
+        return drivers.get_driver(conf, name)
+
+    def _test_left_alone(self, other, owned):
+        volume = self.create()
+        data = self.connect(volume, H1)
+        mine = {volume['id']: (volume, [dict(H1, mode='rw')])}
+        self.driver.ensure_exports(lambda **_: mine)
+        # The other's first pass, and its sweep an hour past
+        # stalled_after: its database has no connected attachment.
+        stalled = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        self.assertEqual([], other.ensure_exports(lambda **_: {}, stalled,
+                                                  owned=owned))
+        self.assertEqual([], other.ensure_exports(lambda **_: {}, stalled,
+                                                  owned=owned))
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+        targets = self.tgtd.targets()
+        self.assertIn(self.driver._sentinel(), targets)
+        self.assertIn(other._sentinel(), targets)
+        # tgtd restarted: the other's pass does not hide it from this
+        # backend, which exports its volume again.
+        self.tgtd.kill()
+        self.tgtd.start()
+        other.ensure_exports(lambda **_: {}, stalled, owned=owned)
+        self.assertEqual([(volume['id'], 'exported')],
+                         self.driver.ensure_exports(lambda **_: mine))
+        self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+
+    def test_two_backends_on_one_tgtd(self):
+        other = self.other_backend('iscsi2')
+        self.assertEqual(self.driver._dir(), other._dir())
+        self._test_left_alone(other, lambda ids: set())
+
+    def test_two_deployments_on_one_tgtd(self):
+        other = self.other_backend(
+            'iscsi1', self.useFixture(fixtures.TempDir()).path)
+        self._test_left_alone(other, lambda ids: set())
+
+    def test_forget_a_retired_backend(self):
+        other = self.other_backend('iscsi2')
+        other.ensure_exports(lambda **_: {})
+        self.assertIn(other._sentinel(), self.tgtd.targets())
+        self.assertEqual([other._sentinel()],
+                         other.forget(lambda ids: set()))
+        self.assertNotIn(other._sentinel(), self.tgtd.targets())
+
+
 # A process that runs one driver call with the test's configuration.
 CHILD = r'''
 import json, sys

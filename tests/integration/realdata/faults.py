@@ -153,6 +153,12 @@ class FaultsDeployment(base.RealDataDeployment):
     ``private_volumes_dir``), and the compute services reaching libvirtd
     through ``libvirtd_proxy``."""
 
+    def __init__(self, backend, service_recovery=None, **kwargs):
+        """``service_recovery``: ``[recovery]`` options of the conductor
+        and the compute services alone."""
+        self.service_recovery = dict(service_recovery or {})
+        super().__init__(backend, **kwargs)
+
     def _setUp(self):
         self.private_tgtd = self.useFixture(tgt.Tgtd(private=True))
         self.libvirtd_proxy = self.useFixture(
@@ -171,3 +177,18 @@ class FaultsDeployment(base.RealDataDeployment):
         self.extra_conf = conf
         super()._setUp()
         self.volumes_dirs[PRIVATE_BACKEND] = self.private_volumes_dir
+
+    def _service(self, name, script, host):
+        # The conductor and the compute services settle with
+        # ``service_recovery`` (``[recovery]`` options in a file of their
+        # own after the deployment's); the API processes, where block
+        # storage settles and checks its exports, keep the defaults.
+        proc = super()._service(name, script, host)
+        if self.service_recovery:
+            path = os.path.join(self.path, '%s-recovery.conf' % name)
+            with open(path, 'w') as f:
+                f.write('[recovery]\n' + ''.join(
+                    '%s = %s\n' % item
+                    for item in sorted(self.service_recovery.items())))
+            proc.argv = proc.argv + ['--config-file', path]
+        return proc

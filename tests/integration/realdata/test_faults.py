@@ -28,6 +28,9 @@ services reaching libvirtd through a forwarder of the test's):
 
 import os
 import tempfile
+import time
+
+from testtools import content
 
 from nova_lite import crashpoint
 from nova_lite.volume.drivers import iscsi
@@ -41,17 +44,20 @@ EVENTS = '2.84'         # instance action events with their details
 
 
 class TestFaults(base.RealDataTestCase):
-    # Settling every second: the conductor's, and block storage's in the
-    # API processes (with it the iscsi backends' ensure_exports); a guest
-    # that ignores an unplug is given up on after 3 requests 5 s apart.
+    # Settling every second in the conductor and the compute services;
+    # block storage's (in the API processes: its settling, and the iscsi
+    # backends' export check) with the defaults. A guest that ignores an
+    # unplug is given up on after 3 requests 5 s apart.
     DETACH_ATTEMPTS = 3
-    EXTRA_CONF = {'recovery': {'settle_interval': 1},
-                  'libvirt': {'device_detach_attempts': DETACH_ATTEMPTS,
+    EXTRA_CONF = {'libvirt': {'device_detach_attempts': DETACH_ATTEMPTS,
                               'device_detach_timeout': 5}}
+    SERVICE_RECOVERY = {'settle_interval': 1}
 
     @classmethod
     def make_deployment(cls):
-        return faults.FaultsDeployment(cls.BACKEND, extra_conf=cls.EXTRA_CONF)
+        return faults.FaultsDeployment(
+            cls.BACKEND, extra_conf=cls.EXTRA_CONF,
+            service_recovery=cls.SERVICE_RECOVERY)
 
     def setUp(self):
         super().setUp()
@@ -326,10 +332,13 @@ class TestFaults(base.RealDataTestCase):
 
     def test_tgtd_killed_under_an_attached_volume(self):
         # tgtd dies (SIGKILL) under a guest reading a volume and starts
-        # again with no targets: block storage's settling (ensure_exports,
-        # in the API processes) sees the sentinel gone and exports the
-        # volume again; QEMU logs in again and the guest reads on. A new
-        # attach meanwhile fails cleanly.
+        # again with no targets: block storage's export check (in the API
+        # processes, every export_check_interval, the default 2 s; the
+        # settling's default 20 s plays no part) sees the sentinel gone
+        # and exports the volume again; QEMU logs in again and the guest
+        # reads on. A new attach meanwhile fails cleanly. The time from
+        # tgtd back to the guest reading again is the test's detail
+        # ``recovery``.
         data = b'exported-again!!'
         server_id, _host, volume_id = self.server_with_volume(
             data, self.private_volume())
@@ -341,8 +350,19 @@ class TestFaults(base.RealDataTestCase):
         self.assertIn('tgtadm', event['details'])
 
         tgtd.start()
-        self.wait_for(lambda: any(self.exports(volume_id).values()),
-                      message='the volume was not exported again')
+        back = time.monotonic()
+        guest = self.guest(server_id)
+
+        def reads():
+            try:
+                return guest.read(volume_id, 0, len(data)) == data
+            except agent.GuestError:
+                return False
+        self.wait_for(reads, message='the guest does not read again')
+        recovery = time.monotonic() - back
+        self.addDetail('recovery', content.text_content(
+            'tgtd back to the guest reading again: %.1f s' % recovery))
+        self.assertTrue(any(self.exports(volume_id).values()))
         self.assert_attached(server_id, volume_id, data)
         self.guest(server_id).write(volume_id, 4096, b'written-after!!!')
         self.assertEqual(b'written-after!!!',

@@ -925,8 +925,8 @@ class ISCSIDriverTest(testtools.TestCase):
         # its lock.
         self.assertEqual([], self.driver.ensure_exports(connected))
         self.assertEqual([None, VOLUME['id']], reads)
-        self.assertIsNotNone(self.tgtd.target(
-            PREFIX + 'nova-lite-exports-iscsi1'))
+        self.assertIsNotNone(self.tgtd.target(iscsi.sentinel_name(
+            PREFIX, 'iscsi1', self.driver._dir())))
         # tgtd still has its targets: not even the database is read.
         self.assertEqual([], self.driver.ensure_exports(connected))
         self.assertEqual(2, len(reads))
@@ -1071,3 +1071,131 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([], self.driver.ensure_exports(
             lambda: {}, self.stalled(-30)))
         self.assert_exported_to([I1])
+
+    # -- backends (and deployments) sharing one tgtd --------------------------
+    def second_backend(self, name='iscsi2', volumes_dir=None):
+        """Another iscsi backend of this tgtd (``name`` in this
+        deployment, or with ``volumes_dir`` another deployment's)."""
+        conf = self.useFixture(conf_fixture.ConfFixture()).conf
+        conf.set_override('enabled_backends', [name], group='volume')
+        drivers.register_backend_opts(conf)
+        conf.set_override('volume_driver', 'iscsi', group=name)
+        drivers.register_backend_opts(conf)
+        if volumes_dir:
+            conf.set_override('volumes_dir', volumes_dir, group=name)
+        return drivers.get_driver(conf, name)
+
+    def assert_exported_alone_to(self, initiators):
+        """This volume's target: ``initiators`` bound, with the accounts
+        of its connections (other backends' accounts aside)."""
+        target = self.tgtd.target()
+        self.assertEqual(sorted(initiators), sorted(target['acl']))
+        self.assertEqual(
+            sorted(self.driver._account(self.volume, r)[0] for r in
+                   self.driver._records(self.volume).values()),
+            sorted(target['accounts']))
+        for user in target['accounts']:
+            self.assertIn(user, self.tgtd.accounts)
+
+    def test_two_backends_leave_each_others_targets(self):
+        # Both with the default prefix and volumes_dir: their targets look
+        # alike; the database tells whose a target is.
+        other = self.second_backend()
+        theirs = dict(VOLUME, id='0c1b3e4a-9f2d-4e6c-8a1b-2d3c4e5f6a7b',
+                      host='iscsi2')
+        theirs.update(other.create_volume(theirs))
+        other.initialize_connection(theirs, dict(H2, mode='rw'))
+        self.connect()
+
+        def connected_here(volume_id=None, detaching=True):
+            return {VOLUME['id']: (self.volume, [H1])}
+
+        def connected_there(volume_id=None, detaching=True):
+            return {theirs['id']: (theirs, [H2])}
+        asked = []
+
+        def owned_there(storage_ids):
+            asked.append(sorted(storage_ids))
+            return {i for i in storage_ids if i == theirs['id']}
+        self.assertNotEqual(self.driver._sentinel(), other._sentinel())
+        self.driver.ensure_exports(connected_here)       # the sentinels
+        other.ensure_exports(connected_there)
+        # Well past stalled_after: iscsi2's sweep leaves iscsi1's target.
+        self.assertEqual([], other.ensure_exports(
+            connected_there, self.stalled(3600), owned=owned_there))
+        self.assertEqual([[VOLUME['id']]], asked)
+        self.assert_exported_alone_to([I1])
+        self.assertEqual([I2], self.tgtd.initiators(
+            PREFIX + 'volume-' + theirs['id']))
+        # tgtd restarted: each backend exports its own again.
+        self.tgtd.targets.clear()
+        self.tgtd.accounts.clear()
+        self.assertEqual([(theirs['id'], 'exported')], other.ensure_exports(
+            connected_there, self.stalled(3600), owned=owned_there))
+        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([(VOLUME['id'], 'exported')],
+                         self.driver.ensure_exports(connected_here))
+        self.assert_exported_alone_to([I1])
+        # A target of iscsi1 whose attachment is gone is iscsi1's to end.
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(
+                             lambda **_: {}, self.stalled(3600),
+                             owned=lambda ids: set(ids) & {VOLUME['id']}))
+        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([I2], self.tgtd.initiators(
+            PREFIX + 'volume-' + theirs['id']))
+
+    def test_two_deployments_on_one_tgtd(self):
+        # Another deployment (its own state, hence volumes_dir) with a
+        # backend named alike and the same prefix.
+        other = self.second_backend(
+            'iscsi1', self.useFixture(fixtures.TempDir()).path)
+        self.assertNotEqual(self.driver._sentinel(), other._sentinel())
+        self.connect()
+        self.driver.ensure_exports(lambda **_: {VOLUME['id']: (
+            self.volume, [H1])})
+        # The other deployment's first pass and sweep: its database has
+        # no such volume.
+        self.assertEqual([], other.ensure_exports(
+            lambda **_: {}, self.stalled(3600), owned=lambda ids: set()))
+        self.assert_exported_to([I1])
+        self.assertIsNotNone(self.tgtd.target(other._sentinel()))
+        self.assertIsNotNone(self.tgtd.target(self.driver._sentinel()))
+        # Its sentinel made does not hide a restart from this one.
+        self.tgtd.targets.clear()
+        self.tgtd.accounts.clear()
+        other.ensure_exports(lambda **_: {})
+        self.assertEqual([(VOLUME['id'], 'exported')],
+                         self.driver.ensure_exports(lambda **_: {
+                             VOLUME['id']: (self.volume, [H1])}))
+        self.assert_exported_to([I1])
+
+    def test_first_start_is_not_taken_for_a_restart(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name='nova_lite.volume.drivers.iscsi', level='INFO'))
+        self.driver.ensure_exports(lambda **_: {})
+        self.assertIn('makes its sentinel target', log.output)
+        self.assertNotIn('restarted', log.output)
+        self.tgtd.targets.clear()
+        self.driver.ensure_exports(lambda **_: {})
+        self.assertIn('tgtd lost the sentinel target %s (tgtd was '
+                      'restarted' % self.driver._sentinel(), log.output)
+
+    def test_forget_a_retired_backend(self):
+        self.driver.ensure_exports(lambda **_: {})
+        legacy = iscsi.legacy_sentinel_name(PREFIX, 'iscsi1')
+        self.tgtd.targets[77] = {'iqn': legacy, 'luns': {}, 'acl': [],
+                                 'accounts': [], 'sessions': []}
+        self.connect()
+        # Refused while tgtd exports a volume of the backend.
+        self.assertRaises(exception.VolumeBackendAPIException,
+                          self.driver.forget,
+                          lambda ids: set(ids) & {VOLUME['id']})
+        self.assertIsNotNone(self.tgtd.target(self.driver._sentinel()))
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertEqual(sorted([self.driver._sentinel(), legacy]),
+                         sorted(self.driver.forget(lambda ids: set())))
+        self.assertEqual({}, self.tgtd.targets)
+        self.assertFalse(os.path.exists(self.driver._sentinel_mark()))
+        # Nothing left: nothing to do.
+        self.assertEqual([], self.driver.forget(lambda ids: set()))

@@ -11,7 +11,9 @@ from unittest import mock
 
 import fixtures
 
+from nova_lite.volume import drivers
 from nova_lite.volume import periodic
+from nova_lite.volume import settling as settling_mod
 from tests import base
 from tests.fixtures import system
 
@@ -90,3 +92,47 @@ class PeriodicSettlingTest(base.TestCase):
         settling.stop()
         settling.wait()
         self.assertEqual([], self.runs)
+
+    def iscsi_backend(self, check_interval):
+        self.conf.set_override('enabled_backends', ['iscsi1'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('volume_driver', 'iscsi', group='iscsi1')
+        drivers.register_backend_opts(self.conf)
+        self.conf.set_override('export_check_interval', check_interval,
+                               group='iscsi1')
+
+    def test_the_export_check_runs_at_start_whatever_settle_interval(self):
+        # tgtd restarted: its exports come back at the next check, not at
+        # the next settling (none here).
+        self.conf.set_override('settle_interval', 0, group='recovery')
+        self.iscsi_backend(1)
+        self.assertEqual(1, periodic.check_interval(self.conf))
+        checks = []
+
+        def ensure_exports(_settling, ctxt, stalled_before=None):
+            checks.append((ctxt.is_admin, stalled_before))
+            return [('v1', 'exported')] if len(checks) == 1 else []
+        patcher = mock.patch.object(settling_mod.Settling, 'ensure_exports',
+                                    autospec=True, side_effect=ensure_exports)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        settling = periodic.PeriodicSettling(self.conf).start()
+        self.addCleanup(settling.wait)
+        self.addCleanup(settling.stop)
+        self.assertTrue(settling.running)
+        system.wait_for(lambda: len(checks) >= 2, timeout=10,
+                        interval=0.05)
+        # Exports only: the leftovers are the settling's.
+        self.assertEqual([(True, None), (True, None)], checks[:2])
+        self.assertIn("Block storage's export check: volume v1: exported",
+                      self.log.output)
+        self.assertEqual([], self.runs)
+
+    def test_no_export_check_when_no_backend_asks(self):
+        self.conf.set_override('settle_interval', 0, group='recovery')
+        self.iscsi_backend(0)
+        self.assertIn('iscsi1', drivers.get_backends(self.conf))
+        self.assertEqual(0, periodic.check_interval(self.conf))
+        settling = periodic.PeriodicSettling(self.conf).start()
+        self.assertFalse(settling.running)
