@@ -65,6 +65,30 @@ another connection (mostly the write lock) before the request fails with 503
 """),
 ]
 
+SECRET_OPTS = [
+    cfg.ListOpt(
+        'secret_keys',
+        default=None,
+        secret=True,
+        help="""
+Fernet keys (32 url-safe base64-encoded bytes each, as
+``python3 -c 'from cryptography.fernet import Fernet;
+print(Fernet.generate_key().decode())'`` prints) that encrypt the connection
+credentials stored in the database: the CHAP secrets of ``iscsi``
+connections and the cephx keyring of ``rbd`` ones, in attachments, block
+device mappings, their task data and volumes' ``provider_auth``.
+
+The first key encrypts; every key decrypts. To rotate, put a new key first
+and keep the old ones after it until every row holding a credential has
+been written again. Every process that uses the database (API, conductor,
+compute, volume service, nova-lite-manage) needs the same list.
+
+Unset: the credentials are stored in plain text (a warning is logged).
+Set it on every deployment whose backends make credentials (``iscsi``,
+``rbd``); ``nova-lite-manage db sync`` then encrypts those stored before.
+"""),
+]
+
 
 def register_opts(conf):
     # oslo.db owns the [database] group (connection, max_pool_size,
@@ -73,11 +97,11 @@ def register_opts(conf):
     # SQLAlchemy's 30) and adds the bounds on connecting and reading.
     db_options.set_defaults(conf, connection=DEFAULT_CONNECTION,
                             pool_timeout=DEFAULT_POOL_TIMEOUT)
-    conf.register_opts(WAIT_OPTS, group=database_group)
+    conf.register_opts(WAIT_OPTS + SECRET_OPTS, group=database_group)
 
 
 def list_opts():
     # oslo.db's options are documented through the ``oslo.db`` namespace of
     # the config generator; the defaults above reach the sample through
     # ``opts.set_defaults``.
-    return {database_group: WAIT_OPTS}
+    return {database_group: WAIT_OPTS + SECRET_OPTS}

@@ -140,6 +140,8 @@ from oslo_db.sqlalchemy import enginefacade
 import sqlalchemy as sa
 from sqlalchemy.ext import compiler as sa_compiler
 
+from nova_lite.db import secrets
+
 # Seconds a SQLite connection waits for a lock (mostly: the write lock at
 # BEGIN IMMEDIATE) before giving up with "database is locked", unless
 # [database] sqlite_busy_timeout says otherwise.
@@ -166,6 +168,9 @@ def configure(conf, wait_for_database=True):
     Safe to call more than once: once the database is in use (or a test
     fixture has patched in its own), later calls change nothing.
     """
+    # The keys of the credentials at rest are every process's, also when
+    # a test fixture patched in its own database.
+    secrets.configure(conf)
     with _CONFIGURE_LOCK:
         if context_manager.is_started:
             return
@@ -202,6 +207,8 @@ def _configure_manager(manager, db_options):
     values = {opt.dest: opt.default for opt in oslo_db_options.database_opts}
     values.update(db_options)
     waits = {name: values.pop(name, None) for name in _WAIT_OPTIONS}
+    # nova_lite's keys of credentials at rest (nova_lite.db.secrets).
+    values.pop('secret_keys', None)
     # Native threads, not eventlet: no sleep(0) per connection check-in
     # (see the module docstring).
     values['thread_checkin'] = False

@@ -35,6 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy import orm
 
+from nova_lite.db import secrets
 from nova_lite import utils
 
 
@@ -233,8 +234,9 @@ class BlockDeviceMapping(TimestampMixin, BASE):
     image_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
     volume_size: orm.Mapped[Optional[int]]
     no_device: orm.Mapped[bool] = orm.mapped_column(default=False)
+    # Credentials in it are stored encrypted (nova_lite.db.secrets).
     connection_info: orm.Mapped[Optional[str]] = orm.mapped_column(
-        MediumText)
+        secrets.SecretJSON(medium=True))
     tag: orm.Mapped[Optional[str]]
     # The block-storage attachment this mapping holds (NULL: legacy attach).
     attachment_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
@@ -251,7 +253,9 @@ class BlockDeviceMapping(TimestampMixin, BASE):
         sa.String(36), index=True)
     task_owner: orm.Mapped[Optional[str]]
     task_step: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(64))
-    task_data: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
+    # JSON; credentials in it are stored encrypted (nova_lite.db.secrets).
+    task_data: orm.Mapped[Optional[str]] = orm.mapped_column(
+        secrets.SecretJSON())
     task_updated_at: orm.Mapped[Optional[datetime.datetime]]
     # The task's fencing token: raised by every start and take-over of
     # the task, compared by every move, end and delete of the row.
@@ -490,9 +494,10 @@ class Volume(TimestampMixin, BASE):
     name_id: orm.Mapped[Optional[str]] = orm.mapped_column(UUID)
     provider_location: orm.Mapped[Optional[str]] = orm.mapped_column(sa.Text)
     # Credentials of the volume's exports, as the backend made them at
-    # create (Cinder's ``CHAP <user> <secret>``); never shown by the API.
+    # create (Cinder's ``CHAP <user> <secret>``); never shown by the API,
+    # stored encrypted (nova_lite.db.secrets).
     provider_auth: orm.Mapped[Optional[str]] = orm.mapped_column(
-        sa.String(255))
+        secrets.SecretString())
     encrypted: orm.Mapped[bool] = orm.mapped_column(default=False)
     deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
     deleted_at: orm.Mapped[Optional[datetime.datetime]]
@@ -585,8 +590,9 @@ class VolumeAttachment(TimestampMixin, BASE):
     detach_time: orm.Mapped[Optional[datetime.datetime]]
     attach_status: orm.Mapped[str]
     attach_mode: orm.Mapped[Optional[str]] = orm.mapped_column(sa.String(36))
+    # Credentials in it are stored encrypted (nova_lite.db.secrets).
     connection_info: orm.Mapped[Optional[str]] = orm.mapped_column(
-        MediumText)
+        secrets.SecretJSON(medium=True))
     deleted: orm.Mapped[bool] = orm.mapped_column(default=False, index=True)
     deleted_at: orm.Mapped[Optional[datetime.datetime]]
 

@@ -10,6 +10,7 @@ from oslo_serialization import jsonutils
 
 from nova_lite import api_version
 from nova_lite import context as nl_context
+from nova_lite.db import secrets
 from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.policies import volumes as volume_policies
@@ -214,8 +215,9 @@ def attachment_summary(attachment):
 
 
 #: The credentials a ``connection_info`` may carry: the iSCSI target's
-#: CHAP secrets, the cephx keyring of an ``rbd`` connection.
-SECRET_KEYS = ('auth_password', 'discovery_auth_password', 'keyring')
+#: CHAP secrets, the cephx keyring of an ``rbd`` connection (the same
+#: that the database stores encrypted).
+SECRET_KEYS = secrets.SECRET_KEYS
 
 
 def sees_secrets(ctxt):

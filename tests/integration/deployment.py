@@ -91,6 +91,7 @@ from nova_lite import context as nl_context
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
+from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 from tests.fixtures import required
 from tests.fixtures import system
@@ -571,8 +572,10 @@ class Deployment(fixtures.Fixture):
             parser['DEFAULT']['transport_url'] = self.rabbit.transport_url
             parser['DEFAULT']['control_exchange'] = (
                 self.rabbit.control_exchange)
+            # Credentials at rest encrypted, as in production.
             parser.read_dict({'database': {
-                'connection': self.connection_url}})
+                'connection': self.connection_url,
+                'secret_keys': conf_fixture.SECRET_KEY}})
         sections = [self.extra_conf]
         if self.keystone is not None:
             sections.insert(0, self.keystone.nova_lite_conf())

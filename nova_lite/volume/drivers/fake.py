@@ -4,7 +4,8 @@ Volumes cost nothing to create; ``connection_info`` is derived from the
 volume alone, so any process can connect a volume another process created.
 The only state is configuration, read at each call, so a test can change
 it while the system runs: ``connect_delay`` makes connection calls slow,
-``fail_connect`` makes them fail and ``fail_extend`` makes extends fail::
+``fail_connect`` makes them fail, ``fail_extend`` makes extends fail and
+``connection_secrets`` adds credentials to ``connection_info``::
 
     [volume]
     enabled_backends = fake1
@@ -25,6 +26,7 @@ clone (``create_cloned_volume``) is a create: there is no data to copy.
 """
 
 import copy
+import hashlib
 import threading
 import time
 
@@ -55,6 +57,15 @@ fail, to test that failures are rolled back and reported.
         help="""
 Make every extend call of the ``fake`` driver fail, to test that a failed
 extend leaves the volume ``error_extending`` with its former size.
+"""),
+    cfg.BoolOpt(
+        'connection_secrets',
+        default=False,
+        help="""
+Whether the ``fake`` driver's ``connection_info`` carries credentials as
+those of ``iscsi`` and ``rbd`` do (``auth_password``,
+``discovery_auth_password``, ``keyring``; made from the backend, the
+volume and the host), to test who is shown them and how they are stored.
 """),
     cfg.BoolOpt(
         'multiattach',
@@ -126,16 +137,23 @@ class FakeDriver(base.VolumeDriver):
                 'connector': copy.deepcopy(dict(connector or {})),
                 'initialized': previous.get('initialized', 0) + 1,
             }
-        return {
-            'driver_volume_type': 'fake',
-            'data': {
-                'volume_id': volume['id'],
-                'target': volume.get('provider_location') or
-                'fake://%s/%s' % (self.backend_name,
-                                  self.storage_id(volume)),
-                'access_mode': mode,
-            },
+        data = {
+            'volume_id': volume['id'],
+            'target': volume.get('provider_location') or
+            'fake://%s/%s' % (self.backend_name, self.storage_id(volume)),
+            'access_mode': mode,
         }
+        if self.backend_conf.connection_secrets:
+            data.update(self._secrets(volume, host))
+        return {'driver_volume_type': 'fake', 'data': data}
+
+    def _secrets(self, volume, host):
+        seed = '%s/%s/%s' % (self.backend_name, self.storage_id(volume),
+                             host)
+        return {key: 'fake-%s-%s' % (key, hashlib.sha256(
+            (key + seed).encode('utf-8')).hexdigest()[:16])
+            for key in ('auth_password', 'discovery_auth_password',
+                        'keyring')}
 
     def terminate_connection(self, volume, connector):
         self._connection_call('terminate_connection', volume)
