@@ -63,19 +63,6 @@ class ExternalEvents(object):
     def __init__(self, compute_rpcapi):
         self.compute_rpcapi = compute_rpcapi
 
-    @staticmethod
-    def _instances(context, uuids):
-        """The live servers among ``uuids``, by uuid (one read each: a
-        sender names one or a few servers)."""
-        found = {}
-        for uuid in uuids:
-            try:
-                found[uuid] = instance_obj.Instance.get_by_uuid(
-                    context, uuid)
-            except exception.InstanceNotFound:
-                pass
-        return found
-
     def create(self, context, events):
         """Accept or refuse each event (``{'server_uuid', 'name', 'tag',
         'status'}``, the tag and status optional) and send the accepted
@@ -84,8 +71,8 @@ class ExternalEvents(object):
         status ``completed`` when accepted, ``failed`` otherwise). A
         caller acting as an administrator or a service: any project's
         servers."""
-        instances = self._instances(
-            context, sorted({e['server_uuid'] for e in events}))
+        instances = instance_obj.get_by_uuids(
+            context, [e['server_uuid'] for e in events])
         results = []
         accepted = []
         for event in events:

@@ -47,6 +47,9 @@ _INSTANCES = models.Instance.__table__
 _BY_UUID = sa.select(_INSTANCES).where(
     _INSTANCES.c.uuid == sa.bindparam('uuid'))
 _BY_UUID_NOT_DELETED = _BY_UUID.where(_INSTANCES.c.vm_state != states.DELETED)
+_BY_UUIDS_NOT_DELETED = sa.select(_INSTANCES).where(
+    _INSTANCES.c.uuid.in_(sa.bindparam('uuids', expanding=True)),
+    _INSTANCES.c.vm_state != states.DELETED)
 
 
 @db_api.context_manager.reader
@@ -55,6 +58,13 @@ def _get_by_uuid(context, uuid, read_deleted):
     return context.session.execute(
         _BY_UUID if read_deleted else _BY_UUID_NOT_DELETED,
         {'uuid': uuid}).mappings().one_or_none()
+
+
+@db_api.context_manager.reader
+def _get_by_uuids(context, uuids):
+    """The live servers' rows among ``uuids`` (one statement)."""
+    return context.session.execute(
+        _BY_UUIDS_NOT_DELETED, {'uuids': list(uuids)}).mappings().all()
 
 
 @db_api.context_manager.writer
@@ -280,6 +290,16 @@ def get_all(context, project_id=None, status=None, name=None,
     rows = _get_all(context, project_id, vm_states, read_deleted, host,
                     name, limit, marker)
     return [Instance._from_db_object(context, None, r) for r in rows]
+
+
+def get_by_uuids(context, uuids):
+    """``{uuid: Instance}`` of the live (not deleted) servers among
+    ``uuids``, read in one statement; the others are missing."""
+    uuids = sorted(set(uuids))
+    if not uuids:
+        return {}
+    return {row['uuid']: Instance._from_db_row(context, None, row)
+            for row in _get_by_uuids(context, uuids)}
 
 
 def count_by_host(context, hosts):

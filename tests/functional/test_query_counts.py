@@ -211,3 +211,28 @@ class QueryCountTest(base.TestCase):
         # Every attachment of the project is listed: 1 + FEW, then
         # 1 + FEW + MANY, in the same number of statements.
         self._assert_flat('GET /v3/attachments/detail', list_attachments)
+
+    def test_external_events_read_their_servers_at_once(self):
+        # Cinder may name several servers in one request (a multiattach
+        # volume extended): they are read in one statement, whatever
+        # their number. The events are of a kind the hosts drop.
+        servers = [self.create_server(name='events-%d' % i)
+                   for i in range(MANY)]
+        admin = self.admin_api.as_(compute_version=LATEST_COMPUTE)
+        thread = threading.current_thread().name
+
+        def post(server_ids):
+            events = [{'name': 'network-changed', 'server_uuid': s}
+                      for s in server_ids]
+            with self.counter.counting():
+                resp = admin.post('/v2.1/os-server-external-events',
+                                  body={'events': events})
+            self.assertEqual(200, resp.status, resp.text)
+            self.assertEqual([200] * len(server_ids),
+                             [e['code'] for e in resp.body['events']])
+            # The request's own statements (the hosts act later).
+            return [s for t, s in self.counter.statements if t == thread]
+
+        few, many = post(servers[:FEW]), post(servers)
+        self.assertGreater(len(few), 0)
+        self.assertEqual(len(few), len(many), '\n'.join(many))
