@@ -34,6 +34,11 @@ development mode and the command-line clients (``openstack``, ``cinder``,
   layout behind Keystone (``tests/tempest/runner.py``), on the same
   condition as the integration tier.
 
+The integration tier runs each test class in one worker, the classes
+placed by ``tests/integration/durations.json``
+(``python3 tools/dev.py durations`` rewrites it from the last run; see
+``partition``).
+
 ``.venv-keystone``, ``.venv-cinder`` and ``.venv-tempest`` are built with
 their own constraints (``tests/tempest/*-constraints.txt``): Keystone's,
 Cinder's and tempest's dependencies are not nova_lite's. ``.venv-cinder``
@@ -59,8 +64,10 @@ breaks; ``python3 tools/dev.py constraints`` rewrites ``constraints.txt``
 from the current ``.venv``.
 """
 
+import collections
 import concurrent.futures
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -443,11 +450,104 @@ def _stream(proc, name, log_path):
 
 
 # Tests that share one costly fixture run in one worker: the Keystone
-# tests share a Keystone and a deployment, the real-Cinder tests a
-# Keystone, a Cinder and a deployment (one per worker otherwise).
-GROUP_REGEX = (r'(tests\.integration\.test_keystone\.KeystoneTest|'
-               r'tests\.integration\.realdata\.test_cinder\.'
-               r'TestRealCinder)\.')
+# tests share a Keystone and a deployment, the real-Cinder tests (every
+# class of the test_cinder* modules) a Keystone, a Cinder and a deployment
+# (one per worker otherwise). stestr groups by the text the regex
+# matches: the same prefix for every test of a group.
+GROUP_REGEX = (r'tests\.integration\.test_keystone\.KeystoneTest\.|'
+               r'tests\.integration\.realdata\.test_cinder')
+
+
+# The integration tier's classes each start a deployment of their own,
+# once per worker process that runs one of their tests: a class (or a
+# GROUP_REGEX group) runs in one worker. Which worker is chosen from the
+# durations a measured run recorded (``python3 tools/dev.py durations``
+# writes them), longest first onto the least loaded worker, since a fresh
+# clone has no stestr history to balance by; a class with no recorded
+# duration counts as the median one.
+DURATIONS = os.path.join('tests', 'integration', 'durations.json')
+PARTITIONED_TIERS = ('integration',)
+# The integration tier waits much of its time (processes starting, guests
+# booting under TCG, timers of the fault tests): one worker more than the
+# machine has cores keeps the cores busy. Its tests passed at a load
+# of 12 on two cores, so this is no risk to their deadlines.
+EXTRA_WORKERS = 1
+
+
+def test_group(test_id):
+    """The scheduling unit of ``test_id``: its GROUP_REGEX group, or its
+    class."""
+    match = re.match(GROUP_REGEX, test_id)
+    if match:
+        return match.group(0)
+    return test_id.rpartition('.')[0]
+
+
+def partition(test_ids, durations, workers):
+    """``test_ids`` split into at most ``workers`` lists, each group
+    (``test_group``) whole, balanced by ``durations`` (seconds per group;
+    the median for a group not in it)."""
+    groups = collections.OrderedDict()
+    for test_id in test_ids:
+        groups.setdefault(test_group(test_id), []).append(test_id)
+    known = sorted(durations.values())
+    default = known[len(known) // 2] if known else 1.0
+    loads = [[0.0, i, []] for i in range(max(1, workers))]
+    for group in sorted(groups, key=lambda g: (-durations.get(g, default),
+                                               g)):
+        lightest = min(loads)
+        lightest[0] += durations.get(group, default)
+        lightest[2].extend(groups[group])
+    return [tests for _load, _i, tests in loads if tests]
+
+
+def _write_worker_file(path, tier_path, env):
+    """An stestr ``--worker-file`` for the tier at ``tier_path``: every
+    test listed, placed by ``partition``."""
+    listed = subprocess.run(
+        [PY, '-m', 'stestr', '--test-path', tier_path, 'list'], cwd=ROOT,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        text=True, check=True).stdout
+    test_ids = [line.strip() for line in listed.splitlines()
+                if line.startswith('tests.')]
+    try:
+        with open(os.path.join(ROOT, DURATIONS)) as f:
+            durations = json.load(f)
+    except FileNotFoundError:
+        durations = {}
+    workers = (os.cpu_count() or 1) + EXTRA_WORKERS
+    with open(path, 'w') as f:
+        for tests in partition(test_ids, durations, workers):
+            f.write('- worker:\n')
+            for test_id in tests:
+                f.write("  - '^%s$'\n" % re.escape(test_id).replace(
+                    "'", "''"))
+    return path
+
+
+def cmd_durations(argv):
+    """Write DURATIONS from the last integration run's stestr records."""
+    out = subprocess.run(
+        [PY, '-m', 'stestr', 'slowest', '--all'], cwd=ROOT,
+        stdout=subprocess.PIPE, text=True, check=True).stdout
+    durations = collections.defaultdict(float)
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].startswith('tests.integration.'):
+            try:
+                durations[test_group(parts[0])] += float(parts[1])
+            except ValueError:
+                continue
+    if not durations:
+        print('No integration test times in .stestr: run the tier first.')
+        return 1
+    with open(os.path.join(ROOT, DURATIONS), 'w') as f:
+        json.dump({g: round(t, 1) for g, t in sorted(durations.items())},
+                  f, indent=1, sort_keys=True)
+        f.write('\n')
+    print('Wrote %s (%d groups, %.0f s in all)' % (
+        DURATIONS, len(durations), sum(durations.values())))
+    return 0
 
 
 def _report(name, counts, started, log_path):
@@ -463,9 +563,14 @@ def run_tier(name, path, env):
     started = time.monotonic()
     log_path = os.path.join(LOG_DIR, name + '.log')
     counts = {'Passed': 0, 'Failed': 0, 'Skipped': 0}
+    argv = [PY, '-m', 'stestr', '--test-path', path, 'run', '--color',
+            '--group-regex', GROUP_REGEX]
+    if name in PARTITIONED_TIERS:
+        os.makedirs(LOG_DIR, exist_ok=True)
+        argv += ['--worker-file', _write_worker_file(
+            os.path.join(LOG_DIR, name + '-workers.yaml'), path, env)]
     proc = subprocess.Popen(
-        [PY, '-m', 'stestr', '--test-path', path, 'run', '--color',
-         '--group-regex', GROUP_REGEX],
+        argv,
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         text=True, bufsize=1)
     lines = _stream(proc, name, log_path)
@@ -606,7 +711,7 @@ def cmd_constraints(argv):
 
 def main():
     commands = {'run': cmd_run, 'test': cmd_test,
-                'constraints': cmd_constraints}
+                'constraints': cmd_constraints, 'durations': cmd_durations}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         print(__doc__)
         return 2

@@ -213,3 +213,64 @@ class SideVenvsTest(testtools.TestCase):
         self.assertEqual(1, len({group.match(i).group(0) for i in ids}))
         self.assertIsNone(group.match(
             'tests.integration.realdata.test_rbd.TestRbdDataPath.test_a'))
+
+
+class PartitionTest(testtools.TestCase):
+    """The integration tier's workers: each class whole, balanced by the
+    recorded durations."""
+
+    IDS = ['tests.integration.test_a.A.test_1',
+           'tests.integration.test_a.A.test_2',
+           'tests.integration.test_a.A.test_3',
+           'tests.integration.test_b.B.test_1',
+           'tests.integration.test_c.C.test_1',
+           'tests.integration.test_c.C.test_2',
+           'tests.integration.realdata.test_cinder.TestRealCinder.test_x',
+           'tests.integration.test_keystone.KeystoneTest.test_y']
+
+    def test_a_class_is_never_split(self):
+        parts = dev.partition(self.IDS, {}, 2)
+        self.assertEqual(sorted(self.IDS), sorted(sum(parts, [])))
+        for part in parts:
+            classes = {dev.test_group(t) for t in part}
+            for other in parts:
+                if other is not part:
+                    self.assertEqual(set(), classes & {
+                        dev.test_group(t) for t in other})
+
+    def test_longest_first_onto_the_least_loaded(self):
+        durations = {'tests.integration.test_a.A': 300.0,
+                     'tests.integration.test_b.B': 200.0,
+                     'tests.integration.test_c.C': 150.0}
+        parts = dev.partition(self.IDS[:6], durations, 2)
+        self.assertEqual(
+            [{'tests.integration.test_a.A'},
+             {'tests.integration.test_b.B', 'tests.integration.test_c.C'}],
+            [{dev.test_group(t) for t in part} for part in parts])
+
+    def test_an_unknown_class_counts_as_the_median(self):
+        durations = {'tests.integration.test_a.A': 10.0,
+                     'tests.integration.test_b.B': 500.0,
+                     'tests.integration.test_c.C': 20.0}
+        ids = self.IDS[:6] + ['tests.integration.test_d.D.test_1']
+        parts = dev.partition(ids, durations, 2)
+        # B alone (500) against A, C and D (10 + 20 + the median, 20).
+        self.assertEqual(
+            [{'tests.integration.test_b.B'},
+             {'tests.integration.test_a.A', 'tests.integration.test_c.C',
+              'tests.integration.test_d.D'}],
+            [{dev.test_group(t) for t in part} for part in parts])
+
+    def test_group_regex_groups_stay_whole(self):
+        # Every class of the test_cinder* modules: one group.
+        self.assertEqual('tests.integration.realdata.test_cinder',
+                         dev.test_group(self.IDS[6]))
+        self.assertEqual('tests.integration.realdata.test_cinder',
+                         dev.test_group('tests.integration.realdata.'
+                                        'test_cinder_faults.F.test_1'))
+        self.assertEqual('tests.integration.test_a.A',
+                         dev.test_group(self.IDS[0]))
+
+    def test_one_worker_takes_everything(self):
+        self.assertEqual([sorted(self.IDS)], [sorted(p) for p in dev.partition(
+            sorted(self.IDS), {}, 1)])
