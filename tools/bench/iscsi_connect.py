@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """Latency of the ``iscsi`` backend's connection calls on a real tgtd.
 
-One volume (a sparse file) is connected and disconnected ``--n`` times:
+One volume (a sparse file, made with ``create_volume``) is connected and
+disconnected ``--n`` times:
 
-* ``initialize_first``: the first host; the target, its LUN and its CHAP
-  account are made, the initiator bound;
-* ``initialize_second``: a second host while the target exists (bind);
-* ``terminate_second``: that host goes, the target stays (unbind);
-* ``terminate_last``: the last host goes: unbind, target and account
-  deleted.
+* ``initialize_first``: the first host connects;
+* ``initialize_second``: a second host while the first is connected;
+* ``terminate_second``: that host goes;
+* ``terminate_last``: the last host goes;
+* ``export_pass``: block storage's export pass (``ensure_exports``, no
+  volume connected), as it runs every ``export_check_interval`` between
+  two attaches (it makes the target ready again: a spare CHAP account).
 
 Each call is timed around the driver method (tgtadm processes, the file
-lock, the records). Prints one JSON document: p50, p99 and max in
-milliseconds per series. Needs root and tgtd (``tgtd --iscsi
-portal=127.0.0.1:3260``, or ``--control-port`` for another one); its
-targets use a prefix of their own and are removed.
+lock, the records), and its ``tgtadm`` processes counted: ``calls`` (all
+of them per call, median), ``changes`` (those that change tgtd: not a
+``--op show``) and ``shows`` (``--op show`` of every target). Prints one
+JSON document: p50, p99 and max in milliseconds per series. Needs root
+and tgtd (``tgtd --iscsi portal=127.0.0.1:3260``, or ``--control-port``
+for another one); its targets use a prefix of their own and are removed.
+``--targets K`` creates K other volumes first (``create_volume``: each
+with its target in tgtd where the driver makes targets at create; a
+show of every target grows with them).
 
     python tools/bench/iscsi_connect.py [--n 50] [--control-port N]
+        [--targets K]
 """
 
 import argparse
@@ -29,6 +37,7 @@ import tempfile
 import time
 import uuid
 
+from oslo_concurrency import processutils
 from oslo_config import cfg
 
 try:
@@ -49,6 +58,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--n', type=int, default=50)
     parser.add_argument('--control-port', type=int, default=0)
+    parser.add_argument('--targets', type=int, default=0)
     args = parser.parse_args()
 
     conf = cfg.ConfigOpts()
@@ -67,19 +77,39 @@ def main():
 
     volume = {'id': str(uuid.uuid4()), 'size': 1, 'multiattach': True,
               'provider_location': None}
-    volume.update(driver.create_volume(volume))
     h1 = {'host': 'bench1', 'initiator': 'iqn.2024-01.bench:h1',
           'mode': 'rw'}
     h2 = {'host': 'bench2', 'initiator': 'iqn.2024-01.bench:h2',
           'mode': 'rw'}
-    series = {name: [] for name in ('initialize_first', 'initialize_second',
-                                    'terminate_second', 'terminate_last')}
+    names = ('initialize_first', 'initialize_second', 'terminate_second',
+             'terminate_last', 'export_pass')
+    series = {name: [] for name in names}
+    counts = {name: [] for name in names}
+    ops = []
+    execute = processutils.execute
+
+    def counting(*cmd, **kwargs):
+        if cmd and cmd[0] == 'tgtadm':
+            ops.append(cmd[list(cmd).index('--op') + 1:][:3])
+        return execute(*cmd, **kwargs)
+    processutils.execute = counting
 
     def timed(name, call, *call_args):
+        del ops[:]
         start = time.perf_counter()
         call(*call_args)
         series[name].append((time.perf_counter() - start) * 1000.0)
+        shows = [op for op in ops if op[0] == 'show']
+        counts[name].append((len(ops), len(ops) - len(shows), len(
+            [op for op in shows if '--tid' not in op])))
+    others = []
     try:
+        for i in range(args.targets):
+            other = {'id': 'other-%d-%s' % (i, uuid.uuid4().hex[:8]),
+                     'size': 1, 'provider_location': None}
+            other.update(driver.create_volume(other))
+            others.append(other)
+        volume.update(driver.create_volume(volume))
         for _i in range(args.n):
             timed('initialize_first', driver.initialize_connection, volume,
                   h1)
@@ -88,17 +118,26 @@ def main():
             timed('terminate_second', driver.terminate_connection, volume,
                   h2)
             timed('terminate_last', driver.terminate_connection, volume, h1)
+            timed('export_pass', driver.ensure_exports, lambda **_: {})
     finally:
-        driver.delete_volume(volume)
+        processutils.execute = execute
+        for each in [volume] + others:
+            driver.delete_volume(each)
+        driver.forget(lambda ids: set())
         shutil.rmtree(state, ignore_errors=True)
     print(json.dumps({
         'runs': args.n,
+        'other_targets': args.targets,
         'python': platform.python_version(),
         'cpus': os.cpu_count(),
+        'load': os.getloadavg()[0],
         'ms': {name: {'p50': round(percentile(s, 0.5), 2),
                       'p99': round(percentile(s, 0.99), 2),
                       'max': round(max(s), 2)}
                for name, s in series.items()},
+        'tgtadm': {name: dict(zip(('calls', 'changes', 'shows'), (
+            percentile([c[k] for c in counts[name]], 0.5)
+            for k in range(3)))) for name in names},
     }, indent=2))
 
 

@@ -12,27 +12,54 @@ helper), driven with ``tgtadm``::
     volume_driver = iscsi
     target_ip_address = 192.0.2.10
 
-Exports follow the attachments. A volume has no target until a host
-connects it: ``initialize_connection`` makes the volume's target (IQN
-``<target_prefix>volume-<id>``, one target per volume, ``<id>`` the id
-naming its storage: ``name_id`` once a migration gave it another
-volume's), its LUN 1 (the
-file; LUN 0 is tgtd's controller), binds the CHAP account of the host's
-connection and then the connector's initiator name
-(``connector['initiator']``, tgtd's ACL by initiator name).
-``terminate_connection`` unbinds that host's initiator (unless another
-connected host uses the same name), deletes the connection's account,
-cuts the sessions of that initiator name, and removes the target when no
-initiator remains: after the last detach the volume is exported to no
-host. A target whose ACL is empty admits no initiator
-(tgtd refuses the login), so a target is never open to every host, even
-for a moment: no address ACL (``ALL``) is ever bound, and one found on a
-volume's target is removed.
+Exports follow the attachments; the target is ready before them. Each
+volume has its target (IQN ``<target_prefix>volume-<id>``, one target
+per volume, ``<id>`` the id naming its storage: ``name_id`` once a
+migration gave it another volume's), made with the volume
+(``create_volume``) or by the export pass: its LUN 1 (the file; LUN 0 is
+tgtd's controller), a spare CHAP account (below) and an empty ACL. A
+target whose ACL is empty admits no initiator (tgtd refuses the login).
+``initialize_connection`` then binds the connector's initiator name
+(``connector['initiator']``, tgtd's ACL by initiator name): one
+``tgtadm`` call on the attach path of a read-write attachment (and none
+for a host connected already; a first read-only host makes the LUN
+read-only first, a host without a spare account ready makes and binds
+its own first). ``terminate_connection`` unbinds that host's initiator
+(unless another connected host uses the same name), deletes the
+connection's account and cuts the sessions of that initiator name: after
+the last detach the volume's target is exported to no host, ready for
+the next connection. A target is never open to every host, even for a
+moment: no address ACL (``ALL``) is ever bound, and one found on a
+volume's target is removed. A volume's target goes with the volume
+(``delete_volume``), or when its file is gone (the export pass's sweep,
+below).
+
+What tgtd holds of the target (its id, LUN, accounts, ACL) is kept, as
+the last change left it, in the volume's record directory (``target``,
+below) with which tgtd it is of (the device, inode and time of tgtd's
+control socket, which a restarted tgtd makes anew): a connect reads that
+file, not tgtd (tgtadm 1.0.x shows one target's parameters alone, not
+its name, LUNs, ACL or accounts: only a show of every target, O(targets),
+says those). Every change to the target removes the file before its
+first ``tgtadm`` call and writes it after its last: a process that dies
+between leaves none, and the next change reads tgtd (a show of every
+target), as it does when tgtd was restarted, when the host's initiator
+name changed (its sessions are cut: the file keeps none), and for every
+disconnect (the sessions of the host to cut). A change made to tgtd by
+hand, behind the driver, is seen by the next change that reads tgtd and
+by the export pass's sweep.
 
 CHAP: with ``use_chap_auth`` (the default) each host connection has a
-CHAP account of its own: the first ``initialize_connection`` of a host
-for a volume makes a random user and secret, kept in the host's record
-(below) and bound to the target; the host's later connections of that
+CHAP account of its own, a random user and secret kept in the host's
+record (below) and bound to the target. It is made ahead: the volume's
+spare account (``spare`` in its record directory), made and bound to the
+target when the target is made ready, admits no one while its secret has
+never left this node. The first ``initialize_connection`` of a host for
+a volume claims it (the host's record names it, then the spare's file
+goes; a spare a record names is no spare any more) and returns its
+secret; the next spare is made by the export pass (every
+``export_check_interval``), and a connection that finds none makes its
+own (two more ``tgtadm`` calls). The host's later connections of that
 volume (another attachment there, the same one asked again) get the same
 one, so the sessions of its other attachments can log in again; its
 ``terminate_connection`` deletes it. An account is never given again: a
@@ -84,8 +111,10 @@ connected host is kept in ``<volumes_dir>/targets/volume-<id>/``
 (readable by its owner alone: it holds the secret); it is written before
 the account and the initiator are bound and removed after they are
 unbound (the account deleted), so every bound initiator and account has
-one. An initiator bound with no record (bound by hand) is
-shown under its own name.
+one (the spare account has its ``spare`` file, written before the
+account is made; ``target`` is the file of what tgtd holds, above). An
+initiator bound with no record (bound by hand) is shown under its own
+name.
 
 Every change to one volume's target is made under a file lock of that
 volume (``<volumes_dir>/targets/``), so the processes of one node that
@@ -94,34 +123,48 @@ other's changes; the kernel drops the lock of a process that dies.
 
 Every ``tgtadm`` call is idempotent: creating what exists, binding what
 is bound, unbinding what is not, deleting what is gone is not an error,
-and a busy tgtd is asked again (``num_shell_tries``). What a process that
-dies between two calls leaves, and who settles it:
+and a busy tgtd is asked again (``num_shell_tries``). In every case
+below the ``target`` file was removed before the first call and is not
+written again: the next change of the target reads tgtd. What a process
+that dies between two calls leaves, and who settles it:
 
-* ``initialize_connection``: a record (with its account) and no account
-  or initiator bound, a target with no initiator (exported to no host),
-  or a bound initiator and account the database does not know of (the
-  attachment was never connected, and the host never got the CHAP
-  secret). The next connection of the volume re-ensures the whole target
-  (LUN, the accounts of the recorded connections, ACL, read-only flag);
-  block storage's settling ends a connection no connected attachment
-  needs once its host's record (rewritten at each connection) is older
-  than ``[recovery] stalled_after`` (its account deleted, its initiator
-  unbound unless a needed connection uses the name), and removes a
-  target left with none.
+* ``create_volume`` (and the export pass making a target ready): the
+  file with no target, a target without its LUN, a spare named in its
+  file and not yet made or not yet bound. None of it admits anyone (no
+  initiator is bound, the spare's secret never left the node). The
+  export pass makes ready every volume file's target not ready (no
+  target in tgtd, no ``target`` file of this tgtd, or no spare): the
+  spare its file names is made and bound; the first connection
+  completes the rest as well.
+* ``initialize_connection``: a record (with its account: the spare it
+  claimed, or a new one) and no account or initiator bound, the spare's
+  file left beside a record that names it (no spare any more: the next
+  claim sees it and removes the file), or a bound initiator and account
+  the database does not know of (the attachment was never connected,
+  and the host never got the CHAP secret). The next connection of the
+  volume re-ensures the whole target (LUN, the accounts of the recorded
+  connections and the spare, ACL, read-only flag); block storage's
+  settling ends a connection no connected attachment needs once its
+  host's record (rewritten at each connection) is older than
+  ``[recovery] stalled_after`` (its account deleted, its initiator
+  unbound unless a needed connection uses the name); the target stays,
+  ready.
 * ``terminate_connection``: it first marks the host's record as ending
   (``closing``): from then on that account is never bound again (the
   next change to the target deletes it; a new connection of the host
   gets a new one). Then the initiator unbound but the account left, the
   account deleted but the sessions not cut (they log in again only
-  through the ACL and CHAP as they are), the target left (exported to no
-  host), or the record left. The attachment is unchanged
+  through the ACL and CHAP as they are), or the record left. The
+  attachment is unchanged
   (``volume/attachment_api.py`` deletes it after), so the detach is asked
   again and finishes.
-* ``delete_volume``: an unexported target, an account or the file left;
-  the volume stays ``deleting`` and block storage's settling deletes it
-  again.
+* ``delete_volume``: an unexported target, an account or the file left
+  (the file goes last, under the volume's lock: the export pass makes
+  no target ready for a file being deleted); the volume stays
+  ``deleting`` and block storage's settling deletes it again. A target
+  whose file is gone (its delete died after) is removed by the sweep.
 * ``extend_volume``: a target whose LUN was removed and not yet added
-  again; the next connection adds it.
+  again; the next connection (or the export pass) adds it.
 
 tgtd keeps its targets in memory only (this driver writes no
 ``/etc/tgt`` files): a restarted tgtd has none. The database is the truth
@@ -139,14 +182,20 @@ hosts' initiators, with the accounts their records hold (a connection
 made meanwhile re-creates its own target; a host whose detach has begun
 is left to its disconnect; a connected attachment whose host has no
 record, its connection ended by a detach that was then undone, gets a
-new account: the host connects again to log in); and it ends the
+new account: the host connects again to log in); it makes ready the
+targets of the volume files in ``volumes_dir`` whose target is not
+(lost with tgtd, left by a death above, a spare claimed, made by an
+earlier release; only those the database says are this backend's,
+``owned``: backends may share a ``volumes_dir``); and it ends the
 leftovers of dead processes (above), of the targets whose volume the
 database says is this backend's only (``owned``): two backends, or two
 deployments, sharing one tgtd and one ``target_prefix`` leave each
 other's targets alone. It reads the database only when tgtd lost the
-sentinel or has targets named with the prefix. ``forget`` removes a
-retired backend's sentinel (``nova-lite-manage volume
-iscsi-forget-backend``).
+sentinel, has targets named with the prefix that are more than ready
+(exported to a host, recording a connection, or whose file is gone), or
+has volume files whose target is not ready. ``forget`` removes a
+retired backend's sentinel and the ready targets of its volumes
+(``nova-lite-manage volume iscsi-forget-backend``).
 
 Every process that enables this backend (the API serving ``/v3``, the
 conductor, compute hosts with ``[volume] client = local``) must run on the
@@ -199,6 +248,15 @@ DOWN = ('failed to send request', 'failed to connect', 'Connection refused',
 INITIATOR_RE = re.compile(r'^(iqn|eui|naa)\.[^\s,]{1,219}$')
 LOCK_PREFIX = 'nova-lite-iscsi-'
 SENTINEL = 'nova-lite-exports-'
+#: tgtd's control socket is ``<this>.<control port>`` (tgtadm's
+#: ``TGT_IPC_SOCKET`` is ``<this>`` when set). A tgtd that starts makes it
+#: anew: its inode and time tell one daemon from the next.
+TGTD_SOCKET = '/var/run/tgtd/socket'
+#: In a volume's record directory (not ``*.json``: not host records):
+#: what tgtd holds of its target, as this driver last left it, and the
+#: spare CHAP account the next host connection claims.
+TARGET_FILE = 'target'
+SPARE_FILE = 'spare'
 
 OPTS = [
     cfg.StrOpt(
@@ -236,12 +294,13 @@ each touches only the targets of its own volumes.
         default=True,
         help="""
 Give each host connection of a volume a CHAP account of its own (a random
-user and secret, made when the host connects, deleted when its connection
-ends, never given again) that the target requires and ``connection_info``
-carries: a host whose connection ended cannot log in again, even when the
-volume is exported again to its initiator name. Without it volumes are
-exported to the initiator names of their hosts alone, and a host whose
-initiator name another host's connection uses is refused.
+user and secret, made ahead as the volume's spare and claimed when the host
+connects, deleted when its connection ends, never given again) that the
+target requires and ``connection_info`` carries: a host whose connection
+ended cannot log in again, even when the volume is exported again to its
+initiator name. Without it volumes are exported to the initiator names of
+their hosts alone, and a host whose initiator name another host's
+connection uses is refused.
 """),
     cfg.IntOpt(
         'num_shell_tries',
@@ -268,8 +327,11 @@ Seconds between two looks (one ``tgtadm --op show``) at whether tgtd
 still has this backend's sentinel target, by every process that runs
 block storage's settling; when it is gone (tgtd was restarted, the node
 rebooted) the connected volumes are exported again at once, whatever
-``[recovery] settle_interval`` is. The first look is made when the
-process starts. 0: only block storage's settling looks.
+``[recovery] settle_interval`` is. Each look also makes ready the targets
+of the volumes whose target is not (a spare CHAP account claimed by a
+connection since: the next host's connect then pays one ``tgtadm`` call).
+The first look is made when the process starts. 0: only block storage's
+settling looks.
 """),
     cfg.StrOpt(
         'root_helper',
@@ -412,6 +474,18 @@ class Tgtadm(object):
 
     def targets(self):
         return parse_targets(self('--op', 'show', '--mode', 'target'))
+
+    def instance(self):
+        """Which tgtd answers: ``[device, inode, mtime in ns]`` of its
+        control socket (a restarted tgtd makes a new one), or None when
+        it cannot be told (no socket, not readable)."""
+        path = '%s.%d' % (os.environ.get('TGT_IPC_SOCKET') or TGTD_SOCKET,
+                          self.control_port)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return [st.st_dev, st.st_ino, st.st_mtime_ns]
 
 
 class ISCSIDriver(file_driver.FileDriver):
@@ -591,11 +665,18 @@ class ISCSIDriver(file_driver.FileDriver):
         return initiator
 
     # -- volumes --------------------------------------------------------
+    def create_volume(self, volume):
+        updates = super().create_volume(volume)
+        self.prepare(dict(volume, **updates))
+        return updates
+
     def delete_volume(self, volume):
         with self._lock(volume):
-            target = self.tgtadm.targets().get(self.iqn(volume))
+            target, _targets, _seen = self._take_target(volume)
             self._remove_target(volume, target)
-        file_driver.remove_file(self._path(volume), 'delete')
+            # Under the lock: the export pass prepares no target for a
+            # file being deleted.
+            file_driver.remove_file(self._path(volume), 'delete')
         try:
             os.rmdir(self._records_dir(volume))
         except OSError:
@@ -609,11 +690,13 @@ class ISCSIDriver(file_driver.FileDriver):
         # volume (a leftover export: volumes are extended while
         # available) is added again to show the new size.
         with self._lock(volume):
-            target = self.tgtadm.targets().get(self.iqn(volume))
+            target, _targets, seen = self._take_target(volume)
             if target is not None and LUN in target.luns:
                 self.tgtadm('--op', 'delete', '--mode', 'logicalunit',
                             '--tid', target.tid, '--lun', LUN, ok=GONE)
-                self._ensure_target(volume, target._replace(luns={}))
+                target = self._ensure_target(volume,
+                                             target._replace(luns={}))
+            self._keep_target(volume, target, seen)
 
     # -- connections ----------------------------------------------------
     def initialize_connection(self, volume, connector):
@@ -627,16 +710,19 @@ class ISCSIDriver(file_driver.FileDriver):
         key = self.connection_host(connector) or initiator
         with self._lock(volume):
             self._check_initiator_unshared(volume, key, initiator)
-            targets = self.tgtadm.targets()
-            target = targets.get(self.iqn(volume))
             previous = self._records(volume).get(key) or {}
+            # The host's initiator name changed: its sessions are cut,
+            # which only a show of tgtd's targets lists.
+            renamed = previous.get('initiator') not in (None, initiator)
+            target, targets, seen = self._take_target(volume,
+                                                      sessions=renamed)
             if previous.get('closing') and previous.get('chap'):
                 # The end of the host's former connection died before
                 # its account was deleted: deleted now, before the record
                 # naming it is replaced.
                 self._drop_accounts([previous['chap'][0]], target)
             previous, record = self._record_host(volume, key, initiator,
-                                                 mode, connector)
+                                                 mode, connector, target)
             target = self._ensure_target(volume, target, targets)
             if previous and previous.get('initiator') not in (None,
                                                               initiator):
@@ -648,6 +734,8 @@ class ISCSIDriver(file_driver.FileDriver):
                 self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
                             target.tid, '--initiator-name', initiator,
                             ok=(EXISTS,))
+                target.acl.append(initiator)
+            self._keep_target(volume, target, seen)
         return self._connection_info(volume, mode,
                                      self._account(volume, record))
 
@@ -672,7 +760,9 @@ class ISCSIDriver(file_driver.FileDriver):
         connector = connector or {}
         key = self.connection_host(connector) or connector.get('initiator')
         with self._lock(volume):
-            target = self.tgtadm.targets().get(self.iqn(volume))
+            # A show of every target: the sessions to cut are in it.
+            target, _targets, seen = self._take_target(volume,
+                                                       sessions=True)
             if not key:
                 # Not known which host: every host.
                 self._remove_target(volume, target)
@@ -694,13 +784,16 @@ class ISCSIDriver(file_driver.FileDriver):
             # host's cannot.
             self._cut_sessions(target, initiators)
             self._forget(volume, key)
-            if target is None or not [e for e in target.acl
-                                      if is_initiator_name(e)]:
-                # Exported to no host (or not at all: what a disconnect
-                # that died left, its account, goes).
+            if target is None:
+                # Not exported at all: what a disconnect that died left,
+                # its account, goes (the target is made again by the
+                # next connection or the export pass).
                 self._remove_target(volume, target)
             else:
+                # Exported to no host, or to the others: the target stays
+                # ready for the next connection.
                 self._set_readonly(volume, target)
+                self._keep_target(volume, target, seen)
 
     def _unused_accounts(self, volume, key, record):
         """The users of ``key``'s connection (``record``) that no other
@@ -755,13 +848,17 @@ class ISCSIDriver(file_driver.FileDriver):
         targets that no connected attachment needs and whose host record
         is older (what a process that died in a connection left): only
         of the targets whose storage ``owned`` says is this backend's
-        (every target named with ``target_prefix`` without it). Reads
+        (every target named with ``target_prefix`` without it); and
+        makes ready the targets of the volumes whose target is not. Reads
         the database only when tgtd lost the sentinel or has targets
-        named with the prefix. Returns ``[(volume id, 'exported' or
+        named with the prefix that are more than ready for a first
+        connection. Returns ``[(volume id, 'exported' or
         'unexported')]``."""
         targets = self.tgtadm.targets()
         lost = self._sentinel() not in targets
-        if not lost and (stalled_before is None or not self._mine(targets)):
+        if not lost and (stalled_before is None or
+                         not self._in_use(self._mine(targets))):
+            self._prepare_all(targets, owned)
             return []
         done = []
         wanted = connected()
@@ -778,26 +875,58 @@ class ISCSIDriver(file_driver.FileDriver):
                          self.backend_name, self._sentinel())
             done.extend((volume_id, 'exported') for volume_id
                         in self._export_again(wanted, connected))
+            # The sentinel last: a pass that dies before is made again
+            # in full.
+            self._prepare_all(self.tgtadm.targets(), owned)
             self._create_target(self._sentinel(), self.tgtadm.targets())
             self._mark_sentinel()
         if stalled_before is not None:
             done.extend(self._unexport_leftovers(wanted, stalled_before,
                                                  owned))
+        if not lost:
+            self._prepare_all(targets, owned)
         return sorted(set(done))
+
+    def _prepare_all(self, targets, owned=None):
+        """Make ready the targets of the volumes whose target is not
+        (made before this release, lost with tgtd, a spare account
+        claimed by a connection, a create whose tgtd was down): of the
+        volume files in ``volumes_dir`` whose storage ``owned`` says is
+        this backend's (every one without it; backends may share the
+        directory)."""
+        volumes = self._unprepared(targets)
+        if volumes and owned is not None:
+            ours = set(owned([v['id'] for v in volumes]))
+            volumes = [v for v in volumes if v['id'] in ours]
+        for volume in volumes:
+            self.prepare(volume)
 
     def forget(self, owned):
         """Remove the sentinel target of this backend (retired: no longer
-        enabled), with the name earlier releases gave it, and its mark.
-        Refused while tgtd has a target of a volume ``owned`` says is
-        this backend's. Returns the names of the targets removed."""
+        enabled), with the name earlier releases gave it, and its mark,
+        and the targets of the volumes ``owned`` says are this backend's
+        (ready for a first connection, exported to no host). Refused
+        while one of those is exported to a host. Returns the names of
+        the targets removed."""
         targets = self.tgtadm.targets()
-        exported = sorted(owned(list(self._mine(targets))))
+        mine = self._mine(targets)
+        ours = sorted(owned(list(mine)))
+        exported = [storage_id for storage_id in ours
+                    if [e for e in mine[storage_id].acl
+                        if is_initiator_name(e)]]
         if exported:
             raise exception.VolumeBackendAPIException(
                 data='tgtd still exports volume storage %s of backend %s: '
                      'detach (or migrate) its volumes first' % (
                          ', '.join(exported), self.backend_name))
         removed = []
+        for storage_id in ours:
+            # Ready for a first connection that will not come.
+            volume = {'id': storage_id}
+            with self._lock(volume):
+                target, _targets, _seen = self._take_target(volume)
+                self._remove_target(volume, target)
+            removed.append(self.iqn(volume))
         for iqn in (self._sentinel(), legacy_sentinel_name(
                 self.backend_conf.target_prefix, self.backend_name)):
             target = targets.get(iqn)
@@ -819,6 +948,16 @@ class ISCSIDriver(file_driver.FileDriver):
         prefix = self.iqn({'id': ''})
         return {iqn[len(prefix):]: target for iqn, target in targets.items()
                 if iqn.startswith(prefix) and len(iqn) > len(prefix)}
+
+    def _in_use(self, mine):
+        """Whether a target of ``mine`` (``{storage id: Target}``) is
+        more than one ready for a first connection: exported to a host,
+        recording a connection, or left by a deleted volume."""
+        for storage_id, target in mine.items():
+            volume = {'id': storage_id}
+            if target.acl or not self._ready(volume, self._records(volume)):
+                return True
+        return False
 
     def _initiators(self, connectors):
         """``{initiator: (host key, connector)}`` of ``connectors``."""
@@ -855,21 +994,22 @@ class ISCSIDriver(file_driver.FileDriver):
                 initiators = self._initiators(connectors)
                 if not initiators:
                     continue
-                targets = self.tgtadm.targets()
-                target = targets.get(self.iqn(volume))
+                target, targets, seen = self._take_target(volume)
                 bound = set(target.acl) if target is not None else set()
                 records = self._records(volume)
                 for initiator, (key, connector) in initiators.items():
                     if key not in records:
                         self._record_host(volume, key, initiator,
                                           self.access_mode(connector),
-                                          connector)
+                                          connector, target)
                 target = self._ensure_target(volume, target, targets)
                 added = [i for i in initiators if i not in bound]
                 for initiator in added:
                     self.tgtadm('--op', 'bind', '--mode', 'target', '--tid',
                                 target.tid, '--initiator-name', initiator,
                                 ok=(EXISTS,))
+                    target.acl.append(initiator)
+                self._keep_target(volume, target, seen)
             if added:
                 exported.append(volume_id)
         return exported
@@ -907,12 +1047,15 @@ class ISCSIDriver(file_driver.FileDriver):
             needed = {(c or {}).get('initiator') for c in connectors}
             keys = set(self._initiators(connectors)) | {
                 key for key, _c in self._initiators(connectors).values()}
-            if connectors and not [i for i in target.acl
-                                   if i not in needed] and not [
-                    k for k in self._records(volume) if k not in keys]:
+            records = self._records(volume)
+            if not [i for i in target.acl if i not in needed] and not [
+                    k for k in records if k not in keys] and (
+                    connectors or self._ready(volume, records)):
+                # Needed, or ready for a first connection.
                 continue
             with self._lock(volume):
-                target = self.tgtadm.targets().get(self.iqn(volume))
+                target, _targets, seen = self._take_target(volume,
+                                                           sessions=True)
                 if target is None:
                     continue
                 times = self._key_times(volume)
@@ -923,8 +1066,11 @@ class ISCSIDriver(file_driver.FileDriver):
                          if i not in needed and ages.get(i, 0) < cutoff]
                 if not stale and not ended and (
                         connectors or target.acl or any(
-                            t >= cutoff for t in ages.values())):
-                    # Needed, or a connection is under way.
+                            t >= cutoff for t in ages.values()) or
+                        self._ready(volume, self._records(volume))):
+                    # Needed, a connection is under way, or ready for
+                    # a first connection.
+                    self._keep_target(volume, target, seen)
                     continue
                 records = self._records(volume)
                 for key in ended:
@@ -954,12 +1100,22 @@ class ISCSIDriver(file_driver.FileDriver):
                         continue
                     target = self._unbind(volume, target, entry)
                     self._cut_sessions(target, [entry])
-                if not [e for e in target.acl if is_initiator_name(e)]:
+                if not [e for e in target.acl if is_initiator_name(e)] and (
+                        not os.path.isfile(self._path(volume))):
+                    # The volume's storage is gone (deleted).
                     self._remove_target(volume, target)
                 else:
+                    # Exported to the hosts that need it, or to none and
+                    # ready for a first connection.
                     self._set_readonly(volume, target)
+                    self._keep_target(volume, target, seen)
                 done.append((volume_id, 'unexported'))
         return done
+
+    def _ready(self, volume, records):
+        """Whether a target no connection records is the one ready for a
+        first connection: its volume's storage is here."""
+        return not records and os.path.isfile(self._path(volume))
 
     # -- the target -----------------------------------------------------
     def _tid_for(self, iqn):
@@ -1009,6 +1165,9 @@ class ISCSIDriver(file_driver.FileDriver):
                         ok=(EXISTS,))
             target.luns[LUN] = {'path': path, 'readonly': False}
         wanted, ending = {}, set()
+        spare = self._spare(volume)
+        if spare:
+            wanted[spare[0]] = spare[1]
         for record in self._records(volume).values():
             account = self._account(volume, record)
             if account and record.get('closing'):
@@ -1081,6 +1240,7 @@ class ISCSIDriver(file_driver.FileDriver):
             self.tgtadm('--op', 'delete', '--force', '--mode', 'target',
                         '--tid', target.tid, ok=GONE)
         users = set(target.accounts) if target is not None else set()
+        users.update((self._spare(volume) or ('',))[:1])
         for record in self._records(volume).values():
             users.update((self._account(volume, record) or ('',))[:1])
         auth = self._auth(volume)
@@ -1088,6 +1248,142 @@ class ISCSIDriver(file_driver.FileDriver):
             users.add(auth[0])
         self._drop_accounts(users - {''})
         self._forget(volume, None)
+
+    # -- what the driver knows of the target ---------------------------
+    def _target_file(self, volume):
+        return os.path.join(self._records_dir(volume), TARGET_FILE)
+
+    def _take_target(self, volume, sessions=False, read=True):
+        """Under the volume's lock, before changing its target: ``(the
+        Target or None, all of tgtd's targets as read or None, the tgtd
+        it is known of)``. The target file (what the last change left,
+        and which tgtd) is removed as it is read: until the change is
+        done and ``_keep_target`` writes it again, no process takes the
+        file for tgtd's state (one that dies meanwhile leaves none, and
+        the next change reads tgtd). Without the file, when another
+        tgtd answers now (restarted), or with ``sessions`` (the file
+        keeps no sessions), tgtd is read: all its targets (tgtadm 1.0.x
+        shows one target's parameters alone, not its name, LUNs, ACL or
+        accounts); not ``read``: (None, None, the tgtd) instead."""
+        seen = self.tgtadm.instance()
+        known = self._read_target_file(volume)
+        file_driver.remove_file(self._target_file(volume))
+        if known is not None and seen is not None and not sessions and (
+                known.get('tgtd') == seen and
+                known.get('iqn') == self.iqn(volume)):
+            try:
+                luns = {int(lun): dict(value)
+                        for lun, value in known['luns'].items()}
+                return Target(known['tid'], known['iqn'], luns,
+                              list(known['accounts']), list(known['acl']),
+                              []), None, seen
+            except (KeyError, TypeError, ValueError, AttributeError):
+                pass    # not as this driver writes it: tgtd is read
+        if not read:
+            return None, None, seen
+        targets = self.tgtadm.targets()
+        return targets.get(self.iqn(volume)), targets, seen
+
+    def _read_target_file(self, volume):
+        try:
+            with open(self._target_file(volume)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def _keep_target(self, volume, target, seen):
+        """Write what tgtd ``seen`` holds of the volume's target now
+        (``target``, as this process left it), once its change is
+        done."""
+        if target is None or seen is None:
+            return
+        known = {'tgtd': seen, 'tid': target.tid, 'iqn': target.iqn,
+                 'luns': {str(lun): value
+                          for lun, value in target.luns.items()},
+                 'accounts': list(target.accounts),
+                 'acl': list(target.acl)}
+        self._write_file(self._target_file(volume), known)
+
+    def _spare(self, volume):
+        """``[user, secret]`` of the volume's spare CHAP account, or None.
+        A spare a host record names already was claimed (the claim
+        died before the spare's file went): not a spare any more."""
+        try:
+            with open(os.path.join(self._records_dir(volume),
+                                   SPARE_FILE)) as f:
+                spare = json.load(f)['chap']
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        for record in self._records(volume).values():
+            if (record.get('chap') or [None])[0] == spare[0]:
+                file_driver.remove_file(
+                    os.path.join(self._records_dir(volume), SPARE_FILE))
+                return None
+        return spare
+
+    def _prepare(self, volume, target, targets):
+        """The volume's target ready for a first connection (under its
+        lock; ``target``/``targets`` as ``_take_target`` read them): the
+        target (its ACL admits no one), LUN 1, and with
+        ``use_chap_auth`` a spare CHAP account bound (its secret never
+        left this node: it admits no one either). Returns the Target."""
+        if self.backend_conf.use_chap_auth and self._spare(volume) is None:
+            # Named on disk before tgtd has it: whatever a death leaves,
+            # the next change to the target binds it or deletes it.
+            self._write_file(
+                os.path.join(self._records_dir(volume), SPARE_FILE),
+                {'chap': self._new_account()})
+        if target is None:
+            target = self._create_target(
+                self.iqn(volume), targets if targets is not None else {})
+        return self._ensure_target(volume, target, targets)
+
+    def prepare(self, volume):
+        """Make the volume's target ready for its first connection (see
+        ``_prepare``); what tgtd cannot do now (down) is left to the
+        first connection or the export pass, and logged."""
+        try:
+            with self._lock(volume):
+                if not os.path.exists(self._path(volume)):
+                    return
+                # Made at the id its name hashes to: tgtd is read only
+                # when that is taken (by it, or by another target).
+                target, targets, seen = self._take_target(volume,
+                                                          read=False)
+                target = self._prepare(volume, target, targets)
+                self._keep_target(volume, target, seen)
+        except exception.VolumeBackendAPIException as e:
+            LOG.warning('The target of volume %s is not ready for its '
+                        'first connection (%s): made at the first '
+                        'connection, or by the export pass',
+                        volume['id'], e)
+
+    def _unprepared(self, targets):
+        """Volumes (``{'id': storage id}``) of the files in
+        ``volumes_dir`` whose target is not ready: not in ``targets``
+        (tgtd's, as just read), not known of this tgtd (no target file,
+        or one of a tgtd since restarted), or with ``use_chap_auth``
+        without a spare account."""
+        try:
+            names = os.listdir(self._dir())
+        except FileNotFoundError:
+            return []
+        seen = self.tgtadm.instance()
+        result = []
+        for name in sorted(names):
+            if not name.startswith('volume-'):
+                continue
+            volume = {'id': name[len('volume-'):]}
+            known = (self._read_target_file(volume) or {}).get('tgtd')
+            spare = os.path.exists(os.path.join(self._records_dir(volume),
+                                                SPARE_FILE))
+            if (self.iqn(volume) in targets and
+                    (seen is None or known == seen) and
+                    (spare or not self.backend_conf.use_chap_auth)):
+                continue
+            if os.path.isfile(os.path.join(self._dir(), name)):
+                result.append(volume)
+        return result
 
     # -- the records ----------------------------------------------------
     def _record_file(self, volume, key):
@@ -1124,17 +1420,22 @@ class ISCSIDriver(file_driver.FileDriver):
             result[initiator] = max(result.get(initiator, 0), mtime)
         return result
 
-    def _record_host(self, volume, key, initiator, mode, connector):
+    def _record_host(self, volume, key, initiator, mode, connector,
+                     target=None):
         """Write ``key``'s record (under the volume's lock); returns ``(the
         one it replaces ({} if none), the new one)``. A new connection (no
         open record of the host) gets an account of its own (with
-        ``use_chap_auth``); a host connected already keeps its account
+        ``use_chap_auth``): the volume's spare, when ``target`` (its
+        target as known) has it bound already, which from then on is
+        this connection's (its file goes after the record is written),
+        else a new one; a host connected already keeps its account
         (its other attachments' sessions log in with it), and one
         recorded before connections had accounts (no ``chap``) the
         volume's."""
         previous = self._records(volume).get(key) or {}
         if previous.get('closing'):
             previous = {}
+        claimed = False
         record = {
             'key': key, 'initiator': initiator, 'mode': mode,
             'connector': dict(connector or {}),
@@ -1145,25 +1446,38 @@ class ISCSIDriver(file_driver.FileDriver):
             pass    # recorded before connections had their own account
         elif previous:
             record['chap'] = previous['chap']
+        elif not self.backend_conf.use_chap_auth:
+            record['chap'] = None
         else:
-            record['chap'] = (self._new_account()
-                              if self.backend_conf.use_chap_auth else None)
+            spare = self._spare(volume)
+            claimed = bool(spare and target is not None and
+                           spare[0] in target.accounts)
+            record['chap'] = spare if claimed else self._new_account()
         self._write_record(volume, key, record)
+        if claimed:
+            file_driver.remove_file(
+                os.path.join(self._records_dir(volume), SPARE_FILE))
         return previous, record
 
     def _write_record(self, volume, key, record):
-        path = self._record_file(volume, key)
+        self._write_file(self._record_file(volume, key), record,
+                         'record the connection of %s to volume %s' % (
+                             key, volume['id']))
+
+    @staticmethod
+    def _write_file(path, content, what=None):
+        """Write JSON ``content`` to ``path`` (replacing it whole)."""
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path),
                                        prefix='.record-', suffix='.tmp')
             with os.fdopen(fd, 'w') as f:
-                json.dump(record, f, sort_keys=True)
+                json.dump(content, f, sort_keys=True)
             os.replace(tmp, path)
         except OSError as e:
             raise exception.VolumeBackendAPIException(
-                data='cannot record the connection of %s to volume %s: %s'
-                     % (key, volume['id'], e.strerror))
+                data='cannot %s: %s' % (what or 'write %s' % path,
+                                        e.strerror))
 
     def _forget(self, volume, key):
         """Remove ``key``'s record, or (None) every record."""

@@ -66,6 +66,12 @@ class ISCSIBackend(object):
         super().setUp()
         self.driver = drivers.get_driver(self.conf, 'iscsi')
 
+    def exported_iqns(self):
+        """The volume targets exported to a host (a volume's target is
+        made at its create, exported to no one until a host connects)."""
+        return sorted(iqn for iqn, target in self.tgtd.targets().items()
+                      if 'volume-' in iqn and target.acl)
+
 
 class ISCSITestCase(ISCSIBackend, base.VolumeTestCase):
 
@@ -103,6 +109,9 @@ class VolumeLifecycleTest(ISCSITestCase):
         row = self.row(volume['id'])
         # The credentials are each host connection's, not the volume's.
         self.assertIsNone(row.provider_auth)
+        # Its target is made with it, exported to no host.
+        self.assertEqual([], self.tgtd.targets()[
+            self.tgtd.prefix + 'volume-' + volume['id']].acl)
         self.assertEqual('iSCSI', self.admin.get(
             '/v3/capabilities/iscsi').body['storage_protocol'])
         self.write(volume['id'])
@@ -152,8 +161,7 @@ class VolumeLifecycleTest(ISCSITestCase):
         self.assertEqual('available', self.status(volume['id']))
         self.assertEqual({}, self.driver.connections(
             self.row(volume['id'])._asdict()))
-        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
-                              if 'volume-' in iqn])
+        self.assertEqual([], self.exported_iqns())
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
                           len(DATA))
 
@@ -163,6 +171,7 @@ class VolumeLifecycleTest(ISCSITestCase):
         self.assertEqual(404, self.vol.get(
             '/v3/volumes/%s' % volume['id']).status)
         self.assertRaises(FileNotFoundError, open, path)
+        self.assertNotIn(info['target_iqn'], self.tgtd.targets())
 
     def test_a_member_connecting_is_not_shown_the_secret(self):
         volume = self.create_volume()
@@ -233,8 +242,7 @@ class VolumeLifecycleTest(ISCSITestCase):
         self.assertIn('initiator name', resp.text)
         # Nothing reserved, nothing exported.
         self.assertEqual('available', self.status(volume['id']))
-        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
-                              if 'volume-' in iqn])
+        self.assertEqual([], self.exported_iqns())
 
 
 class RestartedTgtdTest(ISCSITestCase):
@@ -265,8 +273,7 @@ class RestartedTgtdTest(ISCSITestCase):
                       [(dict(item), outcome) for item, outcome in settled])
         self.assertEqual(DATA, tgt.qemu_read(info, I1, 0, len(DATA)))
         # The detached volume stays unexported.
-        self.assertEqual(1, len([iqn for iqn in self.tgtd.targets()
-                                 if 'volume-' in iqn]))
+        self.assertEqual(1, len(self.exported_iqns()))
         # Once is enough: the next run finds tgtd as it left it.
         self.assertEqual([], volume_api.API(self.conf).settling.ensure_exports(
             context.get_admin_context(), utils.utcnow().replace(
@@ -304,8 +311,7 @@ class RestartedTgtdTest(ISCSITestCase):
                     result[volume['id']][0], connector)
             return result
         self.assertEqual([], self.driver.ensure_exports(connected))
-        self.assertEqual([], [iqn for iqn in self.tgtd.targets()
-                              if 'volume-' in iqn])
+        self.assertEqual([], self.exported_iqns())
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
                           len(DATA))
         # A detach that failed is undone: the next export pass (tgtd lost
@@ -491,7 +497,7 @@ class ServerAttachmentsTest(ISCSIBackend, TVA.AttachmentTestCase):
 
     def exported(self):
         return {iqn: target.acl for iqn, target in self.tgtd.targets().items()
-                if 'volume-' in iqn}
+                if 'volume-' in iqn and target.acl}
 
     def run_and_check(self, test):
         test(self)

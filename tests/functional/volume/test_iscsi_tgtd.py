@@ -23,6 +23,7 @@ from oslo_utils import uuidutils
 import testtools
 
 from nova_lite.volume import drivers
+from nova_lite.volume.drivers import iscsi
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import tgt
 
@@ -116,7 +117,9 @@ class DataPathTest(TgtdTestCase):
         self.driver.terminate_connection(volume, H1)
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I1, 0,
                           len(DATA))
-        self.assertEqual({}, self.tgtd.targets())
+        # The target stays for the next connection, admitting no one.
+        target = self.tgtd.targets()[data['target_iqn']]
+        self.assertEqual(([], []), (target.acl, target.accounts))
         self.assertNotIn(data['auth_username'], self.tgtd.accounts())
         self.assertEqual({}, self.driver.connections(volume))
         # Connected again, it is exported again.
@@ -150,7 +153,7 @@ class DataPathTest(TgtdTestCase):
         self.driver.terminate_connection(volume, H2)
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, d2, I2, 0,
                           len(DATA))
-        self.assertEqual({}, self.tgtd.targets())
+        self.assertEqual([], self.tgtd.targets()[d2['target_iqn']].acl)
 
     def test_a_read_only_lun_refuses_writes(self):
         volume = self.create()
@@ -297,9 +300,16 @@ class IdempotenceTest(TgtdTestCase):
         self.assertFalse(os.path.exists(volume['provider_location']))
 
     def test_what_a_dead_process_left_is_completed(self):
-        # A target made, its LUN not yet, an address ACL someone bound.
+        # A target made, its LUN not yet (a create that died: the file
+        # of what the driver knows of the target removed, not written
+        # again), an address ACL someone bound.
         volume = self.create()
         iqn = self.tgtd.prefix + 'volume-' + volume['id']
+        tgt._tgtadm(self.tgtd.control_port, '--lld', 'iscsi', '--op',
+                    'delete', '--force', '--mode', 'target', '--tid',
+                    str(self.tgtd.targets()[iqn].tid))
+        os.unlink(os.path.join(self.driver._records_dir(volume),
+                               iscsi.TARGET_FILE))
         tgt._tgtadm(self.tgtd.control_port, '--lld', 'iscsi', '--op', 'new',
                     '--mode', 'target', '--tid', '77', '--targetname', iqn)
         tgt._tgtadm(self.tgtd.control_port, '--lld', 'iscsi', '--op', 'bind',
@@ -311,8 +321,10 @@ class IdempotenceTest(TgtdTestCase):
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, data, I2, 0,
                           len(DATA))
         target = self.tgtd.targets()[iqn]
-        self.assertEqual((77, [I1], [data['auth_username']]),
-                         (target.tid, target.acl, target.accounts))
+        # The connection's account, and the spare (bound again).
+        self.assertEqual((77, [I1], sorted([
+            data['auth_username'], self.driver._spare(volume)[0]])),
+            (target.tid, target.acl, sorted(target.accounts)))
 
 
 class RestartTest(TgtdTestCase):
@@ -548,9 +560,11 @@ class ProcessDeathTest(TgtdTestCase):
         return names
 
     def users(self, volume):
-        """The CHAP users the volume's connection records name."""
+        """The CHAP users the volume's connection records, and its spare,
+        name."""
         return [self.driver._account(volume, r)[0]
-                for r in self.driver._records(volume).values()]
+                for r in self.driver._records(volume).values()] + (
+            self.driver._spare(volume) or [])[:1]
 
     def data(self, volume, host='host1'):
         """``connection_info`` data of ``host``'s connection, as its
@@ -560,7 +574,29 @@ class ProcessDeathTest(TgtdTestCase):
                 volume, self.driver._records(volume)[host]))['data']
 
     def test_connect_killed_at_each_step(self):
+        # The target ready (made at create): the connect's one tgtadm
+        # call binds the initiator.
+        self.assertEqual(2, self._connect_killed_at_each_step(
+            self.create()))
+
+    def test_a_connect_to_a_target_not_ready_killed_at_each_step(self):
+        # A volume whose target is not ready (made by an earlier
+        # release, or its create found tgtd down): the connect makes the
+        # target, LUN, its account, and binds the initiator.
         volume = self.create()
+
+        def not_ready():
+            self.driver.terminate_connection(volume, {})
+            self.assertEqual([], [iqn for iqn in self.tgtd.targets()
+                                  if 'volume-' in iqn])
+        not_ready()
+        self.assertEqual(7, self._connect_killed_at_each_step(volume,
+                                                              not_ready))
+
+    def _connect_killed_at_each_step(self, volume, again=lambda: None):
+        """Connect host1, killed before each tgtadm call in turn, each
+        death settled (then ``again()``); returns the steps (tgtadm
+        calls + 1)."""
         step = 0
         while True:
             step += 1
@@ -575,13 +611,14 @@ class ProcessDeathTest(TgtdTestCase):
                 lambda: {}, datetime.datetime.utcnow() +
                 datetime.timedelta(seconds=1))
             self.assertEqual([], self.exported_to(volume), step)
-            self.assertEqual([], [iqn for iqn in self.tgtd.targets()
-                                  if 'volume-' in iqn])
+            self.assertEqual([], [t.acl for iqn, t in
+                                  self.tgtd.targets().items()
+                                  if 'volume-' in iqn and t.acl])
             self.assertEqual({}, self.driver.connections(volume))
-        # Killed before each of its six tgtadm calls, then through.
-        self.assertEqual(7, step)
+            again()
         data = self.data(volume)
         self.assertEqual(DATA, tgt.qemu_read(data, I1, 0, len(DATA)))
+        return step
 
     def test_export_pass_killed_at_each_step(self):
         # The export pass of block storage's settling after tgtd lost its
@@ -650,7 +687,9 @@ class ProcessDeathTest(TgtdTestCase):
             self.driver.terminate_connection(volume, H2)
             self.assertEqual([], self.exported_to(volume))
             self.assertNotIn(user, self.tgtd.accounts())
-        self.assertEqual({}, self.tgtd.targets())
+        self.assertEqual([], self.exported_to(volume))
+        self.assertEqual([], self.tgtd.targets()[
+            self.tgtd.prefix + 'volume-' + volume['id']].accounts)
         self.assertGreater(step, 3)
 
     def test_disconnect_of_a_shared_name_killed_at_each_step(self):

@@ -76,6 +76,7 @@ enough: the database is not what they prove)::
             ...
 """
 
+import json
 import os
 import unittest
 
@@ -401,6 +402,21 @@ class RealDataTestCase(base.IntegrationTestCase):
 
     def target(self, volume_id):
         """The volume's target on tgtd (``iscsi.Target``), or None when
-        tgtd exports it to no host."""
-        return self.deployment.tgtd.targets().get('%svolume-%s' % (
+        tgtd exports it to no host (none, or the volume's target ready
+        for a first connection: an empty ACL). Its ``accounts`` are
+        those of host connections: the volume's spare account (bound,
+        its secret never given out) is left out."""
+        target = self.deployment.tgtd.targets().get('%svolume-%s' % (
             self.deployment.tgtd.prefix, self.storage_id(volume_id)))
+        if target is None or not target.acl:
+            return None
+        spare = os.path.join(
+            os.path.dirname(self.volume_path(volume_id)), 'targets',
+            'volume-%s' % self.storage_id(volume_id), 'spare')
+        try:
+            with open(spare) as f:
+                user = json.load(f)['chap'][0]
+        except FileNotFoundError:
+            return target
+        return target._replace(accounts=[
+            u for u in target.accounts if u != user])

@@ -93,15 +93,30 @@ Target 971505: iqn.2010-10.org.nova-lite.smoke:volume-dcd7
 
 
 class FakeTgtd(object):
-    """tgtd's state and tgtadm's answers."""
+    """tgtd's state and tgtadm's answers; ``socket``: the path of its
+    control socket (default control port), made anew by ``restart``."""
 
-    def __init__(self):
+    def __init__(self, socket):
         self.targets = {}     # tid -> dict
         self.accounts = {}    # user -> password
         self.calls = []
         self.fail_at = None   # the call number (1-based) that fails
         self.busy = 0         # the next n calls say busy
         self.down = False
+        self.socket = socket
+        self._make_socket()
+
+    def _make_socket(self):
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
+        with open(self.socket, 'w'):
+            pass
+
+    def restart(self):
+        """tgtd restarted: no targets, no accounts, a new socket."""
+        self.targets.clear()
+        self.accounts.clear()
+        self._make_socket()
 
     # -- what tests look at ---------------------------------------------
     def target(self, iqn=IQN):
@@ -115,10 +130,14 @@ class FakeTgtd(object):
         return [] if target is None else [
             e for e in target['acl'] if iscsi.is_initiator_name(e)]
 
-    def ops(self):
-        """The (op, mode) of each call, in order."""
+    def ops(self, since=0):
+        """The (op, mode) of each call (from call ``since``), in order."""
         return [(c[c.index('--op') + 1], c[c.index('--mode') + 1])
-                for c in self.calls]
+                for c in self.calls[since:]]
+
+    def changes(self, since=0):
+        """The calls (from call ``since``) that change tgtd's state."""
+        return [op for op in self.ops(since) if op[0] != 'show']
 
     # -- tgtadm ---------------------------------------------------------
     def execute(self, *cmd, **kwargs):
@@ -331,7 +350,10 @@ class ISCSIDriverTest(testtools.TestCase):
         drivers.register_backend_opts(self.conf)
         self.conf.set_override('volume_driver', 'iscsi', group='iscsi1')
         drivers.register_backend_opts(self.conf)
-        self.tgtd = FakeTgtd()
+        run = self.useFixture(fixtures.TempDir()).path
+        self.useFixture(fixtures.EnvironmentVariable(
+            'TGT_IPC_SOCKET', os.path.join(run, 'socket')))
+        self.tgtd = FakeTgtd(os.path.join(run, 'socket.0'))
         self.useFixture(fixtures.MockPatchObject(
             processutils, 'execute', side_effect=self.tgtd.execute))
         self.driver = drivers.get_driver(self.conf, 'iscsi1')
@@ -360,8 +382,33 @@ class ISCSIDriverTest(testtools.TestCase):
         # The credentials are each connection's (below), not the
         # volume's.
         self.assertNotIn('provider_auth', self.volume)
-        # Nothing is exported until a host connects.
-        self.assertEqual([], self.tgtd.calls)
+        # The target is made ready for a first connection, without a
+        # show of every target: its LUN, a spare account bound (its
+        # secret stays here), an ACL that admits no one.
+        self.assertEqual([('new', 'target'), ('new', 'logicalunit'),
+                          ('new', 'account'), ('bind', 'account')],
+                         self.tgtd.ops())
+        target = self.tgtd.target()
+        spare = self.driver._spare(self.volume)
+        self.assertEqual(({1: (path, False)}, [spare[0]], []),
+                         (target['luns'], target['accounts'],
+                          target['acl']))
+        self.assertEqual({spare[0]: spare[1]}, self.tgtd.accounts)
+        self.assertEqual({}, self.driver.connections(self.volume))
+
+    def test_create_with_tgtd_down_leaves_the_target_to_later(self):
+        log = self.useFixture(fixtures.FakeLogger())
+        self.tgtd.down = True
+        volume = dict(VOLUME, id='made-while-down')
+        volume.update(self.driver.create_volume(volume))
+        self.assertTrue(os.path.exists(volume['provider_location']))
+        self.assertIn('not ready for its first connection', log.output)
+        # The export pass makes it ready once tgtd answers.
+        self.tgtd.down = False
+        self.driver.ensure_exports(lambda **_: {})
+        target = self.tgtd.target(PREFIX + 'volume-made-while-down')
+        self.assertEqual(([], [self.driver._spare(volume)[0]]),
+                         (target['acl'], target['accounts']))
 
     def test_connection_info_is_cinders(self):
         info = self.connect(mode='ro')
@@ -402,14 +449,16 @@ class ISCSIDriverTest(testtools.TestCase):
 
     def test_without_chap(self):
         self.conf.set_override('use_chap_auth', False, group='iscsi1')
+        accounts = dict(self.tgtd.accounts)
         volume = dict(VOLUME, id='nochap')
         volume.update(self.driver.create_volume(volume))
         self.assertNotIn('provider_auth', volume)
+        self.assertIsNone(self.driver._spare(volume))
         data = self.connect(volume=volume)['data']
         self.assertNotIn('auth_method', data)
         target = self.tgtd.target(PREFIX + 'volume-nochap')
         self.assertEqual(([], [I1]), (target['accounts'], target['acl']))
-        self.assertEqual({}, self.tgtd.accounts)
+        self.assertEqual(accounts, self.tgtd.accounts)
 
     def test_capabilities(self):
         caps = self.driver.get_capabilities()
@@ -432,7 +481,172 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertLess(ops.index(('bind', 'account')),
                         ops.index(('bind', 'target')))
 
+    # -- the attach path: one call to tgtd, no show of every target ------
+    def tid(self, iqn=IQN):
+        return [t for t, v in self.tgtd.targets.items()
+                if v['iqn'] == iqn][0]
+
+    def test_a_connect_pays_one_call_and_no_show(self):
+        spare = self.driver._spare(self.volume)
+        start = len(self.tgtd.calls)
+        data = self.connect()['data']
+        # The spare account is the connection's now; the initiator is
+        # all the connect binds.
+        self.assertEqual(spare, [data['auth_username'],
+                                 data['auth_password']])
+        self.assertEqual([('bind', 'target')], self.tgtd.ops(start))
+        self.assertIsNone(self.driver._spare(self.volume))
+        self.assert_exported_to([I1])
+        # The export pass makes the next spare, bound after the first.
+        self.driver.ensure_exports(lambda **_: {})
+        spare2 = self.driver._spare(self.volume)
+        self.assertNotEqual(spare[0], spare2[0])
+        self.assertEqual([spare[0], spare2[0]],
+                         self.tgtd.target()['accounts'])
+        # The next host claims it, in one call too.
+        start = len(self.tgtd.calls)
+        other = self.connect(H2)['data']
+        self.assertEqual(spare2[0], other['auth_username'])
+        self.assertEqual([('bind', 'target')], self.tgtd.ops(start))
+        # The same host again (another attachment there): no call.
+        start = len(self.tgtd.calls)
+        self.assertEqual(other, self.connect(H2)['data'])
+        self.assertEqual([], self.tgtd.ops(start))
+        self.assert_exported_to([I1, I2])
+
+    def test_without_a_spare_a_connect_makes_its_account(self):
+        self.connect()
+        start = len(self.tgtd.calls)
+        data = self.connect(H2)['data']
+        self.assertEqual([('new', 'account'), ('bind', 'account'),
+                          ('bind', 'target')], self.tgtd.ops(start))
+        self.assertIn(data['auth_username'], self.tgtd.target()['accounts'])
+        self.assert_exported_to([I1, I2])
+
+    def test_a_read_only_first_connect_sets_the_lun_first(self):
+        start = len(self.tgtd.calls)
+        self.connect(mode='ro')
+        self.assertEqual([('update', 'logicalunit'), ('bind', 'target')],
+                         self.tgtd.ops(start))
+        self.assertTrue(self.lun_readonly())
+
+    def test_a_restarted_tgtd_is_read_before_a_connect(self):
+        tid = self.tid()
+        self.tgtd.restart()
+        # Another target took the volume's former id meanwhile.
+        self.tgtd.targets[tid] = {'iqn': 'iqn.other:a', 'luns': {},
+                                  'accounts': [], 'acl': [],
+                                  'sessions': []}
+        start = len(self.tgtd.calls)
+        self.connect()
+        self.assertEqual(('show', 'target'), self.tgtd.ops(start)[0])
+        self.assertEqual([], self.tgtd.targets[tid]['acl'])
+        self.assertNotEqual(tid, self.tid())
+        self.assert_exported_to([I1])
+        # Known again: the next connect reads nothing.
+        start = len(self.tgtd.calls)
+        self.connect(H2)
+        self.assertNotIn(('show', 'target'), self.tgtd.ops(start))
+        self.assert_exported_to([I1, I2])
+
+    def test_a_change_that_died_leaves_tgtd_to_be_read(self):
+        # What the driver knows of the target is removed before a change
+        # and written after it: a process that died between has left
+        # none, and the next connect reads tgtd.
+        self.tgtd.fail_at = len(self.tgtd.calls) + 1
+        self.assertRaises(Died, self.connect)
+        self.tgtd.fail_at = None
+        self.assertFalse(os.path.exists(os.path.join(
+            self.driver._records_dir(self.volume), iscsi.TARGET_FILE)))
+        start = len(self.tgtd.calls)
+        self.connect()
+        self.assertEqual([('show', 'target'), ('bind', 'target')],
+                         self.tgtd.ops(start))
+        self.assert_exported_to([I1])
+
+    def test_a_spare_claimed_by_a_record_is_no_spare(self):
+        # A claim that died after the host's record was written, before
+        # the spare's file went: the account is that connection's.
+        spare = self.driver._spare(self.volume)
+        data = self.connect()['data']
+        self.driver._write_file(os.path.join(
+            self.driver._records_dir(self.volume), iscsi.SPARE_FILE),
+            {'chap': spare})
+        self.assertIsNone(self.driver._spare(self.volume))
+        other = self.connect(H2)['data']
+        self.assertNotIn(other['auth_username'], (spare[0],
+                                                  data['auth_username']))
+        # h1's connection ends: its account (the former spare) is
+        # deleted, never bound again.
+        self.driver.terminate_connection(self.volume, H1)
+        self.assertNotIn(spare[0], self.tgtd.accounts)
+        self.driver.ensure_exports(lambda **_: {})
+        self.assertNotIn(spare[0], self.tgtd.target()['accounts'])
+        self.assert_exported_to([I2])
+
+    def assert_ready(self, volume, iqn):
+        """``volume``'s target ready for a first connection: LUN 1 on its
+        file, its spare account bound, its ACL empty."""
+        target = self.tgtd.target(iqn)
+        spare = self.driver._spare(volume)
+        self.assertEqual(([], [spare[0]], volume['provider_location']),
+                         (target['acl'], target['accounts'],
+                          target['luns'][1][0]))
+        self.assertEqual(spare[1], self.tgtd.accounts[spare[0]])
+
+    def test_create_dies_at_each_step(self):
+        volume = dict(VOLUME, id='fresh',
+                      provider_location=os.path.join(
+                          self.driver._dir(), 'volume-fresh'))
+        iqn = PREFIX + 'volume-fresh'
+
+        def after(step):
+            # The export pass makes it ready.
+            self.driver.ensure_exports(lambda **_: {})
+            self.assert_ready(volume, iqn)
+            start = len(self.tgtd.calls)
+            self.driver.initialize_connection(volume, dict(H1, mode='rw'))
+            self.assertEqual([('bind', 'target')], self.tgtd.ops(start))
+            self.driver.delete_volume(volume)
+            self.assertIsNone(self.tgtd.target(iqn))
+            self.assertEqual([self.driver._spare(self.volume)[0]],
+                             list(self.tgtd.accounts))
+        steps = self.die_at_each_step(
+            lambda: self.driver.create_volume(volume), after)
+        self.assertEqual(5, steps)
+        self.assert_ready(volume, iqn)
+
+    def test_the_next_spare_dies_at_each_step(self):
+        # The export pass making the next spare after a connection
+        # claimed the first, its process dying before each call: no
+        # account tgtd has that a file does not name, no initiator but
+        # the connected host's; the next pass makes it.
+        self.connect()
+        self.driver.ensure_exports(lambda **_: {})       # the sentinel
+        first = self.account()[0]
+        self.driver.terminate_connection(self.volume, H1)
+        self.connect()
+
+        def after(step):
+            self.assert_exported_to([I1])
+            self.driver.ensure_exports(lambda **_: {})
+            spare = self.driver._spare(self.volume)
+            self.assertEqual([self.account()[0], spare[0]],
+                             self.tgtd.target()['accounts'], step)
+            self.assert_exported_to([I1])
+            self.assertNotIn(first, self.tgtd.accounts)
+            # The next host claims it in one call; it goes again.
+            start = len(self.tgtd.calls)
+            self.connect(H2)
+            self.assertEqual([('bind', 'target')], self.tgtd.ops(start))
+            self.driver.terminate_connection(self.volume, H2)
+        steps = self.die_at_each_step(
+            lambda: self.driver.ensure_exports(lambda **_: {}), after)
+        # A show of every target, the account, its binding; then through.
+        self.assertEqual(4, steps)
+
     def test_connect_needs_an_initiator_name(self):
+        del self.tgtd.calls[:]
         for connector in ({'host': 'h1'}, {'host': 'h1', 'initiator': 'ALL'},
                           {'host': 'h1', 'initiator': '10.0.0.1'}):
             self.assertRaises(exception.VolumeBackendAPIException,
@@ -442,7 +656,7 @@ class ISCSIDriverTest(testtools.TestCase):
     def test_connect_a_missing_file(self):
         os.unlink(self.volume['provider_location'])
         self.assertRaises(exception.VolumeBackendAPIException, self.connect)
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
 
     def test_connections_come_from_tgtd(self):
         self.assertEqual({}, self.driver.connections(self.volume))
@@ -515,7 +729,7 @@ class ISCSIDriverTest(testtools.TestCase):
         # h1 is fenced and its connection ended without it; its guest
         # runs on, its QEMU holding h1's account.
         self.driver.terminate_connection(self.volume, H1)
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
         # h2, with the same initiator name, connects: no other host holds
         # that name now.
         data = self.connect(twin)['data']
@@ -634,22 +848,30 @@ class ISCSIDriverTest(testtools.TestCase):
         steps = self.die_at_each_step(action, after)
         self.assertGreaterEqual(steps, 3)
 
-    def test_the_last_disconnect_removes_the_target_and_account(self):
+    def test_the_last_disconnect_leaves_the_target_to_no_one(self):
         self.connect()
+        start = len(self.tgtd.calls)
         self.driver.terminate_connection(self.volume, H1)
-        self.assertIsNone(self.tgtd.target())
+        # The initiator unbound, the connection's account (the spare it
+        # claimed) deleted; the target and its LUN stay for the next
+        # connection, admitting no one.
+        self.assertEqual([('show', 'target'), ('unbind', 'target'),
+                          ('unbind', 'account'), ('delete', 'account')],
+                         self.tgtd.ops(start))
+        target = self.tgtd.target()
+        self.assertEqual(([], [], self.volume['provider_location']),
+                         (target['acl'], target['accounts'],
+                          target['luns'][1][0]))
         self.assertEqual({}, self.tgtd.accounts)
         self.assertEqual({}, self.driver.connections(self.volume))
-        self.assertEqual([], os.listdir(self.driver._records_dir(
-            self.volume)))
-        # The initiator is unbound before the target goes.
-        ops = self.tgtd.ops()
-        self.assertLess(ops.index(('unbind', 'target')),
-                        ops.index(('delete', 'target')))
+        self.assertEqual([iscsi.TARGET_FILE], os.listdir(
+            self.driver._records_dir(self.volume)))
         self.driver.terminate_connection(self.volume, H1)   # again: fine
-        # And connecting again makes it again.
-        self.connect()
+        # Connecting again: an account of its own, the initiator bound.
+        data = self.connect()['data']
         self.assertEqual([I1], self.tgtd.target()['acl'])
+        self.assertEqual([data['auth_username']],
+                         self.tgtd.target()['accounts'])
 
     def test_an_empty_connector_disconnects_every_host(self):
         self.connect()
@@ -675,7 +897,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual(['h3'], list(self.driver.connections(self.volume)))
         self.driver.terminate_connection(self.volume,
                                          {'host': 'h3', 'initiator': I1})
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
 
     def test_a_host_whose_initiator_name_changed(self):
         self.connect()
@@ -683,8 +905,18 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([I2], self.tgtd.target()['acl'])
 
     def test_an_address_acl_is_removed(self):
+        # Bound by hand, behind the driver: the export pass's sweep
+        # removes it, and so does a connect that reads tgtd.
         self.connect()
         self.tgtd.target()['acl'].append('ALL')
+        self.driver.ensure_exports(lambda **_: {})
+        self.driver.ensure_exports(
+            lambda **_: {VOLUME['id']: (self.volume, [H1])},
+            self.stalled(1))
+        self.assertEqual([I1], self.tgtd.target()['acl'])
+        self.tgtd.target()['acl'].append('ALL')
+        os.unlink(os.path.join(self.driver._records_dir(self.volume),
+                               iscsi.TARGET_FILE))
         self.connect(H2)
         self.assertEqual([I1, I2], self.tgtd.target()['acl'])
 
@@ -692,7 +924,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.driver.initialize_connection(self.volume, {'initiator': I1})
         self.assertEqual([I1], list(self.driver.connections(self.volume)))
         self.driver.terminate_connection(self.volume, {'initiator': I1})
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
 
     # -- read-only -----------------------------------------------------------
     def lun_readonly(self):
@@ -723,16 +955,19 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertTrue(self.lun_readonly())
 
     # -- extend, delete ------------------------------------------------------
-    def test_extend_adds_the_lun_again_when_exported(self):
+    def test_extend_adds_the_lun_again(self):
+        # tgtd reads the size when the LUN is added.
+        del self.tgtd.calls[:]
         self.driver.extend_volume(self.volume, 2)
         self.assertEqual(2, self.driver.volume_size(self.volume))
-        self.assertEqual(['show'], [op for op, _m in self.tgtd.ops()])
+        self.assertEqual([('delete', 'logicalunit'), ('new', 'logicalunit')],
+                         self.tgtd.ops())
         self.connect(mode='ro')
         del self.tgtd.calls[:]
         self.driver.extend_volume(dict(self.volume, size=2), 3)
         self.assertEqual(3 * 1024 ** 3, os.stat(
             self.volume['provider_location']).st_size)
-        self.assertEqual([('show', 'target'), ('delete', 'logicalunit'),
+        self.assertEqual([('delete', 'logicalunit'),
                           ('new', 'logicalunit'), ('update', 'logicalunit')],
                          self.tgtd.ops())
         self.assertEqual((self.volume['provider_location'], True),
@@ -752,9 +987,13 @@ class ISCSIDriverTest(testtools.TestCase):
         self.driver.delete_volume(self.volume)
 
     def test_delete_of_a_never_exported_volume(self):
+        del self.tgtd.calls[:]
         self.driver.delete_volume(self.volume)
         self.assertFalse(os.path.exists(self.volume['provider_location']))
-        self.assertEqual([('show', 'target')], self.tgtd.ops())
+        # Its ready target and spare account go, tgtd not read.
+        self.assertEqual([('delete', 'target'), ('delete', 'account')],
+                         self.tgtd.ops())
+        self.assertEqual(({}, {}), (self.tgtd.targets, self.tgtd.accounts))
 
     # -- tgtd's answers ------------------------------------------------------
     def test_a_busy_tgtd_is_asked_again(self):
@@ -776,12 +1015,20 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertTrue(os.path.exists(self.volume['provider_location']))
 
     def test_target_ids_taken_by_others(self):
-        tid = self.driver._tid_for(IQN)
+        iqn = PREFIX + 'volume-v2'
+        tid = self.driver._tid_for(iqn)
         self.tgtd.targets[tid] = {'iqn': 'iqn.other:a', 'luns': {},
                                   'accounts': [], 'acl': [], 'sessions': []}
-        self.connect()
-        self.assertEqual(tid % iscsi.TID_RANGE + 1, [
-            t for t, v in self.tgtd.targets.items() if v['iqn'] == IQN][0])
+        start = len(self.tgtd.calls)
+        volume = dict(VOLUME, id='v2')
+        volume.update(self.driver.create_volume(volume))
+        # tgtd is read once the id its name hashes to is found taken.
+        self.assertEqual([('new', 'target'), ('show', 'target'),
+                          ('new', 'target')], self.tgtd.ops(start)[:3])
+        self.assertEqual(tid % iscsi.TID_RANGE + 1, self.tid(iqn))
+        self.connect(volume=volume)
+        self.assertEqual([I1], self.tgtd.initiators(iqn))
+        self.assertEqual([], self.tgtd.targets[tid]['acl'])
 
     def test_root_helper_and_control_port(self):
         self.conf.set_override('root_helper', 'sudo', group='iscsi1')
@@ -824,6 +1071,7 @@ class ISCSIDriverTest(testtools.TestCase):
             self.assertTrue(target['accounts'])
         named = {self.driver._account(self.volume, r)[0] for r in
                  self.driver._records(self.volume).values()}
+        named.update((self.driver._spare(self.volume) or [None])[:1])
         self.assertEqual([], [u for u in self.tgtd.accounts
                               if u not in named])
 
@@ -854,10 +1102,10 @@ class ISCSIDriverTest(testtools.TestCase):
             self.assert_exported_to(self.tgtd.initiators())
             # The attachment is deleted: terminate settles it.
             self.driver.terminate_connection(self.volume, H1)
-            self.assertIsNone(self.tgtd.target(), step)
+            self.assertEqual([], self.tgtd.initiators(), step)
             self.assertEqual({}, self.tgtd.accounts)
         steps = self.die_at_each_step(action, after)
-        self.assertGreaterEqual(steps, 8)
+        self.assertGreaterEqual(steps, 5)
 
     def test_last_disconnect_dies_at_each_step(self):
         self.connect()
@@ -874,7 +1122,7 @@ class ISCSIDriverTest(testtools.TestCase):
                 unbound.append(step)
                 self.assert_exported_to([])
             self.driver.terminate_connection(self.volume, H1)   # again
-            self.assertIsNone(self.tgtd.target(), step)
+            self.assertEqual([], self.tgtd.initiators(), step)
             self.assertEqual({}, self.tgtd.accounts)
             self.connect()
         self.die_at_each_step(action, after)
@@ -931,14 +1179,28 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([], self.driver.ensure_exports(connected))
         self.assertEqual(2, len(reads))
         # tgtd restarted: nothing left.
-        self.tgtd.targets.clear()
-        self.tgtd.accounts.clear()
+        self.tgtd.restart()
         self.assertEqual([(VOLUME['id'], 'exported')],
                          self.driver.ensure_exports(connected))
         self.assert_exported_to([I1, I2])
         self.assertFalse(self.lun_readonly())
         self.assertEqual(['h1', 'h2'],
                          sorted(self.driver.connections(self.volume)))
+
+    def test_the_export_pass_makes_ready_what_tgtd_lost(self):
+        self.driver.ensure_exports(lambda **_: {})       # the sentinel
+        self.tgtd.restart()
+        self.assertEqual([], self.driver.ensure_exports(lambda **_: {}))
+        self.assert_ready(self.volume, IQN)
+        start = len(self.tgtd.calls)
+        self.connect()
+        self.assertEqual([('bind', 'target')], self.tgtd.ops(start))
+        # A pass with nothing to make ready reads tgtd once, changes
+        # nothing.
+        self.driver.ensure_exports(lambda **_: {})
+        start = len(self.tgtd.calls)
+        self.driver.ensure_exports(lambda **_: {})
+        self.assertEqual([('show', 'target')], self.tgtd.ops(start))
 
     def test_ensure_exports_leaves_a_host_detached_meanwhile(self):
         # The database is read again under the volume's lock, without the
@@ -957,13 +1219,14 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([(None, True), (VOLUME['id'], False)], reads)
         self.assert_exported_to([I2])
         self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
-        # Every host gone meanwhile: no target is made.
-        self.tgtd.targets.clear()
+        # Every host gone meanwhile: nothing is exported (the target is
+        # made again, admitting no one).
+        self.tgtd.restart()
 
         def connected(volume_id=None, detaching=True):
             return {} if volume_id else {VOLUME['id']: (self.volume, [H1])}
         self.assertEqual([], self.driver.ensure_exports(connected))
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
 
     def test_ensure_exports_skips_what_it_cannot_export(self):
         other = dict(VOLUME, id='gone-file',
@@ -971,8 +1234,9 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([], self.driver.ensure_exports(lambda: {
             'gone-file': (other, [H1]),
             VOLUME['id']: (self.volume, [{'host': 'h9'}])}))
-        self.assertEqual([], [t['iqn'] for t in self.tgtd.targets.values()
-                              if 'volume-' in t['iqn']])
+        self.assertEqual([IQN], [t['iqn'] for t in self.tgtd.targets.values()
+                                 if 'volume-' in t['iqn']])
+        self.assertEqual([], self.tgtd.initiators())
 
     def stalled(self, seconds=0):
         """A ``stalled_before``: now, plus ``seconds``."""
@@ -1020,9 +1284,12 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([(VOLUME['id'], 'unexported')],
                          self.driver.ensure_exports(connected,
                                                     self.stalled(1)))
-        # The name stays bound for h2; h1's account is gone.
+        # The name stays bound for h2; h1's account is gone (the other
+        # is the spare the export pass made).
         self.assert_exported_to([I1])
-        self.assertEqual([self.account('h2')[0]], list(self.tgtd.accounts))
+        self.assertEqual(sorted([self.account('h2')[0],
+                                 self.driver._spare(self.volume)[0]]),
+                         sorted(self.tgtd.accounts))
         self.assertEqual(['h2'], list(self.driver.connections(self.volume)))
         self.assertEqual([], self.driver.ensure_exports(connected,
                                                         self.stalled(1)))
@@ -1046,17 +1313,34 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([(VOLUME['id'], 'unexported')],
                          self.driver.ensure_exports(lambda: {},
                                                     self.stalled(1)))
-        self.assertIsNone(self.tgtd.target())
+        self.assertEqual([], self.tgtd.initiators())
 
-    def test_a_target_no_attachment_needs_goes(self):
+    def test_a_target_no_attachment_needs_is_unexported(self):
         self.connect()
+        leftover = self.account()[0]
         self.tgtd.target()['acl'].append('ALL')
         self.driver.ensure_exports(lambda: {})
         self.assertEqual([(VOLUME['id'], 'unexported')],
                          self.driver.ensure_exports(lambda: {},
                                                     self.stalled(1)))
+        # Ready for a first connection again: no ACL, the connection's
+        # account gone (the volume row was not read), a spare.
+        self.assert_ready(self.volume, IQN)
+        self.assertNotIn(leftover, self.tgtd.accounts)
+        # Nothing more to do, and the database is not read for it.
+        self.assertEqual([], self.driver.ensure_exports(
+            lambda: self.fail('read'), self.stalled(1)))
+
+    def test_the_target_of_a_deleted_volume_goes(self):
+        # Its delete died after the file went (or the target was made by
+        # hand): the sweep removes it and its accounts.
+        self.connect()
+        os.unlink(self.volume['provider_location'])
+        self.driver.ensure_exports(lambda: {})
+        self.assertEqual([(VOLUME['id'], 'unexported')],
+                         self.driver.ensure_exports(lambda: {},
+                                                    self.stalled(1)))
         self.assertIsNone(self.tgtd.target())
-        # Its account too, although the volume row was not read.
         self.assertEqual({}, self.tgtd.accounts)
 
     def test_no_targets_no_database_read(self):
@@ -1091,8 +1375,9 @@ class ISCSIDriverTest(testtools.TestCase):
         target = self.tgtd.target()
         self.assertEqual(sorted(initiators), sorted(target['acl']))
         self.assertEqual(
-            sorted(self.driver._account(self.volume, r)[0] for r in
-                   self.driver._records(self.volume).values()),
+            sorted([self.driver._account(self.volume, r)[0] for r in
+                    self.driver._records(self.volume).values()] +
+                   (self.driver._spare(self.volume) or [])[:1]),
             sorted(target['accounts']))
         for user in target['accounts']:
             self.assertIn(user, self.tgtd.accounts)
@@ -1128,8 +1413,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertEqual([I2], self.tgtd.initiators(
             PREFIX + 'volume-' + theirs['id']))
         # tgtd restarted: each backend exports its own again.
-        self.tgtd.targets.clear()
-        self.tgtd.accounts.clear()
+        self.tgtd.restart()
         self.assertEqual([(theirs['id'], 'exported')], other.ensure_exports(
             connected_there, self.stalled(3600), owned=owned_there))
         self.assertIsNone(self.tgtd.target())
@@ -1141,7 +1425,7 @@ class ISCSIDriverTest(testtools.TestCase):
                          self.driver.ensure_exports(
                              lambda **_: {}, self.stalled(3600),
                              owned=lambda ids: set(ids) & {VOLUME['id']}))
-        self.assertIsNone(self.tgtd.target())
+        self.assert_ready(self.volume, IQN)
         self.assertEqual([I2], self.tgtd.initiators(
             PREFIX + 'volume-' + theirs['id']))
 
@@ -1162,8 +1446,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.assertIsNotNone(self.tgtd.target(other._sentinel()))
         self.assertIsNotNone(self.tgtd.target(self.driver._sentinel()))
         # Its sentinel made does not hide a restart from this one.
-        self.tgtd.targets.clear()
-        self.tgtd.accounts.clear()
+        self.tgtd.restart()
         other.ensure_exports(lambda **_: {})
         self.assertEqual([(VOLUME['id'], 'exported')],
                          self.driver.ensure_exports(lambda **_: {
@@ -1176,7 +1459,7 @@ class ISCSIDriverTest(testtools.TestCase):
         self.driver.ensure_exports(lambda **_: {})
         self.assertIn('makes its sentinel target', log.output)
         self.assertNotIn('restarted', log.output)
-        self.tgtd.targets.clear()
+        self.tgtd.restart()
         self.driver.ensure_exports(lambda **_: {})
         self.assertIn('tgtd lost the sentinel target %s (tgtd was '
                       'restarted' % self.driver._sentinel(), log.output)
@@ -1193,9 +1476,12 @@ class ISCSIDriverTest(testtools.TestCase):
                           lambda ids: set(ids) & {VOLUME['id']})
         self.assertIsNotNone(self.tgtd.target(self.driver._sentinel()))
         self.driver.terminate_connection(self.volume, H1)
-        self.assertEqual(sorted([self.driver._sentinel(), legacy]),
-                         sorted(self.driver.forget(lambda ids: set())))
-        self.assertEqual({}, self.tgtd.targets)
+        # Exported to no host: its target goes with the sentinels.
+        self.assertEqual(
+            sorted([self.driver._sentinel(), legacy, IQN]),
+            sorted(self.driver.forget(lambda ids: set(ids) & {
+                VOLUME['id']})))
+        self.assertEqual(({}, {}), (self.tgtd.targets, self.tgtd.accounts))
         self.assertFalse(os.path.exists(self.driver._sentinel_mark()))
         # Nothing left: nothing to do.
         self.assertEqual([], self.driver.forget(lambda ids: set()))
