@@ -131,6 +131,30 @@ VOLUME_MIGRATE_AFTER_FINISH = declare(
     'the volume has the new storage (migration_status success); the '
     'temporary volume, now naming the old storage, is deleting')
 
+# -- the volume service (volume/manager.py), nova-lite-volume -----------------
+# Each after the backend's step, before the answer reaches block storage's
+# service layer (the caller's RPC call then times out: its own failure
+# rules apply, and the service's settling at its restart finishes the rest).
+VOLUME_SERVICE_CREATE_AFTER_BACKEND = declare(
+    'volume.create.after_backend', 'volume',
+    'the backend made the storage; the volume is still creating (the '
+    'caller has no answer)')
+VOLUME_SERVICE_EXTEND_AFTER_BACKEND = declare(
+    'volume.extend.after_backend', 'volume',
+    'the backend grew the volume; its row is still extending')
+VOLUME_SERVICE_CONNECT_AFTER_BACKEND = declare(
+    'volume.connect.after_backend', 'volume',
+    'the backend connected the host (exported); the attachment is not '
+    'connected')
+VOLUME_SERVICE_DISCONNECT_AFTER_BACKEND = declare(
+    'volume.disconnect.after_backend', 'volume',
+    'the backend disconnected the host; the attachment still exists '
+    '(detaching)')
+VOLUME_SERVICE_MIGRATE_MID_COPY = declare(
+    'volume.migrate.mid_copy', 'volume',
+    'both volumes are open for the copy, none of the data copied; the '
+    'volume is migrating with its temporary volume')
+
 # -- the conductor (conductor/attach.py) -------------------------------------
 CONDUCTOR_ATTACH_AFTER_TAKE = declare(
     'conductor.attach.after_take', 'conductor',

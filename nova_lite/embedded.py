@@ -1,10 +1,10 @@
 """The whole of nova_lite in one process: the embedded default.
 
-``EmbeddedSystem`` brings up the database (migrated), the conductor, one or
-more compute hosts and the API application on one in-process transport,
-and block storage's settling (``nova_lite.volume.periodic``), which the
-API processes run when they run on their own. The services' heartbeats
-keep the liveness clock: the API here does not tick it.
+``EmbeddedSystem`` brings up the database (migrated), the volume service
+(``nova_lite.volume.service``: the backends' drivers and block storage's
+settling), the conductor, one or more compute hosts and the API
+application on one in-process transport. The services' heartbeats keep
+the liveness clock: the API here does not tick it.
 ``nova-lite-all`` serves it over HTTP; the functional tests use it as is.
 
 ``write_client_files`` writes what the clients need to reach it: a
@@ -27,7 +27,7 @@ from nova_lite.db import api as db_api
 from nova_lite.db import migration
 from nova_lite import objects
 from nova_lite import rpc
-from nova_lite.volume import periodic as volume_periodic
+from nova_lite.volume import service as volume_service
 
 LOG = logging.getLogger(__name__)
 
@@ -39,7 +39,6 @@ class EmbeddedSystem(object):
         self.sync_db = sync_db
         self.services = []
         self.app = None
-        self.settling = None
 
     def start(self):
         os.makedirs(conf_base.state_path(self.conf), exist_ok=True)
@@ -47,22 +46,35 @@ class EmbeddedSystem(object):
         db_api.configure(self.conf)
         if self.sync_db:
             migration.upgrade(self.conf)
+        # The volume service first: the others reach the backends
+        # through it.
+        self.services.append(volume_service.create(self.conf))
         self.services.append(conductor_service.create(self.conf))
         for host in self.compute_hosts:
             self.services.append(compute_service.create(self.conf, host))
         for svc in self.services:
             svc.start()
         self.app = api_app.init_application(conf=self.conf)
-        self.settling = volume_periodic.PeriodicSettling(self.conf).start()
         return self
 
+    @property
+    def volume_service(self):
+        """The volume service (None once stopped)."""
+        for svc in self.services:
+            if svc.binary == volume_service.BINARY:
+                return svc
+        return None
+
+    @property
+    def settling(self):
+        """Block storage's settling, run by the volume service."""
+        svc = self.volume_service
+        return svc.settling if svc is not None else None
+
     def stop(self):
-        # Stop every service and block storage's settling first, then wait
-        # for them: their RPC servers and a settling run in progress end
-        # in parallel.
+        # Stop every service first, then wait for them: their RPC servers
+        # and a settling run in progress end in parallel.
         running = [(svc, svc.binary) for svc in reversed(self.services)]
-        if self.settling is not None:
-            running.insert(0, (self.settling, self.settling.name))
         for svc, name in running:
             try:
                 svc.stop()
@@ -74,7 +86,6 @@ class EmbeddedSystem(object):
             except Exception:
                 LOG.exception('Waiting for %s failed', name)
         self.services = []
-        self.settling = None
         rpc.cleanup(self.conf)
 
 

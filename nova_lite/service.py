@@ -21,30 +21,34 @@ from nova_lite import context as nl_context
 from nova_lite import objects
 from nova_lite.objects import service as service_obj
 from nova_lite import rpc
-from nova_lite.volume import client as block_storage
 
 LOG = logging.getLogger(__name__)
 
 
 def create(conf, host, binary, topic, manager_class):
     """The ``binary`` service of ``host`` (``[DEFAULT] host`` when None)
-    serving ``topic`` with a ``manager_class`` manager, not started. The
-    block-storage backends this process drives (the ``local`` client's)
-    are loaded first: a wrong configuration fails here."""
+    serving ``topic`` with a ``manager_class`` manager, not started."""
     host = host or conf.host
-    block_storage.check_backends(conf)
     return Service(conf, host, binary, topic, manager_class(conf, host))
 
 
 class Service(object):
-    def __init__(self, conf, host, binary, topic, manager):
+    """``servers``: the server names of ``topic`` it consumes (default:
+    its host); ``rows``: the ``(host, binary)`` rows of ``services`` it
+    registers and beats (default: its own)."""
+
+    def __init__(self, conf, host, binary, topic, manager, servers=None,
+                 rows=None):
         self.conf = conf
         self.host = host
         self.binary = binary
         self.topic = topic
         self.manager = manager
+        self.servers = list(servers or [host])
+        self.rows = list(rows or [(host, binary)])
         self.service_ref = None
-        self._rpc_server = None
+        self.service_refs = []
+        self._rpc_servers = []
         self._periodics = None
 
     def start(self):
@@ -55,17 +59,23 @@ class Service(object):
         # consumes: a service seen up before its queues exist would have
         # the casts sent to it meanwhile dropped by the broker.
         self.manager.init_host(ctxt)
-        target = messaging.Target(topic=self.topic, server=self.host)
         endpoints = [self.manager, baserpc.BaseRPCAPI(self.binary)]
-        self._rpc_server = rpc.get_server(self.conf, target, endpoints)
-        self._rpc_server.start()
-        self.service_ref = service_obj.Service.register(
-            ctxt, self.host, self.binary, self.topic)
+        for server in self.servers:
+            target = messaging.Target(topic=self.topic, server=server)
+            rpc_server = rpc.get_server(self.conf, target, endpoints)
+            rpc_server.start()
+            self._rpc_servers.append(rpc_server)
         interval = self.conf.report_interval
-        self.service_ref.heartbeat(interval)
-        callables = [beat_every(
-            interval, lambda: self.service_ref.heartbeat(interval),
-            'Heartbeat of %s on %s' % (self.binary, self.host))]
+        callables = []
+        for host, binary in self.rows:
+            ref = service_obj.Service.register(ctxt, host, binary,
+                                               self.topic)
+            ref.heartbeat(interval)
+            self.service_refs.append(ref)
+            callables.append(beat_every(
+                interval, functools.partial(ref.heartbeat, interval),
+                'Heartbeat of %s on %s' % (binary, host)))
+        self.service_ref = self.service_refs[0]
         if self.manager.periodic_interval:
             @periodics.periodic(self.manager.periodic_interval)
             def periodic_tasks():
@@ -83,14 +93,14 @@ class Service(object):
         """Stop taking new messages (returns at once; see ``wait``)."""
         if self._periodics is not None:
             self._periodics.stop()
-        if self._rpc_server is not None:
-            self._rpc_server.stop()
+        for rpc_server in self._rpc_servers:
+            rpc_server.stop()
 
     def wait(self):
         """Wait for messages in progress and the service's periodics."""
-        if self._rpc_server is not None:
-            self._rpc_server.wait()
-            self._rpc_server = None
+        for rpc_server in self._rpc_servers:
+            rpc_server.wait()
+        self._rpc_servers = []
         if self._periodics is not None:
             self._periodics.wait()
             self._periodics = None

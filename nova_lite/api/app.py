@@ -8,10 +8,9 @@ from nova_lite.db import api as db_api
 from nova_lite import objects
 from nova_lite import service
 from nova_lite.volume import drivers as volume_drivers
-from nova_lite.volume import periodic as volume_periodic
 
-# What init_application(clock_tick=True) started in this process: (clock
-# ticker, block storage's settling) pairs (``stop_periodics``).
+# What init_application(clock_tick=True) started in this process: clock
+# tickers (``stop_periodics``).
 _PERIODICS = []
 
 
@@ -19,23 +18,23 @@ def init_application(conf=None, argv=None, clock_tick=False):
     """Parse configuration (unless ``conf`` is ready), configure the
     database and return the WSGI application. ``clock_tick``: this is an
     API process of its own (uWSGI worker, ``nova-lite-api``), which ticks
-    the services' liveness clock (``nova_lite.service.ClockTicker``) and
-    runs block storage's settling (``nova_lite.volume.periodic``): an API
-    process serves block storage and drives its backends, and settles
-    what such a process left when it died."""
+    the services' liveness clock (``nova_lite.service.ClockTicker``).
+    Block storage's backends are the volume service's
+    (``nova-lite-volume``): the API loads no driver and runs no settling
+    of theirs; it reaches them over RPC (``nova_lite.volume.rpcapi``)."""
     if conf is None:
         conf = cfg.ConfigOpts()
         config.parse_args(conf, argv or [])
     objects.register_all()
     # A request never waits for the database to come up: it answers 503.
     db_api.configure(conf, wait_for_database=False)
-    # The /v3 API drives the block-storage backends in this process: a
-    # wrong backend configuration fails here, at start, not on first use.
-    volume_drivers.get_backends(conf)
+    # The backends' groups (their names and backend_host, which the
+    # volumes' views show): registered here, no driver loaded; an
+    # unknown volume_driver fails here, at start.
+    volume_drivers.register_backend_opts(conf)
     app = deploy.loadapp(conf)
     if clock_tick:
-        _PERIODICS.append((service.ClockTicker(conf).start(),
-                           volume_periodic.PeriodicSettling(conf).start()))
+        _PERIODICS.append(service.ClockTicker(conf).start())
     return app
 
 
@@ -44,7 +43,4 @@ def stop_periodics():
     process (an API process's run ends with the process: this is for
     those that embed it, and for tests)."""
     while _PERIODICS:
-        ticker, settling = _PERIODICS.pop()
-        settling.stop()
-        ticker.stop()
-        settling.wait()
+        _PERIODICS.pop().stop()

@@ -26,8 +26,8 @@ ALL_OPTS = [
         help="""
 Seconds between two runs of the periodic task that settles stalled work,
 in nova-lite-conductor and in nova-lite-compute, and of block storage's
-settling in the API processes (uWSGI workers, nova-lite-api) and
-nova-lite-all (its first run one interval after the process starts). 0
+settling in the volume services (nova-lite-volume, and the one
+nova-lite-all runs; its first run one interval after the service starts). 0
 disables the periodic tasks (work is then settled only when its owner
 starts again, or by ``nova-lite-manage volume_attachment reconcile``;
 block storage's, only by that command).

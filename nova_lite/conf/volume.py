@@ -49,9 +49,11 @@ without a type fails (500) until it is created or this is corrected.
         help="""
 Seconds the block storage keeps what each backend reported about its
 capabilities (``multiattach``, ``volume_backend_name``...) before asking it
-again. Volume creation and retype check a volume type against these cached
-reports, and refuse at once (400) a multiattach volume that no enabled
-backend can host, rather than leaving a volume in ``error``. 0 asks the
+again (each process that places volumes asks the backend's volume
+service, which keeps its driver's report as long). Volume creation and
+retype check a volume type against these cached reports, and refuse at
+once (400) a multiattach volume that no enabled backend can host, rather
+than leaving a volume in ``error``. 0 asks the
 backends on every request. ``GET /v3/capabilities/{backend}`` always asks
 the backend and refreshes the cache.
 """),

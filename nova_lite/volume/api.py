@@ -1,10 +1,12 @@
 """The block-storage service layer for volumes.
 
-Cinder's ``volume/api.py`` and the parts of its volume manager nova_lite
-needs, run by whichever process calls it: the API for ``/v3``, compute and
-conductor through the ``local`` VolumeClient. Policy is checked here, so
-every caller gets the same rules; a volume of another project is "not
-found" (404) unless the caller is an administrator.
+Cinder's ``volume/api.py`` and the parts of its volume manager that move
+the rows, run by whichever process calls it: the API for ``/v3``, compute
+and conductor through the ``local`` VolumeClient. The backends' drivers
+run in the volume service (``nova-lite-volume``: ``volume.manager``),
+reached over its RPC API (``volume.rpcapi``, ``API().backends``). Policy
+is checked here, so every caller gets the same rules; a volume of another
+project is "not found" (404) unless the caller is an administrator.
 
 ``API`` is volumes: create, show, list, update, delete, extend, retype,
 migrate, the administrators' actions (force delete, force detach, reset
@@ -21,18 +23,22 @@ rest of block storage's service layer is reached from it:
 * ``API().settling``: what a process that died left ``extending`` or
   ``deleting`` (and a stalled migration), and the backends' exports made
   to agree with the database (``settling.Settling``), run periodically by
-  the processes that serve block storage (``volume.periodic``).
+  the volume services for their backends (``volume.periodic``).
 
 Status moves follow ``nova_lite.volume.status`` and are made by
-compare-and-swap in ``nova_lite.volume.db``; backend calls
-(``nova_lite.volume.drivers``) are made between transactions, never inside
+compare-and-swap in ``nova_lite.volume.db``; backend calls (the volume
+service's, ``volume.rpcapi``) are made between transactions, never inside
 one. When a backend call fails: creating a volume: the volume is
 ``error``; deleting: ``error_deleting``; extending: ``error_extending``,
-with its former size; connecting and disconnecting: as
-``attachment_api`` says.
+with its former size (but an extend the volume service did not answer,
+``MessagingTimeout``, stays ``extending`` for its settling: whether it
+grew is not known); connecting and disconnecting: as ``attachment_api``
+says (a call the service did not answer fails as the backend's own
+failure).
 """
 
 from oslo_log import log as logging
+import oslo_messaging as messaging
 
 from nova_lite import context as nl_context
 from nova_lite import crashpoint
@@ -50,7 +56,9 @@ from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
 from nova_lite.volume import migration
+from nova_lite.volume import placement
 from nova_lite.volume import quotas
+from nova_lite.volume import rpcapi as volume_rpcapi
 from nova_lite.volume import servers
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import settling
@@ -71,12 +79,21 @@ class API(object):
     ``migration`` and ``settling`` are the parts the module's docstring
     names, each given what it uses of this one."""
 
-    def __init__(self, conf):
+    def __init__(self, conf, backends=None):
+        """``backends``: how the backends' drivers are reached: the
+        volume service's RPC API (``volume.rpcapi.VolumeAPI``, the
+        default), or the volume service's manager itself for its
+        settling (the same methods, called in-process)."""
         self.conf = conf
+        # A request answers 503 in seconds when the broker is away
+        # (``[DEFAULT] rpc_send_retries``), as the API's other clients.
+        self.backends = backends or volume_rpcapi.VolumeAPI(
+            conf, retry=conf.rpc_send_retries)
         self.types = type_api.Types(conf)
         self.metadata = metadata_api.Metadata(self.get)
-        self.attachments = attachment_api.Attachments(conf)
-        self.migration = migration.Migration(conf, self.attachments)
+        self.attachments = attachment_api.Attachments(conf, self.backends)
+        self.migration = migration.Migration(conf, self.attachments,
+                                             self.backends)
         self.settling = settling.Settling(conf, self.migration)
 
     @staticmethod
@@ -173,7 +190,7 @@ class API(object):
             backend = cloning.backend_for(ctxt, self.conf, source, vtype,
                                           specs, multiattach)
         else:
-            backend = drivers.choose_backend(
+            backend = placement.choose_backend(
                 self.conf, specs, multiattach,
                 exclude=volume_services.unschedulable_backends(ctxt,
                                                                self.conf))
@@ -206,15 +223,16 @@ class API(object):
                       volume.id, volume_type)
             volume_db.volume_move(ctxt, volume.id, 'create_failed')
         elif source is not None:
-            cloning.clone_on_backend(ctxt, self.conf, volume)
+            cloning.clone_on_backend(ctxt, self.conf, volume,
+                                     self.backends)
         else:
             self._create_on_backend(ctxt, volume)
         return volume_db.volume_get(ctxt, volume.id, with_metadata=True)
 
     def _create_on_backend(self, ctxt, volume):
         try:
-            driver = drivers.get_driver(self.conf, volume.host)
-            updates = driver.create_volume(drivers.volume_dict(volume)) or {}
+            updates = self.backends.create_volume(
+                ctxt, volume.host, volume=drivers.volume_dict(volume)) or {}
         except Exception:
             LOG.exception('Creating volume %s on backend %s failed',
                           volume.id, volume.host)
@@ -273,10 +291,10 @@ class API(object):
         that refuses because the storage is in use (``VolumeIsBusy``)
         ``available`` (409), as Cinder's volume manager."""
         crashpoint.hit(crashpoint.VOLUME_DELETE_AFTER_START)
-        if volume.host and volume.host in drivers.get_backends(self.conf):
+        if volume.host and volume.host in placement.enabled(self.conf):
             try:
-                drivers.get_driver(self.conf, volume.host).delete_volume(
-                    drivers.volume_dict(volume))
+                self.backends.delete_volume(
+                    ctxt, volume.host, volume=drivers.volume_dict(volume))
             except exception.VolumeIsBusy as e:
                 LOG.warning('Volume %s is busy, not deleted: %s', volume.id,
                             e)
@@ -326,8 +344,18 @@ class API(object):
                                        expected)
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
-            drivers.get_driver(self.conf, volume.host).extend_volume(
-                drivers.volume_dict(volume), new_size)
+            self.backends.extend_volume(
+                ctxt, volume.host, volume=drivers.volume_dict(volume),
+                new_size=new_size)
+        except messaging.MessagingTimeout:
+            # The volume service did not answer (it died, or is cut
+            # off): whether the backend grew the volume is not known. It
+            # stays extending; the service's settling, once it runs again
+            # and the volume stalled, reads the size the backend holds.
+            LOG.warning('The volume service of backend %s did not answer '
+                        'the extend of volume %s: left extending for its '
+                        'settling', volume.host, volume_id)
+            return
         except Exception:
             LOG.exception('Extending volume %s to %sG on backend %s failed',
                           volume_id, new_size, volume.host)
@@ -508,7 +536,9 @@ class API(object):
                 'is not supported.'))
         if encrypted != bool(volume.encrypted):
             raise exception.EncryptionChangeNotSupported()
-        caps = drivers.capabilities(self.conf).get(volume.host)
+        caps = None
+        if volume.host in placement.enabled(self.conf):
+            caps = placement.capability(self.conf, volume.host)
         if caps is None or not drivers.fits(caps, specs, multiattach):
             self._retype_with_migration(ctxt, volume, vtype, specs,
                                         multiattach, migration_policy)
@@ -540,7 +570,7 @@ class API(object):
                 "migrate it to one that can (migration_policy "
                 "%(policy)s).") % {'id': volume.id, 'type': vtype.name,
                                    'policy': migration_policy or 'never'})
-        backend = drivers.choose_backend(
+        backend = placement.choose_backend(
             self.conf, specs, multiattach,
             exclude=volume_services.unschedulable_backends(
                 ctxt, self.conf) | {volume.host})
@@ -575,7 +605,7 @@ class API(object):
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.MIGRATE, target=_target(volume.project_id))
         backend = drivers.backend_of(host)
-        if backend not in drivers.get_backends(self.conf) or \
+        if backend not in placement.enabled(self.conf) or \
                 backend in volume_services.unschedulable_backends(
                     ctxt, self.conf):
             raise exception.InvalidHost(reason=_(

@@ -62,8 +62,10 @@ def _project(ctxt):
 class Attachments(object):
     """``volume.api.API().attachments``: ``conf`` gives the backends."""
 
-    def __init__(self, conf):
+    def __init__(self, conf, backends):
+        """``backends``: the volume service's RPC API (``volume.api``)."""
         self.conf = conf
+        self.backends = backends
 
     def get(self, ctxt, attachment_id):
         """The attachment and the ids of the other attachments sharing its
@@ -195,9 +197,9 @@ class Attachments(object):
         connector = dict(connector, mode=mode)
         previous = self._previous_connection(attachment)
         try:
-            driver = drivers.get_driver(self.conf, volume.host)
-            info = driver.initialize_connection(drivers.volume_dict(volume),
-                                                connector)
+            info = self.backends.initialize_connection(
+                ctxt, volume.host, volume=drivers.volume_dict(volume),
+                connector=connector)
         except Exception as e:
             LOG.warning('Connecting attachment %s of volume %s failed: %s',
                         attachment.id, volume.id, e)
@@ -280,8 +282,9 @@ class Attachments(object):
 
     def _terminate(self, volume, connector, quiet=False):
         try:
-            drivers.get_driver(self.conf, volume.host).terminate_connection(
-                drivers.volume_dict(volume), connector)
+            self.backends.terminate_connection(
+                nl_context.get_admin_context(), volume.host,
+                volume=drivers.volume_dict(volume), connector=connector)
         except Exception as e:
             if quiet:
                 LOG.exception('Terminating the connection of volume %s '

@@ -15,20 +15,20 @@
    that locks the source's row and checks its status again
    (``volume_db.volume_create``); from then on the source cannot be
    deleted until the clone's create ends (``volume_delete_start``);
-4. ``clone_on_backend``: the backend makes the clone's storage from the
-   source's (``VolumeDriver.create_cloned_volume``), beating the clone's
-   ``updated_at`` while it copies; the clone is then ``available``, or
-   ``error`` when the backend failed.
+4. ``clone_on_backend``: the volume service of the backend makes the
+   clone's storage from the source's (``VolumeDriver.create_cloned_volume``
+   over ``volume.rpcapi``), beating the clone's ``updated_at`` while it
+   copies (``volume.manager``); the clone is then ``available``, or
+   ``error`` when the backend failed (or its service did not answer).
 
-A process that dies during step 4 leaves the clone ``creating``; block
+A process (the API's, or the volume service) that dies during step 4
+leaves the clone ``creating``; block
 storage's settling makes a volume stalled ``creating`` for ``[recovery]
 stalled_after`` seconds ``error`` (``settling``, Cinder's volume service
 does so at its start), after which the source can be deleted again and
 the clone deleted (the backend's delete takes whatever storage the clone
 had by then).
 """
-
-import time
 
 from oslo_log import log as logging
 
@@ -37,13 +37,11 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
+from nova_lite.volume import placement
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import status as st
 
 LOG = logging.getLogger(__name__)
-
-#: Seconds between two heartbeats of a clone's copy.
-HEARTBEAT = 2.0
 
 
 def check_source(source, size):
@@ -68,13 +66,15 @@ def check_source(source, size):
 
 def backend_for(ctxt, conf, source, vtype, specs, multiattach):
     """The backend of the clone: the source's. 400 when the type does not
-    fit it; None when this process cannot reach it (not enabled here, or
-    its service disabled): the clone is then ``error``, as a volume no
-    backend can host."""
+    fit it; None when it cannot be reached (not enabled here, its
+    services disabled or down, or not answering): the clone is then
+    ``error``, as a volume no backend can host."""
     backend = source.host
-    caps = drivers.capabilities(conf).get(backend)
-    if caps is None or backend in volume_services.unschedulable_backends(
-            ctxt, conf):
+    if backend not in placement.enabled(conf) or \
+            backend in volume_services.unschedulable_backends(ctxt, conf):
+        return None
+    caps = placement.capability(conf, backend)
+    if caps is None:
         return None
     if not drivers.fits(caps, specs, multiattach):
         raise exception.InvalidInput(reason=_(
@@ -84,29 +84,17 @@ def backend_for(ctxt, conf, source, vtype, specs, multiattach):
     return backend
 
 
-def clone_on_backend(ctxt, conf, volume):
+def clone_on_backend(ctxt, conf, volume, backends):
     """Step 4 (the module docstring): the backend makes ``volume``'s
     storage from its source's (read again: what names its storage now);
     ``volume`` ends ``available`` or ``error``."""
     crashpoint.hit(crashpoint.VOLUME_CLONE_AFTER_CREATE)
-    last = [time.monotonic()]
-
-    def heartbeat():
-        now = time.monotonic()
-        if now - last[0] < HEARTBEAT:
-            return
-        last[0] = now
-        if not volume_db.volume_touch(ctxt, volume.id, st.CREATING):
-            raise exception.InvalidVolume(reason=_(
-                'volume %s was settled while its data was copied') %
-                volume.id)
     source_id = volume.source_volid
     try:
         source = volume_db.volume_get(ctxt, source_id)
-        driver = drivers.get_driver(conf, volume.host)
-        updates = driver.create_cloned_volume(
-            drivers.volume_dict(volume), drivers.volume_dict(source),
-            progress=heartbeat) or {}
+        updates = backends.create_cloned_volume(
+            ctxt, volume.host, volume=drivers.volume_dict(volume),
+            src_volume=drivers.volume_dict(source)) or {}
     except Exception:
         LOG.exception('Cloning volume %s into volume %s on backend %s '
                       'failed', source_id, volume.id, volume.host)

@@ -57,8 +57,6 @@ only slow and moves on wins):
   between the two rows' moves): deleted.
 """
 
-import time
-
 from oslo_log import log as logging
 from oslo_utils import excutils
 
@@ -71,16 +69,13 @@ from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
 from nova_lite.volume import drivers
 from nova_lite.volume import instances
+from nova_lite.volume import placement
 from nova_lite.volume import servers
 from nova_lite.volume import status as st
 from nova_lite.volume import type_api
 from nova_lite.volume import views
-from nova_lite import utils
 
 LOG = logging.getLogger(__name__)
-
-# Seconds between two heartbeats of a copy (the volume's updated_at).
-HEARTBEAT = 2.0
 
 
 class Migration(object):
@@ -88,9 +83,11 @@ class Migration(object):
     ``attachments`` (``attachment_api.Attachments``) deletes the
     attachments a rolled-back swap leaves over."""
 
-    def __init__(self, conf, attachments):
+    def __init__(self, conf, attachments, backends):
+        """``backends``: the volume service's RPC API (``volume.api``)."""
         self.conf = conf
         self.attachments = attachments
+        self.backends = backends
 
     # -- the workflow -------------------------------------------------------
     def run(self, ctxt, volume, dest_backend, volume_type=None,
@@ -160,9 +157,9 @@ class Migration(object):
                 views.extra_specs_of(volume_type))
         target = migration_db.target_create(ctxt, volume, dest_backend,
                                             type_id, multiattach)
-        driver = drivers.get_driver(self.conf, dest_backend)
         try:
-            updates = driver.create_volume(drivers.volume_dict(target)) or {}
+            updates = self.backends.create_volume(
+                ctxt, dest_backend, volume=drivers.volume_dict(target)) or {}
         except Exception:
             with excutils.save_and_reraise_exception():
                 volume_db.volume_move(ctxt, target.id, 'create_failed')
@@ -173,41 +170,15 @@ class Migration(object):
         return volume_db.volume_get(ctxt, target.id)
 
     def _copy(self, ctxt, source, target):
-        """Block storage copies the data (no host uses the volume), each
-        backend's storage opened as a file (``VolumeDriver.open_volume``),
-        beating the volume's ``updated_at``; stops when the migration was
-        settled meanwhile."""
-        source_driver = drivers.get_driver(self.conf, source.host)
-        source_file = source_driver.open_volume(drivers.volume_dict(source),
-                                                'r')
-        if source_file is None:
-            LOG.info('Volume %s: its backend %s keeps no data to copy',
-                     source.id, source.host)
-            return
-        last = [time.monotonic()]
-
-        def heartbeat():
-            now = time.monotonic()
-            if now - last[0] < HEARTBEAT:
-                return
-            last[0] = now
-            if not migration_db.migration_touch(ctxt, source.id):
-                raise exception.VolumeMigrationFailed(reason=_(
-                    'the migration of volume %s was settled meanwhile') %
-                    source.id)
-        with source_file:
-            target_file = drivers.get_driver(
-                self.conf, target.host).open_volume(
-                    drivers.volume_dict(target), 'w')
-            if target_file is None:
-                raise exception.InvalidVolume(reason=_(
-                    'backend %(backend)s keeps no data: volume %(id)s '
-                    'cannot be copied there') % {'backend': target.host,
-                                                 'id': source.id})
-            with target_file:
-                copied = utils.copy_file_data(source_file, target_file,
-                                              progress=heartbeat)
-        LOG.info('Volume %s: %d bytes copied to %s', source.id, copied,
+        """Block storage copies the data (no host uses the volume): the
+        volume service of the source's backend, each backend's storage
+        opened as a file (``VolumeDriver.open_volume``), beating the
+        volume's ``updated_at``; it stops when the migration was settled
+        meanwhile (``volume.manager.VolumeManager.copy_volume_data``)."""
+        copied = self.backends.copy_volume_data(
+            ctxt, source.host, source=drivers.volume_dict(source),
+            target=drivers.volume_dict(target))
+        LOG.info('Volume %s: %s bytes copied to %s', source.id, copied,
                  target.host)
 
     def _swap(self, ctxt, source, target, attachment):
@@ -297,10 +268,10 @@ class Migration(object):
     def _delete(self, ctxt, volume):
         """The backend's delete, then the row's, of a ``deleting``
         volume; a backend failure leaves it ``error_deleting``."""
-        if volume.host and volume.host in drivers.get_backends(self.conf):
+        if volume.host and volume.host in placement.enabled(self.conf):
             try:
-                drivers.get_driver(self.conf, volume.host).delete_volume(
-                    drivers.volume_dict(volume))
+                self.backends.delete_volume(
+                    ctxt, volume.host, volume=drivers.volume_dict(volume))
             except Exception:
                 LOG.exception('Deleting volume %s from backend %s failed',
                               volume.id, volume.host)

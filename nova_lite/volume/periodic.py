@@ -1,4 +1,5 @@
-"""Block storage settles itself, in the processes that serve it.
+"""Block storage settles itself, in the volume services that drive its
+backends.
 
 Block storage's settling (``settling.Settling``: the volumes a process
 that died left ``extending`` or ``deleting``, stalled migrations, and the
@@ -6,34 +7,35 @@ backends' exports made to agree with the database, e.g. after a target
 daemon restarted) is run:
 
 * every ``[recovery] settle_interval`` seconds (0: never) by
-  ``PeriodicSettling``, started by the processes that serve ``/v3`` and
-  drive the backends: each API process of its own (uWSGI worker,
-  ``nova-lite-api``: ``api.app.init_application(clock_tick=True)``) and
-  ``nova-lite-all`` (``nova_lite.embedded``). Its first run is one
-  interval after it starts, not at start: what a process that died left
-  is settled only once it has not moved for ``[recovery] stalled_after``
-  seconds anyway;
-* once by ``nova-lite-manage volume_attachment reconcile`` (``settle``).
+  ``PeriodicSettling``, started by each volume service
+  (``nova-lite-volume``, ``volume.service``; in ``nova-lite-all`` the
+  one it runs in-process). Its first run is one interval after it
+  starts, not at start: what a process that died left is settled only
+  once it has not moved for ``[recovery] stalled_after`` seconds anyway;
+* once by ``nova-lite-manage volume_attachment reconcile`` (``settle``),
+  on the node of the volume service (it loads the backends' drivers).
 
-Apart from it, the same processes look every few seconds (the smallest
-``export_check_interval`` of the enabled backends: ``iscsi``'s, 2 s by
-default; 0 for every backend: never) at whether a backend's target
-daemon lost its exports (``ensure_exports`` with no ``stalled_before``:
-for ``iscsi``, one ``tgtadm --op show``), the first time when the
-process starts, and export again at once what it lost (``watch_exports``):
-a restarted tgtd gets its targets back within that interval, whatever
+Apart from it, the volume service looks every few seconds (the smallest
+``export_check_interval`` of its backends: ``iscsi``'s, 2 s by default;
+0 for every backend: never) at whether a backend's target daemon lost
+its exports (``ensure_exports`` with no ``stalled_before``: for
+``iscsi``, one ``tgtadm --op show``), the first time when the service
+starts, and exports again at once what it lost (``watch_exports``): a
+restarted tgtd gets its targets back within that interval, whatever
 ``settle_interval`` is (0 too).
 
-The conductor does not run it: it reaches block storage through the
-volume client only, so with ``[volume] client = cinder`` it never touches
-nova_lite's block-storage tables.
+The API processes and the conductor do not run it: they load no driver
+(the API reaches the backends through the volume service's RPC API,
+``volume.rpcapi``), and with ``[volume] client = cinder`` the conductor
+never touches nova_lite's block-storage tables.
 
-Several processes may run it at once (every API worker does): each
-decision is a compare-and-swap on the volume's last move, so one volume
-is settled once and a volume its owner moved on meanwhile is left alone;
-and ``ensure_exports`` makes each volume's exports agree under that
-volume's lock (``drivers.iscsi``). Each process settles the backends its
-configuration enables.
+Several volume services may run it at once (those sharing a backend):
+each decision is a compare-and-swap on the volume's last move, so one
+volume is settled once and a volume its owner moved on meanwhile is left
+alone; and ``ensure_exports`` makes each volume's exports agree under
+that volume's lock (``drivers.iscsi``). Each service settles the
+backends its configuration enables, calling their drivers in-process
+(``local_api``).
 """
 
 import datetime
@@ -44,10 +46,16 @@ from oslo_log import log as logging
 from nova_lite import context as nl_context
 from nova_lite import service
 from nova_lite import utils
-from nova_lite.volume import api as volume_api
 from nova_lite.volume import drivers
+from nova_lite.volume import manager as volume_manager
 
 LOG = logging.getLogger(__name__)
+
+
+def local_api(conf):
+    """Block storage's service layer reaching ``conf``'s backends in this
+    process (a ``VolumeManager``'s drivers), as the settling runs it."""
+    return volume_manager.VolumeManager(conf, conf.host).volume_api
 
 
 class VolumeOperation(dict):
@@ -63,7 +71,7 @@ def settle(ctxt, conf, stalled_before=None):
     if stalled_before is None:
         stalled_before = utils.utcnow() - \
             datetime.timedelta(seconds=conf.recovery.stalled_after)
-    settled = volume_api.API(conf).settling.settle_stalled(
+    settled = local_api(conf).settling.settle_stalled(
         ctxt.elevated(), stalled_before)
     return [(VolumeOperation(volume=volume_id, operation=operation), outcome)
             for volume_id, operation, outcome in settled]
@@ -104,7 +112,7 @@ def watch_exports(conf, interval):
     process starts) and every ``interval`` seconds; the leftovers of dead
     processes are block storage's settling's (``settle_every``)."""
     ctxt = nl_context.get_admin_context()
-    settling = volume_api.API(conf).settling
+    settling = local_api(conf).settling
 
     @periodics.periodic(interval, run_immediately=True)
     def watch_block_storage_exports():

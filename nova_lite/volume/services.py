@@ -1,22 +1,24 @@
 """The block-storage services and hosts, under Cinder's names.
 
-nova_lite has no volume process and no scheduler process: ``volume/api.py``
-runs in whatever process calls it, and a new volume's backend is chosen in
-that call (``drivers.choose_backend``). What does run, heartbeat and open
-the backends at start (``services._check_volume_backends``) is the
-conductor. So ``/v3/os-services`` and ``/v3/os-hosts`` show, for every
-``nova-lite-conductor`` service row (host ``H``):
+nova_lite has no scheduler process: a new volume's backend is chosen in
+the block-storage call that makes it (``placement.choose_backend``). The
+backends are driven by the volume services (``nova-lite-volume``,
+``volume.service``), each of which registers and beats one
+``cinder-volume`` row per backend it enables, host ``H@<backend>``. So
+``/v3/os-services`` and ``/v3/os-hosts`` show:
 
-* ``cinder-scheduler`` on host ``H``: the backend choice that conductor's
-  deployment makes;
-* ``cinder-volume`` on host ``H@<backend>`` for every backend of
-  ``[volume] enabled_backends`` (of the process answering).
+* ``cinder-volume`` on host ``H@<backend>``: those rows, their ``state``
+  and ``updated_at`` the volume service's heartbeat;
+* ``cinder-scheduler`` on host ``H`` for every ``nova-lite-conductor``
+  service row (host ``H``): the backend choice that deployment makes,
+  its ``state`` the conductor's heartbeat.
 
-Their ``state`` and ``updated_at`` are the conductor's heartbeat; their
-status (enabled or disabled, and why) is the administrator's, kept in a
-status row of the ``services`` table (``Service.set_status``). A
-``cinder-volume`` backend whose every ``H@<backend>`` service is disabled
-gets no new volumes; disabling ``cinder-scheduler`` is recorded only.
+Their status (enabled or disabled, and why) is the administrator's, kept
+in the same row (``Service.set_status``: a status row of its own for a
+service that never ran). A backend none of whose ``H@<backend>``
+services is up and enabled gets no new volumes (``unschedulable_backends``:
+placement does not even ask it); disabling ``cinder-scheduler`` is
+recorded only.
 """
 
 import collections
@@ -28,7 +30,8 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.objects import service as service_obj
-from nova_lite.volume import drivers
+from nova_lite.volume import placement
+from nova_lite.volume import rpcapi as volume_rpcapi
 
 VOLUME_BINARY = service_obj.VOLUME_BINARY
 SCHEDULER_BINARY = service_obj.SCHEDULER_BINARY
@@ -94,6 +97,18 @@ def derive(conductors, backends, statuses, down_time, shared_hosts=None):
     return result
 
 
+def volume_services(rows, down_time):
+    """The ``cinder-volume`` services of the volume services' rows
+    (``rows``: Service objects of ``cinder-volume``; the status rows of
+    services that never ran, which no volume service registered, are left
+    out)."""
+    return [VolumeService(
+        VOLUME_BINARY, r.host, r.host.partition('@')[2], DEFAULT_ZONE,
+        bool(r.disabled), r.disabled_reason, r.is_up(down_time),
+        r.last_seen_up or r.updated_at)
+        for r in rows if r.topic == volume_rpcapi.TOPIC]
+
+
 def disabled_backends(services):
     """Backends all of whose ``cinder-volume`` services are disabled."""
     enabled, seen = set(), set()
@@ -116,14 +131,12 @@ def _statuses(ctxt):
 def get_all(ctxt, conf, host=None, binary=None):
     """The block-storage services, optionally only those on ``host``
     (Cinder's match, see ``host_matches``) and of ``binary``."""
-    backends = drivers.get_backends(conf)
-    shared = {name: driver.backend_conf.backend_host
-              for name, driver in backends.items()
-              if driver.backend_conf.backend_host}
     services = derive(
         service_obj.Service.list(ctxt, service_obj.CONDUCTOR_BINARY),
-        list(backends), _statuses(ctxt), conf.service_down_time,
-        shared_hosts=shared)
+        [], _statuses(ctxt), conf.service_down_time)
+    services += volume_services(
+        service_obj.Service.list(ctxt, VOLUME_BINARY),
+        conf.service_down_time)
     return [s for s in services
             if (host is None or host_matches(s.host, host)) and
             (binary is None or s.binary == binary)]
@@ -145,12 +158,15 @@ def set_status(ctxt, conf, host, binary, disabled, reason=None):
 
 
 def unschedulable_backends(ctxt, conf):
-    """Backends that must get no new volume: every one of their
-    ``cinder-volume`` services is disabled."""
-    if not any(r.disabled for r in
-               service_obj.Service.list(ctxt, VOLUME_BINARY)):
-        return set()   # the common case: one query
-    return disabled_backends(get_all(ctxt, conf, binary=VOLUME_BINARY))
+    """Enabled backends that must get no new volume: none of their
+    ``cinder-volume`` services is up and enabled (every one disabled, or
+    down: no volume service runs it, as Cinder's scheduler leaves out a
+    backend whose service is down). One query."""
+    services = volume_services(
+        service_obj.Service.list(ctxt, VOLUME_BINARY),
+        conf.service_down_time)
+    usable = {s.backend for s in services if s.up and not s.disabled}
+    return set(placement.enabled(conf)) - usable
 
 
 @db_api.context_manager.reader
@@ -192,9 +208,7 @@ def check_known_host(ctxt, conf, host):
 def backend_state(conf, backend):
     """Cinder's ``backend_state`` (3.49): ``down`` if the backend cannot
     report its capabilities (or reports itself down), else ``up``."""
-    try:
-        caps = drivers.get_backends(conf)[backend].reported_capabilities(
-            conf.volume.capabilities_cache_time)
-    except Exception:
+    caps = placement.capability(conf, backend)
+    if caps is None:
         return 'down'
     return 'down' if caps.get('backend_state') == 'down' else 'up'

@@ -1,12 +1,14 @@
 """Block storage's own settling (``volume.api.API().settling``): what a
 process that died left of block storage's operations (a create, an
 extend, a delete, a migration), and the backends' exports made to agree
-with the database. Run by the processes that serve block storage (every
-API process, ``nova-lite-all``) every ``[recovery] settle_interval``
-seconds (``volume.periodic``), never by the conductor;
-each decision is a compare-and-swap on the volume's last move, so
-several processes running it at once settle one volume once. Only the
-backends this process's configuration enables are settled.
+with the database. Run by the volume services (``nova-lite-volume``,
+the one of ``nova-lite-all``) every ``[recovery] settle_interval``
+seconds (``volume.periodic``), never by the API processes nor the
+conductor: it calls the drivers in its process (its ``API`` is given the
+service's manager as ``backends``, ``periodic.local_api``). Each decision
+is a compare-and-swap on the volume's last move, so several services
+running it at once settle one volume once. Only the backends the
+service's configuration enables are settled.
 """
 
 from oslo_log import log as logging

@@ -34,6 +34,8 @@ from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.volume.db import types as type_db
 from nova_lite.volume import drivers
+from nova_lite.volume import placement
+from nova_lite.volume import services as volume_services
 from nova_lite.volume import views
 
 MULTIATTACH_SPEC = 'multiattach'
@@ -179,10 +181,12 @@ class Types(object):
         ctxt.can(backend_policies.CAPABILITIES,
                  target=target(ctxt.project_id))
         name = drivers.backend_of(hostname)
-        backends = drivers.get_backends(self.conf)
-        if name not in backends:
+        caps = None
+        if name in placement.enabled(self.conf):
+            caps = placement.capability(self.conf, name, refresh=True)
+        if caps is None:
             raise exception.VolumeBackendNotFound(host=hostname)
-        return name, backends[name].reported_capabilities(0)
+        return name, caps
 
     def backend_pools(self, ctxt, name=None, volume_type=None):
         """``[(pool name, capabilities)]`` as last reported, only those
@@ -191,7 +195,9 @@ class Types(object):
         what ``os-vol-host-attr:host`` shows for its volumes."""
         ctxt.can(backend_policies.GET_POOLS,
                  target=target(ctxt.project_id))
-        pools = drivers.capabilities(self.conf).items()
+        pools = placement.capabilities(
+            self.conf, exclude=volume_services.unschedulable_backends(
+                ctxt, self.conf)).items()
         if name:
             pools = [(n, c) for n, c in pools
                      if name in (n, drivers.volume_host(self.conf, n))]

@@ -13,8 +13,11 @@
   ``etc/nova-lite/nova-lite-api-uwsgi.ini`` with only its listen address,
   paths and size changed (2 processes x 2 threads on a free loopback port;
   a stats socket and a master FIFO added);
-* ``nova-lite-conductor`` and ``nova-lite-compute --host compute1`` and
-  ``--host compute2``.
+* ``nova-lite-volume --host storage1`` (the volume service: the
+  block-storage backends' drivers and their settling; the API processes
+  load no driver), ``nova-lite-conductor`` and ``nova-lite-compute --host
+  compute1`` and ``--host compute2``, all with the same configuration
+  file.
 
 ``Deployment(backend, all_in_one=True)`` is the embedded default instead:
 one ``nova-lite-all`` process (its SQLite database and the in-process
@@ -23,8 +26,10 @@ conductor and its one compute host named ``compute_hosts[0]``; the
 process is ``processes[API]``.
 
 It waits (polling with a deadline) until ``GET /v2.1/os-services`` shows
-every service up. At cleanup it stops the processes (SIGTERM, then SIGKILL
-after ``STOP_TIMEOUT``), drops the database and deletes the vhost. Every
+every service up, and ``GET /v3/demo/os-services`` the volume service's
+``cinder-volume`` row of each enabled backend (not with Keystone). At
+cleanup it stops the processes (SIGTERM, then SIGKILL after
+``STOP_TIMEOUT``), drops the database and deletes the vhost. Every
 process logs to its own file in the deployment's directory;
 ``log_details()`` returns them as testtools details for a failing test.
 
@@ -178,8 +183,11 @@ class RabbitVhost(fixtures.Fixture):
 
     # Queues oslo.messaging declares for nova_lite's topics (fanout queues
     # expire by themselves: rabbit_transient_queues_ttl).
-    SHARED_QUEUES = ('conductor', 'compute', 'versioned_notifications.info',
+    SHARED_QUEUES = ('conductor', 'compute', 'nova-lite-volume',
+                     'versioned_notifications.info',
                      'versioned_notifications.error')
+    # The volume service's queues are per backend, not per host.
+    BACKEND_QUEUES = ('file', 'file2', 'fake', 'iscsi', 'rbd')
 
     def __init__(self, hosts=()):
         super().__init__()
@@ -311,7 +319,8 @@ class RabbitVhost(fixtures.Fixture):
     def _delete_queues(self):
         names = list(self.SHARED_QUEUES) + [
             '%s.%s' % (topic, host) for topic in ('conductor', 'compute')
-            for host in self.hosts]
+            for host in self.hosts] + [
+            'nova-lite-volume.%s' % b for b in self.BACKEND_QUEUES]
         with self._amqp_connection(self.given_vhost) as conn:
             # A failed delete closes its channel: one channel per delete.
             for name in names:
@@ -453,6 +462,8 @@ class Deployment(fixtures.Fixture):
     API = 'api'
     CONDUCTOR = 'conductor'
     CONDUCTOR_HOST = 'conductor1'
+    VOLUME = 'volume'
+    VOLUME_HOST = 'storage1'
 
     def __init__(self, backend, compute_hosts=('compute1', 'compute2'),
                  api_processes=2, api_threads=2, extra_conf=None,
@@ -496,7 +507,8 @@ class Deployment(fixtures.Fixture):
         if self.keystone is not None:
             self.useFixture(self.keystone)
         self.rabbit = self.useFixture(self.broker or RabbitVhost(
-            hosts=(self.CONDUCTOR_HOST,) + self.compute_hosts))
+            hosts=(self.CONDUCTOR_HOST, self.VOLUME_HOST) +
+            self.compute_hosts))
         self.connection_url = self._database()
         self.path = self.useFixture(fixtures.TempDir()).path
         # Runs after the processes stopped, before the directory goes.
@@ -508,6 +520,8 @@ class Deployment(fixtures.Fixture):
         if self.keystone is not None:
             self.keystone.add_nova_lite(self.base_url)
             self.admin_token = self.keystone.token()
+        self.processes[self.VOLUME] = self._service(
+            self.VOLUME, 'nova-lite-volume', self.VOLUME_HOST)
         self.processes[self.CONDUCTOR] = self._service(
             self.CONDUCTOR, 'nova-lite-conductor', self.CONDUCTOR_HOST)
         for host in self.compute_hosts:
@@ -533,6 +547,7 @@ class Deployment(fixtures.Fixture):
                 '--config-file', self.conf_file]
 
         self._start_api_on_a_free_port('nova-lite-all', argv)
+        self.VOLUME_HOST = host
         self.wait_for_services()
 
     def _database(self):
@@ -629,7 +644,9 @@ class Deployment(fixtures.Fixture):
 
     def _service(self, name, script, host):
         module = {'nova-lite-conductor': 'nova_lite.cmd.conductor',
-                  'nova-lite-compute': 'nova_lite.cmd.compute'}[script]
+                  'nova-lite-compute': 'nova_lite.cmd.compute',
+                  'nova-lite-volume': 'nova_lite.cmd.volume_service'}[
+                      script]
         argv = self._command(script, module) + [
             '--config-file', self.conf_file, '--host', host]
         return ServiceProcess(name, argv, self._log_path(name), self._env())
@@ -836,18 +853,47 @@ class Deployment(fixtures.Fixture):
         keys += [(service_obj.COMPUTE_BINARY, h) for h in self.compute_hosts]
         return keys
 
+    def volume_services(self):
+        """{(binary, host): service view} from GET /v3/demo/os-services
+        (the ``cinder-volume`` rows only)."""
+        resp = self.admin_api.get('/v3/demo/os-services?binary=cinder-volume')
+        if resp.status != 200:
+            raise AssertionError('/v3 os-services: %r' % resp)
+        return {(s['binary'], s['host']): s
+                for s in resp.body['services']}
+
+    def expected_volume_services(self):
+        """The ``cinder-volume`` rows of the volume service: one per
+        enabled backend (``[volume] enabled_backends`` of the
+        configuration file, ``file`` by default)."""
+        backends = self.extra_conf.get('volume', {}).get(
+            'enabled_backends', 'file')
+        return [(service_obj.VOLUME_BINARY, '%s@%s' % (
+            self.extra_conf.get(b.strip(), {}).get('backend_host') or
+            self.VOLUME_HOST, b.strip()))
+            for b in backends.split(',') if b.strip()]
+
     def wait_for_services(self, states=None, timeout=START_TIMEOUT):
         """Poll os-services until each (binary, host) in ``states`` has its
         state ('up'/'down'); default: every service of the deployment up."""
+        volume = states is None and self.keystone is None
         if states is None:
             states = {key: 'up' for key in self.expected_services()}
         last = {}
 
         def check():
             last['services'] = self.services()
-            return all(key in last['services'] and
+            if not all(key in last['services'] and
                        last['services'][key]['state'] == state
-                       for key, state in states.items())
+                       for key, state in states.items()):
+                return False
+            if volume:
+                last['services'].update(self.volume_services())
+                return all(
+                    key in last['services'] and
+                    last['services'][key]['state'] == 'up'
+                    for key in self.expected_volume_services())
+            return True
 
         wait_for(check, timeout, interval=0.2, message=lambda: (
             'services did not reach %s within %ss; last seen: %s' % (

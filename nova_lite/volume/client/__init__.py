@@ -5,9 +5,7 @@
 ``delete_attachment(ctxt, client, attachment_id)`` deletes one as the
 service, one already gone being fine; ``roll_detaching(ctxt, client,
 volume_id)`` undoes a volume's ``detaching``, one not detaching or gone
-being fine; ``check_backends(conf)`` fails at a service's start on a
-wrong configuration of the backends this process drives (the ``local``
-client's). The contract every client keeps is in ``base``; ``local``
+being fine. The contract every client keeps is in ``base``; ``local``
 calls ``nova_lite.volume.api`` directly, ``cinder`` goes over REST with
 python-cinderclient (imported only when it is configured).
 """
@@ -27,12 +25,3 @@ def get_client(conf):
         return cinder.CinderClient(conf)
     from nova_lite.volume.client import local
     return local.LocalClient(conf)
-
-
-def check_backends(conf):
-    """With the ``local`` client this process drives the block-storage
-    backends itself: load them, failing on a wrong configuration. The
-    ``cinder`` client has nothing here to check."""
-    if conf.volume.client == 'local':
-        from nova_lite.volume.client import local
-        local.check_backends(conf)

@@ -1,6 +1,7 @@
 """``[volume] client = local``: the VolumeClient as direct calls into
 ``nova_lite.volume.api`` (nova-lite-all, and any deployment whose compute
-and block storage share the database and the backends' storage).
+and block storage share the database and the message broker: the
+backends are the volume service's, reached over RPC).
 
 Results are built with the same views as the ``/v3`` REST API, at the
 microversions the ``cinder`` client uses, so callers cannot tell the two
@@ -14,14 +15,7 @@ import copy
 from nova_lite import api_version
 from nova_lite.volume import api as volume_api
 from nova_lite.volume.client import base
-from nova_lite.volume import drivers
 from nova_lite.volume import views
-
-
-def check_backends(conf):
-    """Load the enabled backends (``drivers.get_backends``): a wrong
-    configuration fails here, at the start of the process."""
-    drivers.get_backends(conf)
 
 
 class LocalClient(base.VolumeClient):

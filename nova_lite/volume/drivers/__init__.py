@@ -172,10 +172,17 @@ def volume_host(conf, backend):
     named like it."""
     if backend is None:
         return None
-    driver = get_backends(conf).get(backend)
-    if driver is None:
+    if backend not in conf.volume.enabled_backends:
         return '%s@%s#%s' % (conf.host, backend, backend)
-    return driver.host_name
+    try:
+        host = conf[backend].backend_host
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        register_backend_opts(conf)
+        host = conf[backend].backend_host
+    # Read from the configuration, no driver loaded (the API processes
+    # load none): a backend's pool is named like it
+    # (``VolumeDriver.host_name``).
+    return '%s@%s#%s' % (host or conf.host, backend, backend)
 
 
 def capabilities(conf, refresh=False):

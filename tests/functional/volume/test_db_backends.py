@@ -30,6 +30,7 @@ from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import quotas as volume_quotas
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
+from tests.fixtures import volume_service as volume_service_fixture
 
 
 class _Contention(object):
@@ -49,6 +50,12 @@ class _Contention(object):
         self.conf.set_override('volumes', -1, group='quota')
         policy.init(self.conf)
         self.addCleanup(policy.reset)
+        # The backends, before the volume service loads them: file, and
+        # fake (multiattach) for the shared connections.
+        self.conf.set_override('enabled_backends', ['file', 'fake'],
+                               group='volume')
+        drivers.register_backend_opts(self.conf)
+        self.useFixture(volume_service_fixture.VolumeService(self.conf))
         self.api = volume_api.API(self.conf)
         self.ctxt = context.RequestContext('demo', 'demo',
                                            roles=['member', 'reader'])
@@ -103,11 +110,10 @@ class _Contention(object):
                          (volume.status, volume.attach_status))
 
     def test_concurrent_deletes_on_one_host_disconnect_it_once(self):
-        self.conf.set_override('enabled_backends', ['fake'], group='volume')
-        drivers.register_backend_opts(self.conf)
         vtype = self.api.types.create(
             self.ctxt.elevated(), 'ma',
-            extra_specs={'multiattach': '<is> True'})
+            extra_specs={'multiattach': '<is> True',
+                         'volume_backend_name': 'fake'})
         volume = self.api.create(self.ctxt, 1, volume_type=vtype.name)
         attachments = []
         for _i in range(6):

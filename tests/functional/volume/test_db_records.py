@@ -18,6 +18,7 @@ from nova_lite.volume import drivers
 from nova_lite.volume import views
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
+from tests.fixtures import volume_service as volume_service_fixture
 
 VERSIONS = [mv.APIVersion(3, 0), api_version.CLIENT_VOLUME_VERSION,
             mv.APIVersion(3, 71)]
@@ -32,6 +33,7 @@ class RecordsTest(testtools.TestCase):
         self.addCleanup(policy.reset)
         self.conf.set_override('enabled_backends', ['fake'], group='volume')
         drivers.register_backend_opts(self.conf)
+        self.useFixture(volume_service_fixture.VolumeService(self.conf))
         self.api = volume_api.API(self.conf)
         self.user = context.RequestContext('demo', 'demo',
                                            roles=['member', 'reader'])

@@ -39,10 +39,16 @@ class ServicesTest(base.VolumeTestCase):
             volume['replication_status'], volume['active_backend_id'],
             volume['frozen'], volume['backend_state']))
         self.assertNotIn('backend_state', services[0])
-        # The heartbeat of the conductor, the compute API's view of it.
+        # cinder-scheduler: the heartbeat of the conductor, the compute
+        # API's view of it; cinder-volume: the volume service's own, a
+        # row of its own (binary cinder-volume, host H@backend).
         conductor = [s for s in self.admin.get('/v2.1/os-services').body[
             'services'] if s['binary'] == 'nova-lite-conductor'][0]
-        self.assertEqual(conductor['updated_at'], volume['updated_at'])
+        self.assertEqual(conductor['updated_at'], services[0]['updated_at'])
+        [row] = self.sys.system.volume_service.service_refs
+        self.assertEqual(('compute1@file', 'cinder-volume'),
+                         (row.host, row.binary))
+        self.assertIsNotNone(volume['updated_at'])
 
     def test_microversion_fields(self):
         old = self.admin.as_(volume_version='3.0')
@@ -161,7 +167,9 @@ class ServicesTest(base.VolumeTestCase):
         self.assertIn('No service found with host=invalid_host',
                       resp.text)
 
-    def test_down_with_its_conductor(self):
+    def test_down_with_their_services(self):
+        # cinder-scheduler is the conductor's heartbeat, cinder-volume the
+        # volume service's.
         for svc in self.sys.system.services:
             svc.stop()
         for svc in self.sys.system.services:
@@ -174,7 +182,8 @@ class ServicesTest(base.VolumeTestCase):
         def age(context):
             context.session.execute(
                 sa.update(models.Service)
-                .where(models.Service.binary == 'nova-lite-conductor')
+                .where(models.Service.binary.in_(
+                    ('nova-lite-conductor', 'cinder-volume')))
                 .values(last_seen_up=old))
         age(nl_context.get_admin_context())
         self.assertEqual(['down', 'down'],

@@ -12,6 +12,7 @@ from nova_lite import utils
 from nova_lite.volume import drivers
 from nova_lite.volume.drivers import file as file_driver
 from nova_lite.volume import periodic as volume_periodic
+from nova_lite.volume import service as volume_service
 from tests.fixtures import system
 from tests.functional.compute import test_volume_attachments as compute_base
 from tests.functional.volume import base
@@ -232,10 +233,10 @@ class ExtendSettlingTest(VolumeActionsTestCase):
 
 
 class SelfSettlingTest(VolumeActionsTestCase):
-    """Block storage settles itself, in the processes that serve it (its
+    """Block storage settles itself, in the volume services (their
     periodic every ``settle_interval`` seconds, ``volume.periodic``): the
-    embedded system and an API process of its own; the conductor's
-    periodic no longer touches block storage."""
+    embedded system's and one of its own; neither the API processes nor
+    the conductor's periodic touch block storage."""
     CONF = {'recovery.settle_interval': 1}
 
     def conductor_settles(self):
@@ -260,14 +261,20 @@ class SelfSettlingTest(VolumeActionsTestCase):
         self.wait_for_settled(volume['id'])
         self.assertEqual(2, self.show_volume(volume['id'])['size'])
 
-    def test_api_process_settles_a_stalled_extend(self):
-        # The embedded system's own settling stopped: only the API
-        # application's is left to settle it.
+    def test_a_volume_service_of_its_own_settles_a_stalled_extend(self):
+        # The embedded volume service's settling stopped: a second volume
+        # service enabling the same backends (sharing their queues) settles
+        # it; an API process of its own runs no settling.
         self.sys.system.settling.stop()
         self.sys.system.settling.wait()
         self.assertFalse(self.sys.system.settling.running)
         api_app.init_application(conf=self.conf, clock_tick=True)
         self.addCleanup(api_app.stop_periodics)
+        other = volume_service.create(self.conf, host='storage2')
+        other.start()
+        self.addCleanup(other.wait)
+        self.addCleanup(other.stop)
+        self.assertTrue(other.settling.running)
         volume = self.create_volume(size=2)
         self.left_extending(volume['id'], 4, grown=True)
         self.wait_for_settled(volume['id'])

@@ -181,10 +181,10 @@ class FaultsDeployment(base.RealDataDeployment):
     def _service(self, name, script, host):
         # The conductor and the compute services settle with
         # ``service_recovery`` (``[recovery]`` options in a file of their
-        # own after the deployment's); the API processes, where block
-        # storage settles and checks its exports, keep the defaults.
+        # own after the deployment's); the volume service, where block
+        # storage settles and checks its exports, keeps the defaults.
         proc = super()._service(name, script, host)
-        if self.service_recovery:
+        if self.service_recovery and script != 'nova-lite-volume':
             path = os.path.join(self.path, '%s-recovery.conf' % name)
             with open(path, 'w') as f:
                 f.write('[recovery]\n' + ''.join(

@@ -269,7 +269,7 @@ class TestDataPath(DataPathTestCase):
 
 
 class TestMigrationAndSettling(DataPathTestCase):
-    # The conductor and block storage (in the API processes) settle,
+    # The conductor and block storage (in the volume service) settle,
     # every second, what stopped moving 5 s ago (and block storage's sweep
     # of tgtd's targets unexports what no connected attachment needs).
     EXTRA_CONF = {'recovery': {'settle_interval': 1, 'stalled_after': 5}}

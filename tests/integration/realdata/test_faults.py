@@ -16,8 +16,8 @@ services reaching libvirtd through a forwarder of the test's):
   everywhere;
 * tgtd stopped (the private one): the same, and after tgtd started
   again (with no targets) the attach works; tgtd killed under an
-  attached volume and started again: block storage's settling in the
-  API processes (``ensure_exports``) exports the volume again and the
+  attached volume and started again: block storage's export check in
+  the volume service (``ensure_exports``) exports the volume again and the
   guest reads and writes it;
 * a guest that ignores the unplug: the detach fails after
   ``[libvirt] device_detach_attempts``, the volume stays attached
@@ -45,7 +45,7 @@ EVENTS = '2.84'         # instance action events with their details
 
 class TestFaults(base.RealDataTestCase):
     # Settling every second in the conductor and the compute services;
-    # block storage's (in the API processes: its settling, and the iscsi
+    # block storage's (in the volume service: its settling, and the iscsi
     # backends' export check) with the defaults. A guest that ignores an
     # unplug is given up on after 3 requests 5 s apart.
     DETACH_ATTEMPTS = 3
@@ -332,8 +332,8 @@ class TestFaults(base.RealDataTestCase):
 
     def test_tgtd_killed_under_an_attached_volume(self):
         # tgtd dies (SIGKILL) under a guest reading a volume and starts
-        # again with no targets: block storage's export check (in the API
-        # processes, every export_check_interval, the default 2 s; the
+        # again with no targets: block storage's export check (in the
+        # volume service, every export_check_interval, the default 2 s; the
         # settling's default 20 s plays no part) sees the sentinel gone
         # and exports the volume again; QEMU logs in again and the guest
         # reads on. A new attach meanwhile fails cleanly. The time from

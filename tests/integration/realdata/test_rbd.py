@@ -347,8 +347,10 @@ class TestRbdCephOutage(_RbdTestCase):
         self.wait_for(undone, timeout=self.OUTAGE_TIMEOUT,
                       message=lambda: 'attach not undone: %s' %
                       self.show_volume(volume_id))
+        # The driver's error, in the volume service that runs it and in
+        # the API's answer.
         self.assertIn('Ceph cluster', self.deployment.processes[
-            self.deployment.API].log_text())
+            self.deployment.VOLUME].log_text())
         self.assertEqual({}, self.domain_disks(server_id))
 
         # Back: the same volume attaches, the guest reads the bytes.
