@@ -41,6 +41,7 @@ import tempfile
 import time
 
 import requests
+import testtools
 
 from nova_lite import crashpoint
 from tests.integration import base
@@ -114,6 +115,42 @@ CASES = {
     # error (Cinder's rule for a volume stuck creating), its source free
     # to be deleted again.
     crashpoint.VOLUME_CLONE_AFTER_CREATE: (ROLLED_BACK, 'clone'),
+}
+
+# Faults of a real Cinder beside nova_lite (no crash point of nova_lite's:
+# Cinder's processes, or Ceph's OSD, are stopped or killed) -> (how the
+# attach settles, the test of tests.integration.realdata.
+# test_cinder_faults that drives it; CinderFaultsCoveredTest checks it is
+# there).
+CINDER_FAULTS = {
+    # cinder-volume SIGKILLed with Cinder's attachment_update RPC call in
+    # flight (queued for it), started again before the call timed out:
+    # the restarted service answers the queued call.
+    'cinder-volume killed in attachment_update, back in time': (
+        FINISHED,
+        'test_volume_service_killed_in_the_update_and_back_finishes'),
+    # ... and left dead past Cinder's rpc_response_timeout: Cinder fails
+    # the update, the compute host rolls the attach back.
+    'cinder-volume killed in attachment_update, dead past the timeout': (
+        ROLLED_BACK, 'test_volume_service_dead_past_the_update_rolls_back'),
+    # Cinder's attachment_complete is its API's alone: cinder-volume
+    # dead does not stop it.
+    'cinder-volume dead at attachment_complete': (
+        FINISHED, 'test_complete_needs_no_volume_service'),
+    # cinder-api down: the attach and the detach asked meanwhile are
+    # refused at once, nothing changes.
+    'cinder-api down at attach and detach': (
+        ROLLED_BACK,
+        'test_api_down_refuses_attach_and_detach_then_attach_works'),
+    # cinder-api stopped under the host's attachment_update: the update
+    # and the roll back's delete fail; the host keeps the mapping and its
+    # settling deletes Cinder's attachment once Cinder answers.
+    'cinder-api stopped in attachment_update': (
+        ROLLED_BACK, 'test_api_stopped_in_the_update_is_settled_once_back'),
+    # A Ceph OSD stopped (TestCinderCephOutage): Cinder connects without
+    # it, the host's open of the image waits for it.
+    'Ceph OSD stopped during an attach': (
+        FINISHED, 'test_osd_stopped_the_attach_waits_for_it_and_finishes'),
 }
 
 # The size of the volume the extend cases grow, and the size they ask.
@@ -605,6 +642,19 @@ class _CrashRecoveryTests(object):
         self.assertEqual(sorted(p for p, (kind, _d) in
                                 crashpoint.POINTS.items()
                                 if kind != 'volume'), sorted(CASES))
+
+
+class CinderFaultsCoveredTest(testtools.TestCase):
+    """Every fault of ``CINDER_FAULTS`` names a test that exists (no
+    deployment: the tests run in their own class)."""
+
+    def test_every_cinder_fault_is_tested(self):
+        from tests.integration.realdata import test_cinder_faults
+        tests = {name for cls in (test_cinder_faults.TestCinderFaults,
+                                  test_cinder_faults.TestCinderCephOutage)
+                 for name in dir(cls) if name.startswith('test_')}
+        self.assertEqual(set(), {
+            test for _outcome, test in CINDER_FAULTS.values()} - tests)
 
 
 def _points(share):

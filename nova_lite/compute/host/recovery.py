@@ -19,7 +19,10 @@ not in hand (a message lost in a broker failover, for instance).
   on the host uses the connection, the mapping is destroyed (volume
   ``available``), and the user sees why (the action's open events end
   with the error, an instance fault, an ``instance.volume_attach.error``
-  notification).
+  notification). An attach whose connect failed while block storage
+  could not take its attachment back (unreachable) is left at
+  ``connecting`` by the host (``volume_ops.attach``): this rolls it back
+  once block storage answers.
 * **detach**: finished (it is what the user asked for; every step is
   idempotent): guest device removed, the mapping out of the server's way
   (``releasing``), attachment and mapping removed.
@@ -143,9 +146,15 @@ def _settle_attach(ctxt, driver, volume_client, notifier, host, instance, bdm):
                                           tasks.COMPUTE_ATTACH_EVENT,
                                           host=host)
             return tasks.FINISHED
+    # At ``connecting``, also an attach whose connect failed while block
+    # storage could not take its attachment back (volume_ops.attach): its
+    # own event said why; this finishes its roll back.
+    reason = 'the compute service on %s stopped' % host
+    if bdm.task_step == tasks.CONNECTING:
+        reason += (', or its connect failed and block storage could not '
+                   'take the attachment back then')
     exc = exception.OperationInterrupted(
-        task='attach', volume_id=bdm.volume_id,
-        reason='the compute service on %s stopped' % host)
+        task='attach', volume_id=bdm.volume_id, reason=reason)
     if has_disk:
         driver.detach_volume(ctxt, info, instance, bdm.device_name)
     volume_ops.release_connection(ctxt, driver, volume_client, bdm.volume_id,

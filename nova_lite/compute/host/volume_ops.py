@@ -7,7 +7,10 @@ lock. Every step undoes what it did when a later one fails.
   processes: a lost race picks another name;
 * ``attach``: connector -> ``attachment_update`` (volume ``attaching``) ->
   driver attach -> ``attachment_complete`` (``in-use``); on failure the
-  guest device, the attachment and the mapping are removed. A disk the
+  guest device, the attachment and the mapping are removed (when block
+  storage cannot delete the attachment of a connect that failed, the
+  mapping keeps its task at ``connecting`` for the host's settling,
+  ``compute.host.recovery``, to roll back once it answers). A disk the
   guest has already at the mapping's device is not the attach's and is
   never adopted (``DevicePathInUse``); a reservation never gives a name
   the guest still uses;
@@ -211,6 +214,13 @@ def _tracked(bdm):
     return bdm.obj_attr_is_set('task') and bdm.task is not None
 
 
+def _settles_later(bdm):
+    """Whether the host's settling can finish the roll back of this
+    failed attach (a tracked task still at ``connecting``, which it rolls
+    back); the mapping of any other is destroyed at once."""
+    return _tracked(bdm) and bdm.task_step == tasks.CONNECTING
+
+
 def take_over(bdm, owner, step):
     """The host takes over the task handed to it (the conductor's attach)
     or left for it (the API's detach), recording ``step``: a
@@ -278,10 +288,21 @@ def attach(context, driver, volume_client, notifier, instance, bdm):
                                          bdm.device_name)
                 except Exception:
                     LOG.exception('Could not undo the guest attach')
-            release_connection_logged(context, driver, volume_client,
-                                      bdm.volume_id, bdm.attachment_id,
-                                      bdm.get_connection_info())
-            bdm.destroy()
+            released = release_connection_logged(
+                context, driver, volume_client, bdm.volume_id,
+                bdm.attachment_id, bdm.get_connection_info())
+            if released or not _settles_later(bdm):
+                bdm.destroy()
+            else:
+                # Block storage did not take its attachment back (it
+                # could not be reached, or failed the delete): the
+                # mapping keeps its task at ``connecting`` (rolled back
+                # on a crash), and this host's settling of stalled work
+                # rolls it back once block storage answers, so that
+                # nothing is left reserved or attaching there.
+                LOG.warning('Attachment %s of volume %s is left to this '
+                            'host\'s settling: block storage did not '
+                            'delete it', bdm.attachment_id, bdm.volume_id)
             notifier.notify_volume(
                 context, instance, notifications.VOLUME_ATTACH,
                 notifications.ERROR, bdm.volume_id, exc=exc, bdm=bdm)

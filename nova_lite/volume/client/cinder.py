@@ -9,7 +9,10 @@ sharing the host connection; a block storage that does not offer it (a
 real Cinder: 406) is asked at 3.44 from then on, and the answer says the
 shared connections are not known (None). Errors come back as the same
 ``nova_lite.exception`` classes, with the server's message, that the
-``local`` client raises.
+``local`` client raises; an attachment call that fails on the server's
+side (5xx, e.g. Cinder's volume service did not answer its RPC call) or
+cannot reach it says which call of which attachment failed, which is what
+the instance action's event and fault then show.
 
 Authentication
 --------------
@@ -29,6 +32,12 @@ refuses to users) must prove they come from a service:
   service requests then send its token as ``X-Service-Token``
   (keystoneauth's ``ServiceTokenAuthWrapper``) and keystonemiddleware on
   the block-storage side turns it into the ``service`` service role;
+* a context without a token (the conductor's and the compute hosts'
+  settling, periodic tasks) is sent, when ``[cinder]`` has an auth
+  plugin, with the service user's own token at its project's URL (as
+  Nova's admin auth does; the user needs Cinder's ``admin`` role to act
+  on other projects' attachments), plus its service token for a service
+  request;
 * ``noauth2`` (development): there are no real tokens; the user's token
   (``user:project``) is sent with the service token ``service:service``
   in ``X-Service-Token`` (noauth2's service user, which has the
@@ -59,16 +68,26 @@ NOAUTH_SERVICE_TOKEN = 'service:service'
 SERVICE_TYPE = 'block-storage'
 
 
-def _translate(exc, not_found):
+def _translate(exc, not_found, operation=None):
     """A cinderclient/keystoneauth error as the nova_lite exception the
     local client would raise (``not_found`` for a 404; None: a
-    ``NotFound`` with the server's message)."""
+    ``NotFound`` with the server's message). ``operation`` (e.g.
+    ``attachment_update of attachment <id>``) is named in the message of
+    an unreachable block storage and of its server errors (5xx: Cinder's
+    own message says only that it failed, e.g. when its volume service
+    did not answer its RPC call)."""
     if isinstance(exc, ks_exc.ClientException) and not isinstance(
             exc, ks_exc.HttpError):
         return exception.ServiceUnavailable(
-            message='The block-storage API cannot be reached: %s' % exc)
+            message='The block-storage API cannot be reached%s: %s' % (
+                ' (%s)' % operation if operation else '', exc))
     code = getattr(exc, 'code', None)
     message = getattr(exc, 'message', None) or str(exc)
+    if operation and isinstance(code, int) and code >= 500:
+        request_id = getattr(exc, 'request_id', None)
+        message = 'Block storage failed %s (HTTP %s%s): %s' % (
+            operation, code,
+            ', request %s' % request_id if request_id else '', message)
     if code == 404:
         return (exception.NotFound(message=message) if not_found is None
                 else not_found)
@@ -115,6 +134,10 @@ class CinderClient(base.VolumeClient):
         # token it came from (/v3/$(project_id)s): the service user's.
         # A request made with the user's token must name the user's
         # project there, as Nova's does with the user's own catalog.
+        if not ctxt.auth_token:
+            # Sent with the service user's own token (``_client``): its
+            # project's URL, as the catalog has it.
+            return url
         service_project = self._service_auth.get_project_id(self._session)
         path = url.rstrip('/').split('/')
         if (ctxt.project_id and service_project and
@@ -133,7 +156,14 @@ class CinderClient(base.VolumeClient):
 
     def _client(self, ctxt, version):
         endpoint = self._endpoint(ctxt)
-        auth = token_endpoint.Token(endpoint, self._token(ctxt))
+        if not ctxt.auth_token and self._service_auth is not None:
+            # A context without a token (settling, periodic tasks): as
+            # Nova's admin auth, the [cinder] service user's own token
+            # (it has the admin role), plus its service token for a
+            # service request.
+            auth = self._service_auth
+        else:
+            auth = token_endpoint.Token(endpoint, self._token(ctxt))
         headers = {}
         if nl_context.is_service_request(ctxt):
             if self._service_auth is not None:
@@ -147,17 +177,17 @@ class CinderClient(base.VolumeClient):
             endpoint_override=endpoint, additional_headers=headers,
             global_request_id=getattr(ctxt, 'global_id', None))
 
-    def _call(self, not_found, fn, *args):
+    def _call(self, not_found, fn, *args, operation=None):
         try:
             return fn(*args)
         except (cinder_exc.ClientException, ks_exc.ClientException) as e:
-            raise _translate(e, not_found)
+            raise _translate(e, not_found, operation)
 
     @staticmethod
     def _version(version):
         return str(version)
 
-    def _attachment_call(self, ctxt, not_found, fn):
+    def _attachment_call(self, ctxt, not_found, fn, operation=None):
         """``fn(cinderclient)`` for an attachment's show or delete: at
         nova_lite's 3.72 while the block storage offers it, else at 3.44.
         Returns ``(result, whether 3.72 answered)``."""
@@ -171,13 +201,13 @@ class CinderClient(base.VolumeClient):
                 # does, now and from now on.
                 self._shared_connections = False
             except (cinder_exc.ClientException, ks_exc.ClientException) as e:
-                raise _translate(e, not_found)
+                raise _translate(e, not_found, operation)
             else:
                 self._shared_connections = True
                 return result, True
         cs = self._client(ctxt, self._version(
             api_version.CLIENT_ATTACHMENT_VERSION))
-        return self._call(not_found, fn, cs), False
+        return self._call(not_found, fn, cs, operation=operation), False
 
     # -- the contract ---------------------------------------------------
     def get(self, ctxt, volume_id):
@@ -219,7 +249,8 @@ class CinderClient(base.VolumeClient):
         attachment = self._call(
             exception.VolumeNotFound(volume_id=volume_id),
             lambda: cs.attachments.create(volume_id, connector,
-                                          instance_uuid, **kwargs))
+                                          instance_uuid, **kwargs),
+            operation='attachment_create of volume %s' % volume_id)
         return base.client_attachment(attachment)
 
     def attachment_update(self, ctxt, attachment_id, connector,
@@ -231,7 +262,8 @@ class CinderClient(base.VolumeClient):
             api_version.CLIENT_ATTACHMENT_VERSION))
         attachment = self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
-            cs.attachments.update, attachment_id, connector)
+            cs.attachments.update, attachment_id, connector,
+            operation='attachment_update of attachment %s' % attachment_id)
         return base.client_attachment(attachment.to_dict())
 
     def attachment_complete(self, ctxt, attachment_id):
@@ -239,13 +271,15 @@ class CinderClient(base.VolumeClient):
             api_version.CLIENT_ATTACHMENT_VERSION))
         self._call(
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
-            cs.attachments.complete, attachment_id)
+            cs.attachments.complete, attachment_id,
+            operation='attachment_complete of attachment %s' % attachment_id)
 
     def attachment_get(self, ctxt, attachment_id):
         attachment, _shared = self._attachment_call(
             ctxt,
             exception.VolumeAttachmentNotFound(attachment_id=attachment_id),
-            lambda cs: cs.attachments.show(attachment_id).to_dict())
+            lambda cs: cs.attachments.show(attachment_id).to_dict(),
+            operation='attachment_get of attachment %s' % attachment_id)
         # A real Cinder does not report shared connections: None (unknown).
         result = base.client_attachment(
             attachment,
@@ -270,7 +304,8 @@ class CinderClient(base.VolumeClient):
         # client to return the shared connections.
         (_resp, body), _shared = self._attachment_call(
             ctxt, not_found,
-            lambda cs: cs.client.delete('/attachments/%s' % attachment_id))
+            lambda cs: cs.client.delete('/attachments/%s' % attachment_id),
+            operation='attachment_delete of attachment %s' % attachment_id)
         shared = (body or {}).get('shared_connections_by_attachment')
         return {'shared_connections':
                 None if shared is None else list(shared)}

@@ -127,7 +127,9 @@ class CinderDeployment(base.RealDataDeployment):
         return texts
 
 
-class TestRealCinder(data_path.DataPathTestCase):
+class CinderTestCase(data_path.DataPathTestCase):
+    """The helpers of the real-Cinder tests (Cinder's side, the
+    hypervisor's view) on a ``CinderDeployment``."""
 
     @classmethod
     def make_deployment(cls):
@@ -259,6 +261,9 @@ class TestRealCinder(data_path.DataPathTestCase):
         self.assertEqual(GUEST_BYTES,
                          self.host_read(volume_id, GUEST_OFFSET, 16))
         return guest
+
+
+class TestRealCinder(CinderTestCase):
 
     # -- the paths ----------------------------------------------------------
     def test_attach_async_then_sync_the_guest_reads_cinders_image(self):

@@ -224,6 +224,62 @@ class AttachTest(VolumeOpsTestBase):
                          self.volumes.volumes[bdm.volume_id]['status'])
         self.assertEqual(['start', 'error'], self.events())
 
+    def tracked_bdm(self):
+        """A reserved mapping whose attach task the conductor handed to
+        this host (its moves recorded on the object: no database)."""
+        bdm = self.reserved_bdm()
+        bdm.task, bdm.task_owner, bdm.task_step = (
+            'attaching', 'nova-lite-conductor:c1', 'cast')
+
+        def move(step, owner=None, data=None, **changes):
+            bdm.task_step = step
+            for name, value in changes.items():
+                setattr(bdm, name, value)
+        self.useFixture(mockpatch(objects.BlockDeviceMapping, 'move_task',
+                                  side_effect=move))
+        return bdm
+
+    def test_unreachable_block_storage_leaves_the_roll_back_to_settling(self):
+        # The connect failed (block storage could not be reached), and so
+        # did the delete of its attachment: the mapping keeps its task at
+        # ``connecting`` for the host's settling, which rolls it back.
+        bdm = self.tracked_bdm()
+        down = exception.ServiceUnavailable(message='cannot be reached')
+        self.volumes.fail['attachment_update'] = down
+        self.volumes.fail['attachment_delete'] = down
+        self.assertRaises(exception.ServiceUnavailable, volume_ops.attach,
+                          self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self.assertEqual([], self.destroyed)
+        self.assertEqual('connecting', bdm.task_step)
+        self.assertEqual(['reserved'], [
+            a['status'] for a in self.volumes.live_attachments(
+                bdm.volume_id)])
+        self.assertEqual(['start', 'error'], self.events())
+
+    def test_a_failed_connect_block_storage_undid_is_rolled_back(self):
+        bdm = self.tracked_bdm()
+        self.volumes.fail['attachment_update'] = (
+            exception.ServiceUnavailable(message='cannot be reached'))
+        self.assertRaises(exception.ServiceUnavailable, volume_ops.attach,
+                          self.ctxt, self.driver, self.volumes,
+                          self.notifier, self.instance, bdm)
+        self._assert_rolled_back(bdm)
+
+    def test_a_connected_attach_is_never_left_to_settling(self):
+        # Past ``connected`` the settling would finish the attach: the
+        # mapping goes even when block storage keeps its attachment.
+        bdm = self.tracked_bdm()
+        self.volumes.fail['attachment_delete'] = (
+            exception.ServiceUnavailable(message='cannot be reached'))
+        with mock.patch.object(self.driver, 'attach_volume',
+                               side_effect=RuntimeError('hypervisor')):
+            self.assertRaises(RuntimeError, volume_ops.attach, self.ctxt,
+                              self.driver, self.volumes, self.notifier,
+                              self.instance, bdm)
+        self.assertEqual('connected', bdm.task_step)
+        self.assertEqual([True], self.destroyed)
+
     def test_attach_mode_travels_in_the_connector(self):
         bdm = self.reserved_bdm()
         bdm.attach_mode = 'ro'
