@@ -53,11 +53,18 @@ HEARTBEAT = 1.0
 
 def _backend_errors(func):
     """A driver's failure as an exception the caller catches: domain
-    errors as themselves, anything else as VolumeBackendAPIException."""
+    errors as themselves, anything else as VolumeBackendAPIException;
+    either logged when it is the backend's."""
     @functools.wraps(func)
     def wrapper(self, context, backend, **kwargs):
         try:
             return func(self, context, backend, **kwargs)
+        except exception.VolumeBackendAPIException as e:
+            # The backend's own failure: the operator reads it in this
+            # service's log, as in cinder-volume's.
+            LOG.error('%s on backend %s failed: %s', func.__name__, backend,
+                      e.format_message())
+            raise
         except exception.NovaLiteException:
             raise
         except Exception as e:

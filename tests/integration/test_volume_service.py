@@ -90,6 +90,15 @@ class _VolumeServiceTests(object):
         volume = self.show_volume(volume_id)
         return volume['status'], volume['size']
 
+    def _usable_again(self, server_id, volume_id, api):
+        """The volume attaches and detaches again."""
+        self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                 api=api).status)
+        self.wait_for_volume_status(volume_id, 'in-use')
+        self.assertEqual(202, self.detach_volume(server_id, volume_id,
+                                                 api=api).status)
+        self.wait_for_volume_status(volume_id, 'available')
+
     def test_every_point_is_covered(self):
         self.assertEqual(
             sorted(p for p, (kind, _d) in crashpoint.POINTS.items()
@@ -165,13 +174,7 @@ class _VolumeServiceTests(object):
         self._settled(point, restarted,
                       lambda: self._available(server_id, volume_id),
                       'volume %s not rolled back' % volume_id)
-        # Usable again: attached and detached.
-        self.assertEqual(202, self.attach_volume(server_id, volume_id,
-                                                 api=api).status)
-        self.wait_for_volume_status(volume_id, 'in-use')
-        self.assertEqual(202, self.detach_volume(server_id, volume_id,
-                                                 api=api).status)
-        self.wait_for_volume_status(volume_id, 'available')
+        self._usable_again(server_id, volume_id, api)
 
     def test_killed_mid_disconnect(self):
         point = crashpoint.VOLUME_SERVICE_DISCONNECT_AFTER_BACKEND
@@ -205,13 +208,7 @@ class _VolumeServiceTests(object):
             self.assertEqual(202, self.detach_volume(
                 server_id, volume_id, api=api).status)
             self.wait_for_volume_status(volume_id, 'available')
-        # Usable again: attached and detached.
-        self.assertEqual(202, self.attach_volume(server_id, volume_id,
-                                                 api=api).status)
-        self.wait_for_volume_status(volume_id, 'in-use')
-        self.assertEqual(202, self.detach_volume(server_id, volume_id,
-                                                 api=api).status)
-        self.wait_for_volume_status(volume_id, 'available')
+        self._usable_again(server_id, volume_id, api)
 
     def test_killed_mid_migration_copy(self):
         point = crashpoint.VOLUME_SERVICE_MIGRATE_MID_COPY

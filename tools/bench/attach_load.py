@@ -4,9 +4,10 @@
 Starts a real nova_lite deployment (the integration tier's
 ``tests/integration/deployment.py``): the API under uWSGI with a fixed
 number of processes and threads (the shipped
-``etc/nova-lite/nova-lite-api-uwsgi.ini``), ``nova-lite-conductor`` and one
-``nova-lite-compute`` on RabbitMQ and MariaDB or PostgreSQL, the ``fake``
-volume backend and the fake virt driver, slowed down by configuration:
+``etc/nova-lite/nova-lite-api-uwsgi.ini``), ``nova-lite-conductor``,
+``nova-lite-volume`` and one ``nova-lite-compute`` on RabbitMQ and MariaDB
+or PostgreSQL, the ``fake`` volume backend and the fake virt driver,
+slowed down by configuration:
 
 * ``[fake_driver] reserve_delay``: seconds each device-name reservation
   takes on the compute host (a busy hypervisor);

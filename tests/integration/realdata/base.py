@@ -91,6 +91,8 @@ from tests.integration import deployment as deploy
 
 # A guest boots in ~5 s idle, ~15 s on a loaded two-core machine (TCG).
 BOOT_TIMEOUT = 180
+# Instance action events with their details.
+EVENTS_VERSION = '2.84'
 
 ISCSI = 'iscsi'
 FILE = 'file'
@@ -251,6 +253,18 @@ class RealDataTestCase(base.IntegrationTestCase):
     def setUp(self):
         super().setUp()
         self._guests = {}
+
+    def events(self, server_id, action):
+        """The events of the server's latest ``action``, with details."""
+        api = self.admin_api.as_(compute_version=EVENTS_VERSION)
+        actions = api.get('/v2.1/servers/%s/os-instance-actions' %
+                          server_id).body['instanceActions']
+        latest = [a for a in actions if a['action'] == action]
+        if not latest:
+            return []
+        return api.get('/v2.1/servers/%s/os-instance-actions/%s' % (
+            server_id, latest[0]['request_id'])).body['instanceAction'][
+                'events']
 
     def active_server(self, **fields):
         server_id = self.create_server(**fields)

@@ -57,7 +57,6 @@ import signal
 from tests.integration.realdata import test_cinder
 
 HOST_BYTES = test_cinder.HOST_BYTES
-EVENTS = '2.84'   # instance action events with their details
 ASYNC = '2.101'
 # Cinder's own rpc_response_timeout (its default, 60 s), then the host's
 # roll back: the deadline of an attach whose update Cinder fails.
@@ -81,18 +80,6 @@ class TestCinderFaults(test_cinder.CinderTestCase):
                 self.cinder.signal(name, signal.SIGCONT)
 
     # -- nova_lite's side ---------------------------------------------------
-    def events(self, server_id, action):
-        """The events of the server's latest ``action``, with details."""
-        api = self.admin_api.as_(compute_version=EVENTS)
-        actions = api.get('/v2.1/servers/%s/os-instance-actions' %
-                          server_id).body['instanceActions']
-        latest = [a for a in actions if a['action'] == action]
-        if not latest:
-            return []
-        return api.get('/v2.1/servers/%s/os-instance-actions/%s' % (
-            server_id, latest[0]['request_id'])).body['instanceAction'][
-                'events']
-
     def wait_for_event(self, server_id, action, event):
         """Wait until the latest ``action`` has ``event`` (started)."""
         return self.wait_for(

@@ -40,7 +40,6 @@ from tests.integration.realdata import faults
 from tests.integration import test_crash_recovery as crash
 
 ASYNC = '2.101'         # attach answers 202; the work is cast
-EVENTS = '2.84'         # instance action events with their details
 
 
 class TestFaults(base.RealDataTestCase):
@@ -86,13 +85,14 @@ class TestFaults(base.RealDataTestCase):
     # -- what each part says ---------------------------------------------
     def exports(self, volume_id):
         """``{iqn: its ACL}`` of the targets (on both tgtds) exporting
-        the volume."""
+        the volume to a host (a volume's ready target, whose ACL admits
+        no one, exports it to none)."""
         result = {}
         for tgtd in (self.deployment.tgtd, self.deployment.private_tgtd):
             if not tgtd.running():
                 continue
             for iqn, target in tgtd.targets().items():
-                if iqn.endswith('volume-%s' % volume_id):
+                if iqn.endswith('volume-%s' % volume_id) and target.acl:
                     result[iqn] = list(target.acl)
         return result
 
@@ -102,18 +102,6 @@ class TestFaults(base.RealDataTestCase):
             volume_id)
         self.assertEqual(200, resp.status, resp)
         return resp.body['attachments']
-
-    def events(self, server_id, action):
-        """The events of the server's latest ``action``, with details."""
-        api = self.admin_api.as_(compute_version=EVENTS)
-        actions = api.get('/v2.1/servers/%s/os-instance-actions' %
-                          server_id).body['instanceActions']
-        latest = [a for a in actions if a['action'] == action]
-        if not latest:
-            return []
-        return api.get('/v2.1/servers/%s/os-instance-actions/%s' % (
-            server_id, latest[0]['request_id'])).body['instanceAction'][
-                'events']
 
     def failed_event(self, server_id, action):
         """Wait until the latest ``action`` has an ``Error`` event (all

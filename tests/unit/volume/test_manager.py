@@ -6,6 +6,7 @@ catch, and the handlers asked twice are no error. No database: the
 operations that beat a row (a clone's, a migration's copy) are the
 functional tests' (tests/functional/volume)."""
 
+import fixtures
 from oslo_utils import uuidutils
 import oslo_messaging as messaging
 
@@ -89,12 +90,17 @@ class VolumeRPCTest(base.TestCase):
                                                volume=self.volume))
 
     def test_a_backend_failure_comes_back_as_itself(self):
+        log = self.useFixture(fixtures.FakeLogger(
+            name='nova_lite.volume.manager'))
         self.serve()
         self.conf.set_override('fail_extend', True, group='fake1')
         error = self.assertRaises(
             exception.VolumeBackendAPIException, self.api.extend_volume,
             self.ctxt, 'fake1', volume=self.volume, new_size=2)
         self.assertIn('fail_extend', str(error))
+        # ... and the service's log says it, as cinder-volume's does.
+        self.assertIn('extend_volume on backend fake1 failed', log.output)
+        self.assertIn('fail_extend', log.output)
 
     def test_a_backend_the_service_does_not_enable_is_an_error(self):
         self.serve()
