@@ -73,18 +73,25 @@ class EmbeddedSystem(object):
 
     def stop(self):
         # Stop every service first, then wait for them: their RPC servers
-        # and a settling run in progress end in parallel.
-        running = [(svc, svc.binary) for svc in reversed(self.services)]
-        for svc, name in running:
-            try:
-                svc.stop()
-            except Exception:
-                LOG.exception('Stopping %s failed', name)
-        for svc, name in running:
-            try:
-                svc.wait()
-            except Exception:
-                LOG.exception('Waiting for %s failed', name)
+        # and a settling run in progress end in parallel. The volume
+        # service goes last, once the others are done: their work in
+        # progress (an attach's connect, a rollback's disconnect) calls
+        # it, and a call it no longer takes would wait out its timeout.
+        volume = [svc for svc in self.services
+                  if svc.binary == volume_service.BINARY]
+        others = [svc for svc in reversed(self.services)
+                  if svc.binary != volume_service.BINARY]
+        for stage in (others, volume):
+            for svc in stage:
+                try:
+                    svc.stop()
+                except Exception:
+                    LOG.exception('Stopping %s failed', svc.binary)
+            for svc in stage:
+                try:
+                    svc.wait()
+                except Exception:
+                    LOG.exception('Waiting for %s failed', svc.binary)
         self.services = []
         rpc.cleanup(self.conf)
 
