@@ -897,7 +897,7 @@ class Deployment(fixtures.Fixture):
         volume = states is None and self.keystone is None
         # Behind Keystone /v3/demo is not the admin's project: the volume
         # service's rows are read from the database instead.
-        volume_rows = states is None and self.keystone is not None
+        volume_in_db = states is None and self.keystone is not None
         if states is None:
             states = {key: 'up' for key in self.expected_services()}
         last = {}
@@ -909,12 +909,14 @@ class Deployment(fixtures.Fixture):
                        for key, state in states.items()):
                 return False
             if volume:
-                last['services'].update(self.volume_services())
+                # Waited for, not returned: the callers' services are
+                # the compute API's (os-services of /v2.1).
+                last['volume'] = self.volume_services()
                 return all(
-                    key in last['services'] and
-                    last['services'][key]['state'] == 'up'
+                    key in last['volume'] and
+                    last['volume'][key]['state'] == 'up'
                     for key in self.expected_volume_services())
-            if volume_rows:
+            if volume_in_db:
                 return set(self.expected_volume_services()) <= (
                     self.registered_volume_services())
             return True
@@ -922,7 +924,8 @@ class Deployment(fixtures.Fixture):
         wait_for(check, timeout, interval=0.2, message=lambda: (
             'services did not reach %s within %ss; last seen: %s' % (
                 states, timeout, json.dumps(
-                    [v for v in last.get('services', {}).values()]))))
+                    [v for v in last.get('services', {}).values()] +
+                    [v for v in last.get('volume', {}).values()]))))
         return last['services']
 
     # -- RPC from the test process --------------------------------------------
