@@ -28,7 +28,6 @@ from nova_lite.volume import drivers
 from nova_lite.volume.drivers import iscsi
 from nova_lite.volume import periodic as volume_periodic
 from nova_lite.volume import settling
-from tests.fixtures import conf as conf_fixture
 from tests.fixtures import system
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments
@@ -411,16 +410,8 @@ class SharedTgtdTest(ISCSITestCase):
 
     def backend(self, name):
         """Backend ``name`` on this tgtd, beside this system's."""
-        conf = self.useFixture(conf_fixture.ConfFixture()).conf
-        conf.set_override('state_path', self.conf.state_path)
-        conf.set_override('enabled_backends', [name], group='volume')
-        drivers.register_backend_opts(conf)
-        conf.set_override('volume_driver', 'iscsi', group=name)
-        drivers.register_backend_opts(conf)
-        for key, value in self.tgtd.conf_overrides(name).items():
-            group, option = key.split('.')
-            conf.set_override(option, value, group=group)
-        return drivers.get_driver(conf, name)
+        return tgt.backend_driver(self, self.tgtd, name,
+                                  self.conf.state_path)
 
     def test_another_backends_sweep_leaves_the_volume(self):
         volume = self.create_volume()

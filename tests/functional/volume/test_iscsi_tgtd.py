@@ -416,19 +416,8 @@ class SharedTgtdTest(TgtdTestCase):
     def other_backend(self, name, state_path=None):
         """An iscsi backend ``name`` on this tgtd with this prefix: of
         this deployment, or (``state_path``) of another one."""
-        conf = self.useFixture(conf_fixture.ConfFixture()).conf
-        if state_path:
-            conf.set_override('state_path', state_path)
-        else:
-            conf.set_override('state_path', self.conf.state_path)
-        conf.set_override('enabled_backends', [name], group='volume')
-        drivers.register_backend_opts(conf)
-        conf.set_override('volume_driver', 'iscsi', group=name)
-        drivers.register_backend_opts(conf)
-        for key, value in self.tgtd.conf_overrides(name).items():
-            group, option = key.split('.')
-            conf.set_override(option, value, group=group)
-        return drivers.get_driver(conf, name)
+        return tgt.backend_driver(self, self.tgtd, name,
+                                  state_path or self.conf.state_path)
 
     def _test_left_alone(self, other, owned):
         volume = self.create()
