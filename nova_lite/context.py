@@ -80,9 +80,19 @@ def get_admin_context(read_deleted='no'):
 
 def is_service_request(ctxt):
     """A request made by another service: the ``service`` role in the
-    token (noauth2's user ``service``, ``client.service_context``) or in
+    token (noauth2's user ``service``, ``service_context``) or in
     the service token (keystone's ``X-Service-Roles``)."""
     roles = [r.lower() for r in ctxt.roles or []]
     service_roles = [r.lower() for r in
                      getattr(ctxt, 'service_roles', None) or []]
     return 'service' in roles or 'service' in service_roles
+
+
+def service_context(ctxt):
+    """A copy of ``ctxt`` that acts as the compute service on the user's
+    behalf: same user and project, plus the ``service`` role."""
+    svc = ctxt.from_dict(ctxt.to_dict())
+    if 'service' not in [r.lower() for r in svc.roles]:
+        svc.roles = list(svc.roles) + ['service']
+    svc.enforcer = getattr(ctxt, 'enforcer', None)
+    return svc

@@ -131,7 +131,7 @@ VOLUME_MIGRATE_AFTER_FINISH = declare(
     'the volume has the new storage (migration_status success); the '
     'temporary volume, now naming the old storage, is deleting')
 
-# -- the volume service (volume/manager.py), nova-lite-volume -----------------
+# -- the volume service (volume_service/manager.py), nova-lite-volume ------
 # Each after the backend's step, before the answer reaches block storage's
 # service layer (the caller's RPC call then times out: its own failure
 # rules apply, and the service's settling at its restart finishes the rest).

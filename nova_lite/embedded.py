@@ -1,8 +1,8 @@
 """The whole of nova_lite in one process: the embedded default.
 
 ``EmbeddedSystem`` brings up the database (migrated), the volume service
-(``nova_lite.volume.service``: the backends' drivers and block storage's
-settling), the conductor, one or more compute hosts and the API
+(``nova_lite.volume_service.service``: the backends' drivers and block
+storage's settling), the conductor, one or more compute hosts and the API
 application on one in-process transport. The services' heartbeats keep
 the liveness clock: the API here does not tick it.
 ``nova-lite-all`` serves it over HTTP; the functional tests use it as is.
@@ -27,7 +27,7 @@ from nova_lite.db import api as db_api
 from nova_lite.db import migration
 from nova_lite import objects
 from nova_lite import rpc
-from nova_lite.volume import service as volume_service
+from nova_lite.volume_service import service as volume_service
 
 LOG = logging.getLogger(__name__)
 

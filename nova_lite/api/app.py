@@ -7,7 +7,7 @@ from nova_lite import config
 from nova_lite.db import api as db_api
 from nova_lite import objects
 from nova_lite import service
-from nova_lite.volume import drivers as volume_drivers
+from nova_lite.volume import backends as backend_conf
 
 # What init_application(clock_tick=True) started in this process: clock
 # tickers (``stop_periodics``).
@@ -29,9 +29,10 @@ def init_application(conf=None, argv=None, clock_tick=False):
     # A request never waits for the database to come up: it answers 503.
     db_api.configure(conf, wait_for_database=False)
     # The backends' groups (their names and backend_host, which the
-    # volumes' views show): registered here, no driver loaded; an
-    # unknown volume_driver fails here, at start.
-    volume_drivers.register_backend_opts(conf)
+    # volumes' views show): registered here, no driver loaded (the
+    # volume service loads them, and fails at its start on an unknown
+    # volume_driver).
+    backend_conf.register_common_opts(conf)
     app = deploy.loadapp(conf)
     if clock_tick:
         _PERIODICS.append(service.ClockTicker(conf).start())

@@ -14,9 +14,9 @@ tgtd could not be asked."""
 
 from nova_lite import context as nl_context
 from nova_lite import exception
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import iscsi
+from nova_lite.volume_service.drivers import iscsi
 
 REFUSED = 3
 FAILED = 4
@@ -28,7 +28,7 @@ def _forget_backend(conf):
         print('Backend %s is enabled ([volume] enabled_backends): refused; '
               'retire it first' % name)
         return REFUSED
-    conf.register_opts(drivers.COMMON_OPTS, group=name)
+    conf.register_opts(backend_conf.COMMON_OPTS, group=name)
     conf.register_opts(iscsi.ISCSIDriver.OPTS, group=name)
     driver = iscsi.ISCSIDriver(conf, name)
     ctxt = nl_context.get_admin_context()

@@ -27,8 +27,8 @@ from nova_lite.objects import service as service_obj
 from nova_lite import policy
 from nova_lite import states
 from nova_lite import tasks
-from nova_lite.volume import client as block_storage
-from nova_lite.volume import periodic as volume_periodic
+from nova_lite import volume_client as block_storage
+from nova_lite.volume_service import periodic as volume_periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ def _unlock(instance):
 
 def _describe(item):
     """A settled item (``tasks.Settled``, an ``Instance`` deleted, a
-    ``volume.periodic.VolumeOperation``) or a mapping with a task, as a
+    ``volume_service.periodic.VolumeOperation``) or a mapping with a task, as a
     dict."""
     if isinstance(item, volume_periodic.VolumeOperation):
         return dict(item)
@@ -200,7 +200,7 @@ def _owner(conf):
 
 def _reconcile(conf):
     """The conductor's settling (``conductor.recovery``) and block
-    storage's (``volume.periodic``: its periodic runs in the API
+    storage's (``volume_service.periodic``: its periodic runs in the API
     processes), once each."""
     ctxt = _context()
     policy.init(conf)

@@ -38,7 +38,7 @@ from nova_lite.objects import instance as instance_obj
 from nova_lite.objects import instance_action
 from nova_lite import states
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ class API(object):
             conf, retry=conf.rpc_send_retries)
         self.compute_rpcapi = compute_rpcapi.ComputeAPI(
             conf, retry=conf.rpc_send_retries)
-        # The block-storage client (``nova_lite.volume.client``).
+        # The block-storage client (``nova_lite.volume_client``).
         self.volume_client = block_storage.get_client(conf)
         self.volumes = server_volumes.ServerVolumes(
             conf, self.volume_client, self.compute_rpcapi,

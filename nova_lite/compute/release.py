@@ -52,7 +52,7 @@ from nova_lite.objects import stale_disk
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from nova_lite.objects import instance_action
 from nova_lite.objects import service as service_obj
 from nova_lite import states
 from nova_lite import tasks
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from nova_lite import exception
 from nova_lite import manager
 from nova_lite import policy
 from nova_lite import tasks
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 RPC_API_VERSION = rpcapi.RPC_API_VERSION
 

@@ -44,7 +44,7 @@ Block storage's own operations that a dead process left behind (a volume
 ``extending`` that stopped moving for ``stalled_after`` seconds, the
 exports a restarted target daemon lost) are not settled here: block
 storage settles itself, in the processes that serve it
-(``nova_lite.volume.periodic``). The conductor reaches block storage
+(``nova_lite.volume_service.periodic``). The conductor reaches block storage
 through the volume client only.
 
 Each item is taken over first (compare-and-swap on its last move that
@@ -74,7 +74,7 @@ from nova_lite.objects import service as service_obj
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 

@@ -3,13 +3,19 @@
 import collections
 
 from nova_lite import conf as nl_conf
+from nova_lite.volume_service import drivers
 
 
 def list_opts():
+    """Every group's options, and one group per volume driver named like
+    it (a valid backend group as it is; the volume service registers a
+    backend's group from ``[volume] enabled_backends``)."""
     merged = collections.OrderedDict()
     for module in nl_conf.MODULES:
         for group, opts in module.list_opts().items():
             merged.setdefault(group, []).extend(opts)
+    for group, opts in drivers.sample_opts().items():
+        merged.setdefault(group, []).extend(opts)
     return [(g, o) for g, o in merged.items()]
 
 

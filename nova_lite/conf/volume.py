@@ -1,8 +1,10 @@
 """[volume] options: the block-storage service and how compute reaches it.
 
 Backend groups (one per name in ``enabled_backends``) are registered by
-``nova_lite.volume.drivers`` when the volume service starts, since their names
-are only known from the configuration.
+``nova_lite.volume.backends`` (their common options) and
+``nova_lite.volume_service.drivers`` (their drivers' options, when the
+volume service starts), since their names are only known from the
+configuration.
 """
 
 from keystoneauth1 import loading as ks_loading
@@ -121,17 +123,11 @@ def register_opts(conf):
     ks_loading.register_auth_conf_options(conf, cinder_group.name)
 
 
-def _backend_opts():
-    # Imported here: the driver modules are not needed to parse options.
-    from nova_lite.volume import drivers
-    return drivers.sample_opts()
-
-
 def list_opts():
     # The auth plugin's own options (auth_url, username...) depend on
     # auth_type; keystoneauth registers them when the plugin is loaded.
     cinder_opts = (CINDER_OPTS + ks_loading.get_session_conf_options() +
                    ks_loading.get_auth_common_conf_options())
-    result = {volume_group: ALL_OPTS, cinder_group: cinder_opts}
-    result.update(_backend_opts())
-    return result
+    # The backend groups' options are the drivers'
+    # (``nova_lite.conf.opts``).
+    return {volume_group: ALL_OPTS, cinder_group: cinder_opts}

@@ -3,7 +3,7 @@
 Cinder's ``volume/api.py`` and the parts of its volume manager that move
 the rows, run by whichever process calls it: the API for ``/v3``, compute
 and conductor through the ``local`` VolumeClient. The backends' drivers
-run in the volume service (``nova-lite-volume``: ``volume.manager``),
+run in the volume service (``nova-lite-volume``: ``volume_service.manager``),
 reached over its RPC API (``volume.rpcapi``, ``API().backends``). Policy
 is checked here, so every caller gets the same rules; a volume of another
 project is "not found" (404) unless the caller is an administrator.
@@ -19,11 +19,12 @@ rest of block storage's service layer is reached from it:
 * ``API().attachments``: Cinder's attachment API, and the detach the
   legacy actions here share (``attachment_api.Attachments``);
 * ``API().migration``: a volume's migration to another backend
-  (``migration.Migration``);
-* ``API().settling``: what a process that died left ``extending`` or
-  ``deleting`` (and a stalled migration), and the backends' exports made
-  to agree with the database (``settling.Settling``), run periodically by
-  the volume services for their backends (``volume.periodic``).
+  (``migration.Migration``).
+
+What a process that died left ``creating``, ``extending`` or
+``deleting`` (and a stalled migration) is settled by the volume services
+for their backends (``volume_service.settling``), with this layer given
+the service's own manager as ``backends``.
 
 Status moves follow ``nova_lite.volume.status`` and are made by
 compare-and-swap in ``nova_lite.volume.db``; backend calls (the volume
@@ -47,12 +48,11 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import volumes as volume_policies
 from nova_lite.volume import attachment_api
-from nova_lite.volume.client import base as client_base
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import cloning
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import types as type_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import metadata_api
 from nova_lite.volume import migration
@@ -61,7 +61,6 @@ from nova_lite.volume import quotas
 from nova_lite.volume import rpcapi as volume_rpcapi
 from nova_lite.volume import servers
 from nova_lite.volume import services as volume_services
-from nova_lite.volume import settling
 from nova_lite.volume import status as st
 from nova_lite.volume import type_api
 from nova_lite.volume import views
@@ -94,7 +93,6 @@ class API(object):
         self.attachments = attachment_api.Attachments(conf, self.backends)
         self.migration = migration.Migration(conf, self.attachments,
                                              self.backends)
-        self.settling = settling.Settling(conf, self.migration)
 
     @staticmethod
     def _project(ctxt):
@@ -232,7 +230,8 @@ class API(object):
     def _create_on_backend(self, ctxt, volume):
         try:
             updates = self.backends.create_volume(
-                ctxt, volume.host, volume=drivers.volume_dict(volume)) or {}
+                ctxt, volume.host,
+                volume=backend_conf.volume_dict(volume)) or {}
         except Exception:
             LOG.exception('Creating volume %s on backend %s failed',
                           volume.id, volume.host)
@@ -294,7 +293,7 @@ class API(object):
         if volume.host and volume.host in placement.enabled(self.conf):
             try:
                 self.backends.delete_volume(
-                    ctxt, volume.host, volume=drivers.volume_dict(volume))
+                    ctxt, volume.host, volume=backend_conf.volume_dict(volume))
             except exception.VolumeIsBusy as e:
                 LOG.warning('Volume %s is busy, not deleted: %s', volume.id,
                             e)
@@ -345,7 +344,7 @@ class API(object):
         crashpoint.hit(crashpoint.VOLUME_EXTEND_AFTER_START)
         try:
             self.backends.extend_volume(
-                ctxt, volume.host, volume=drivers.volume_dict(volume),
+                ctxt, volume.host, volume=backend_conf.volume_dict(volume),
                 new_size=new_size)
         except messaging.MessagingTimeout:
             # The volume service did not answer (it died, or is cut
@@ -374,7 +373,7 @@ class API(object):
                  volume.size, new_size, status)
         if status == st.IN_USE:
             servers.volume_extended(
-                self.conf, client_base.service_context(ctxt.elevated()),
+                self.conf, nl_context.service_context(ctxt.elevated()),
                 volume_id)
 
     @staticmethod
@@ -539,7 +538,7 @@ class API(object):
         caps = None
         if volume.host in placement.enabled(self.conf):
             caps = placement.capability(self.conf, volume.host)
-        if caps is None or not drivers.fits(caps, specs, multiattach):
+        if caps is None or not backend_conf.fits(caps, specs, multiattach):
             self._retype_with_migration(ctxt, volume, vtype, specs,
                                         multiattach, migration_policy)
             return
@@ -604,7 +603,7 @@ class API(object):
         detach, extend, retype, delete and another migration."""
         volume = self.get(ctxt, volume_id)
         ctxt.can(volume_policies.MIGRATE, target=_target(volume.project_id))
-        backend = drivers.backend_of(host)
+        backend = backend_conf.backend_of(host)
         if backend not in placement.enabled(self.conf) or \
                 backend in volume_services.unschedulable_backends(
                     ctxt, self.conf):

@@ -41,9 +41,9 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite.policies import attachments as attachment_policies
 from nova_lite import utils
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import status as st
 from nova_lite.volume import type_api
@@ -198,7 +198,7 @@ class Attachments(object):
         previous = self._previous_connection(attachment)
         try:
             info = self.backends.initialize_connection(
-                ctxt, volume.host, volume=drivers.volume_dict(volume),
+                ctxt, volume.host, volume=backend_conf.volume_dict(volume),
                 connector=connector)
         except Exception as e:
             LOG.warning('Connecting attachment %s of volume %s failed: %s',
@@ -284,7 +284,7 @@ class Attachments(object):
         try:
             self.backends.terminate_connection(
                 nl_context.get_admin_context(), volume.host,
-                volume=drivers.volume_dict(volume), connector=connector)
+                volume=backend_conf.volume_dict(volume), connector=connector)
         except Exception as e:
             if quiet:
                 LOG.exception('Terminating the connection of volume %s '

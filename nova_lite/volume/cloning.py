@@ -18,7 +18,7 @@
 4. ``clone_on_backend``: the volume service of the backend makes the
    clone's storage from the source's (``VolumeDriver.create_cloned_volume``
    over ``volume.rpcapi``), beating the clone's ``updated_at`` while it
-   copies (``volume.manager``); the clone is then ``available``, or
+   copies (``volume_service.manager``); the clone is then ``available``, or
    ``error`` when the backend failed (or its service did not answer).
 
 A process (the API's, or the volume service) that dies during step 4
@@ -35,8 +35,8 @@ from oslo_log import log as logging
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import placement
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import status as st
@@ -76,7 +76,7 @@ def backend_for(ctxt, conf, source, vtype, specs, multiattach):
     caps = placement.capability(conf, backend)
     if caps is None:
         return None
-    if not drivers.fits(caps, specs, multiattach):
+    if not backend_conf.fits(caps, specs, multiattach):
         raise exception.InvalidInput(reason=_(
             'Invalid volume_type provided: %s (requested type is not '
             'compatible; recommend omitting the type argument).') %
@@ -93,8 +93,8 @@ def clone_on_backend(ctxt, conf, volume, backends):
     try:
         source = volume_db.volume_get(ctxt, source_id)
         updates = backends.create_cloned_volume(
-            ctxt, volume.host, volume=drivers.volume_dict(volume),
-            src_volume=drivers.volume_dict(source)) or {}
+            ctxt, volume.host, volume=backend_conf.volume_dict(volume),
+            src_volume=backend_conf.volume_dict(source)) or {}
     except Exception:
         LOG.exception('Cloning volume %s into volume %s on backend %s '
                       'failed', source_id, volume.id, volume.host)

@@ -39,7 +39,7 @@ attachment) and the volume's ``migration_status`` is ``error``; the volume
 keeps its storage and stays usable.
 
 Who settles a migration whose process died (``settle``, run by block
-storage's periodic settling in the API processes, ``volume.periodic``,
+storage's periodic settling in the API processes, ``volume_service.periodic``,
 with the other stalled block-storage work, on a volume that has not
 moved for ``[recovery] stalled_after`` seconds;
 each decision a compare-and-swap on that last move, so a process that was
@@ -60,14 +60,14 @@ only slow and moves on wins):
 from oslo_log import log as logging
 from oslo_utils import excutils
 
+from nova_lite import context as nl_context
 from nova_lite import crashpoint
 from nova_lite import exception
 from nova_lite.i18n import _
-from nova_lite.volume.client import base as client_base
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import instances
 from nova_lite.volume import placement
 from nova_lite.volume import servers
@@ -159,7 +159,8 @@ class Migration(object):
                                             type_id, multiattach)
         try:
             updates = self.backends.create_volume(
-                ctxt, dest_backend, volume=drivers.volume_dict(target)) or {}
+                ctxt, dest_backend,
+                volume=backend_conf.volume_dict(target)) or {}
         except Exception:
             with excutils.save_and_reraise_exception():
                 volume_db.volume_move(ctxt, target.id, 'create_failed')
@@ -174,10 +175,11 @@ class Migration(object):
         volume service of the source's backend, each backend's storage
         opened as a file (``VolumeDriver.open_volume``), beating the
         volume's ``updated_at``; it stops when the migration was settled
-        meanwhile (``volume.manager.VolumeManager.copy_volume_data``)."""
+        meanwhile
+        (``volume_service.manager.VolumeManager.copy_volume_data``)."""
         copied = self.backends.copy_volume_data(
-            ctxt, source.host, source=drivers.volume_dict(source),
-            target=drivers.volume_dict(target))
+            ctxt, source.host, source=backend_conf.volume_dict(source),
+            target=backend_conf.volume_dict(target))
         LOG.info('Volume %s: %s bytes copied to %s', source.id, copied,
                  target.host)
 
@@ -188,7 +190,7 @@ class Migration(object):
             raise exception.InvalidVolume(reason=_(
                 'volume %s is attached to a host, not a server: nova_lite '
                 'migrates it only detached') % source.id)
-        svc = client_base.service_context(ctxt.elevated())
+        svc = nl_context.service_context(ctxt.elevated())
         servers.swap(self.conf, svc, attachment.instance_uuid, source.id,
                      target.id)
 
@@ -271,7 +273,7 @@ class Migration(object):
         if volume.host and volume.host in placement.enabled(self.conf):
             try:
                 self.backends.delete_volume(
-                    ctxt, volume.host, volume=drivers.volume_dict(volume))
+                    ctxt, volume.host, volume=backend_conf.volume_dict(volume))
             except Exception:
                 LOG.exception('Deleting volume %s from backend %s failed',
                               volume.id, volume.host)
@@ -280,15 +282,16 @@ class Migration(object):
         volume_db.volume_destroy(ctxt, volume.id)
 
     # -- settling -------------------------------------------------------------
-    def settle(self, ctxt, stalled_before):
+    def settle(self, ctxt, stalled_before, enabled):
         """Settle the migrations whose process died (see the module
-        docstring). Returns ``[(volume id, 'migrate', outcome)]``."""
+        docstring) whose backends are all in ``enabled`` (those the
+        settling volume service drives). Returns ``[(volume id, 'migrate',
+        outcome)]``."""
         settled = []
-        backends = drivers.get_backends(self.conf)
         for source in migration_db.migrations_stalled(ctxt, stalled_before):
             target = migration_db.target_of(ctxt, source.id)
-            if source.host not in backends or (
-                    target is not None and target.host not in backends):
+            if source.host not in enabled or (
+                    target is not None and target.host not in enabled):
                 continue    # another process enables these backends
             try:
                 outcome = self._settle_one(ctxt, source, target)
@@ -301,7 +304,7 @@ class Migration(object):
                             '%s: %s', source.id, outcome)
                 settled.append((source.id, 'migrate', outcome))
         for target in migration_db.orphan_targets(ctxt, stalled_before):
-            if target.host in backends:
+            if target.host in enabled:
                 LOG.warning('Deleting temporary volume %s of an ended '
                             'migration', target.id)
                 self._drop(ctxt, target)

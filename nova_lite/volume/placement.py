@@ -20,7 +20,7 @@ import weakref
 from oslo_log import log as logging
 
 from nova_lite import context as nl_context
-from nova_lite.volume import drivers
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import rpcapi
 
 LOG = logging.getLogger(__name__)
@@ -86,6 +86,6 @@ def choose_backend(conf, extra_specs, multiattach, exclude=()):
     ``exclude``: backends that take no new volume (their services
     disabled or down: not asked)."""
     for name, caps in capabilities(conf, exclude=exclude).items():
-        if drivers.fits(caps, extra_specs, multiattach):
+        if backend_conf.fits(caps, extra_specs, multiattach):
             return name
     return None

@@ -3,7 +3,7 @@
 nova_lite has no scheduler process: a new volume's backend is chosen in
 the block-storage call that makes it (``placement.choose_backend``). The
 backends are driven by the volume services (``nova-lite-volume``,
-``volume.service``), each of which registers and beats one
+``volume_service.service``), each of which registers and beats one
 ``cinder-volume`` row per backend it enables, host ``H@<backend>``. So
 ``/v3/os-services`` and ``/v3/os-hosts`` show:
 

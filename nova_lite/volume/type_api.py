@@ -32,8 +32,8 @@ from nova_lite.i18n import _
 from nova_lite.policies import volume_backends as backend_policies
 from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import types as type_db
-from nova_lite.volume import drivers
 from nova_lite.volume import placement
 from nova_lite.volume import services as volume_services
 from nova_lite.volume import views
@@ -180,7 +180,7 @@ class Types(object):
         Cinder's ``host@backend[#pool]``."""
         ctxt.can(backend_policies.CAPABILITIES,
                  target=target(ctxt.project_id))
-        name = drivers.backend_of(hostname)
+        name = backend_conf.backend_of(hostname)
         caps = None
         if name in placement.enabled(self.conf):
             caps = placement.capability(self.conf, name, refresh=True)
@@ -200,13 +200,13 @@ class Types(object):
                 ctxt, self.conf)).items()
         if name:
             pools = [(n, c) for n, c in pools
-                     if name in (n, drivers.volume_host(self.conf, n))]
+                     if name in (n, backend_conf.volume_host(self.conf, n))]
         if volume_type:
             specs = views.extra_specs_of(type_db.type_get_by_name_or_id(
                 ctxt, volume_type))
-            pools = [(n, c) for n, c in pools if drivers.fits(
+            pools = [(n, c) for n, c in pools if backend_conf.fits(
                 c, specs, is_multiattach_type(specs))]
-        return [(drivers.volume_host(self.conf, n), c) for n, c in pools]
+        return [(backend_conf.volume_host(self.conf, n), c) for n, c in pools]
 
     # -- volume type encryption -----------------------------------------
     def encryption_get(self, ctxt, type_id, key=None):

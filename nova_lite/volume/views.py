@@ -15,7 +15,7 @@ from nova_lite.policies import volume_type_access as access_policies
 from nova_lite.policies import volume_types as type_policies
 from nova_lite.policies import volumes as volume_policies
 from nova_lite import utils
-from nova_lite.volume import drivers
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import status as st
 
 DEFAULT_AVAILABILITY_ZONE = 'nova'
@@ -93,7 +93,7 @@ def volume_detail(ctxt, volume, version, links_base=None,
     list detail only (not to create and update: tempest's schemas of those
     refuse them). ``conf`` names the backends' hosts:
     ``os-vol-host-attr:host`` is Cinder's ``host@backend#pool``
-    (``drivers.volume_host``)."""
+    (``backend_conf.volume_host``)."""
     vtype = volume.volume_type
     view = {
         'id': volume.id,
@@ -121,8 +121,8 @@ def volume_detail(ctxt, volume, version, links_base=None,
                                volume.project_id):
         view['os-vol-tenant-attr:tenant_id'] = volume.project_id
     if attributes and _allowed(ctxt, volume_policies.HOST_ATTRIBUTE):
-        view['os-vol-host-attr:host'] = drivers.volume_host(conf,
-                                                            volume.host)
+        view['os-vol-host-attr:host'] = backend_conf.volume_host(
+            conf, volume.host)
     if _allowed(ctxt, volume_policies.MIG_STATUS_ATTRIBUTE):
         view['migration_status'] = volume.migration_status
         if attributes:

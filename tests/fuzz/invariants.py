@@ -18,8 +18,9 @@ import sqlalchemy as sa
 from nova_lite.db import api as db_api
 from nova_lite.db import models
 from nova_lite import states
-from nova_lite.volume import drivers
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import status as st
+from nova_lite.volume_service import drivers
 from tests.fixtures import system
 
 
@@ -44,7 +45,7 @@ def backend_hosts(conf, volume_id):
             vol.provider_auth, vol.multiattach, vol.encrypted).where(
                 vol.id == volume_id)).one()
     driver = drivers.get_backends(conf).get(row.host)
-    return sorted(driver.connections(drivers.volume_dict(row))) if (
+    return sorted(driver.connections(backend_conf.volume_dict(row))) if (
         driver) else []
 
 
@@ -64,7 +65,7 @@ def available_exports(conf):
         driver = backends.get(row.host)
         if driver is None:
             continue
-        hosts = sorted(driver.connections(drivers.volume_dict(row)))
+        hosts = sorted(driver.connections(backend_conf.volume_dict(row)))
         if hosts:
             found.append((row.id, hosts))
     return found

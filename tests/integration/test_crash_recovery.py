@@ -561,7 +561,7 @@ class _CrashRecoveryTests(object):
     def _crash_volume_operation(self, point):
         """The API process dies between the move of the volume's row
         (extending, deleting) and the backend's answer; block storage's
-        settling in the volume service (``volume.periodic``)
+        settling in the volume service (``volume_service.periodic``)
         finishes or rolls the operation back."""
         workflow = CASES[point][1]
         volume_id = self.create_volume(size=SIZE)

@@ -16,9 +16,9 @@ import uuid
 import testtools
 from testtools import content
 
-from nova_lite.compute.host import driver as compute_driver
 from nova_lite import exception
 from nova_lite import states
+from nova_lite.virt import driver as compute_driver
 from nova_lite.virt.libvirt import config as vconfig
 from tests.fixtures import ceph as ceph_fixture
 from tests.fixtures import conf as conf_fixture

@@ -68,12 +68,12 @@ if ROOT not in sys.path:
 
 from oslo_config import cfg  # noqa: E402
 
-from nova_lite.compute.host import driver as compute_driver  # noqa: E402
+from nova_lite.virt import driver as compute_driver  # noqa: E402
 from nova_lite import conf as nl_conf  # noqa: E402
 from nova_lite import states  # noqa: E402
 from nova_lite.virt.libvirt import config as vconfig  # noqa: E402
 from nova_lite.virt.libvirt import host as vhost  # noqa: E402
-from nova_lite.volume.drivers import iscsi  # noqa: E402
+from nova_lite.volume_service.drivers import iscsi  # noqa: E402
 from tests.guest import agent  # noqa: E402
 from tests.guest import fixture as guest_fixture  # noqa: E402
 

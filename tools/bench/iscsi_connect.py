@@ -46,7 +46,7 @@ except ImportError:  # run from a work tree without nova_lite installed
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))))
     from nova_lite import config
-from nova_lite.volume import drivers
+from nova_lite.volume_service import drivers
 
 
 def percentile(samples, q):

@@ -21,7 +21,6 @@ import oslo_messaging as messaging
 from oslo_utils import units
 
 from nova_lite.compute import external_events
-from nova_lite.compute.host import driver as virt_driver
 from nova_lite.compute.host import power_sync
 from nova_lite.compute.host import recovery
 from nova_lite.compute.host import shelve_ops
@@ -42,7 +41,8 @@ from nova_lite import policy
 from nova_lite import states
 from nova_lite import tasks
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
+from nova_lite.virt import driver as virt_driver
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 

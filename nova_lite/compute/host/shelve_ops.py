@@ -29,7 +29,7 @@ from nova_lite import exception
 from nova_lite.objects import block_device as bdm_obj
 from nova_lite import states
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
+from nova_lite import volume_client as block_storage
 
 LOG = logging.getLogger(__name__)
 

@@ -78,12 +78,12 @@ from oslo_utils import excutils
 
 from nova_lite.compute import flavors
 from nova_lite.compute import names
-from nova_lite.compute.host import driver
 from nova_lite.conf import base as conf_base
 from nova_lite import device_names
 from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import states
+from nova_lite.virt import driver
 from nova_lite.virt.libvirt import config as vconfig
 from nova_lite.virt.libvirt import connector as vconnector
 from nova_lite.virt.libvirt import host as vhost

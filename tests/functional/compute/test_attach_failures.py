@@ -11,7 +11,7 @@ import oslo_messaging as messaging
 from nova_lite import context as nl_context
 from nova_lite import objects
 from nova_lite import rpc
-from nova_lite.volume import drivers
+from nova_lite.volume_service import drivers
 from tests.fixtures import system
 from tests.functional.compute import base
 

@@ -12,8 +12,8 @@ from nova_lite import context as nl_context
 from nova_lite.db import models
 from nova_lite.objects import instance_action
 from nova_lite import utils
-from nova_lite.volume import drivers
-from nova_lite.volume import periodic as volume_periodic
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import periodic as volume_periodic
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_volume_attachments as tva

@@ -14,10 +14,11 @@ from nova_lite import context
 from nova_lite.db import models
 from nova_lite import objects
 from nova_lite import utils
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume import periodic as volume_periodic
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import periodic as volume_periodic
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_volume_attachments as tva
@@ -358,7 +359,7 @@ class SwapIsTheMigrationsTest(MigrationTestCase):
 class SettlingTest(MigrationTestCase):
     """Block storage's settling of a migration whose process died
     (``volume/migration.py``): the states a dead process leaves, settled
-    by block storage's own settling (``volume.periodic``)."""
+    by block storage's own settling (``volume_service.periodic``)."""
 
     def settle(self):
         return volume_periodic.settle(context.get_admin_context(), self.conf)
@@ -378,7 +379,7 @@ class SettlingTest(MigrationTestCase):
             ctxt, source, 'file2', source.volume_type_id, False)
         if target_status == 'available':
             updates = drivers.get_driver(self.conf, 'file2').create_volume(
-                drivers.volume_dict(target))
+                backend_conf.volume_dict(target))
             volume_db.volume_move(ctxt, target.id, 'create_done',
                                   values=updates)
         tva.set_rows(models.Volume, models.Volume.id == volume_id,

@@ -11,8 +11,8 @@ from oslo_utils import uuidutils
 
 from nova_lite.compute import api as compute_api
 from nova_lite import config
-from nova_lite.volume.client import cinder as cinder_client
-from nova_lite.volume.client import local as local_client
+from nova_lite.volume_client import cinder as cinder_client
+from nova_lite.volume_client import local as local_client
 from tests.fixtures import system
 from tests.functional import api_samples
 from tests.functional.compute import base

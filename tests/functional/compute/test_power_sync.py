@@ -10,12 +10,12 @@ import os
 
 import fixtures
 
-from nova_lite.compute.host import driver as virt_driver
 from nova_lite.compute.host import power_sync
 from nova_lite.compute.host import recovery
 from nova_lite import context as nl_context
 from nova_lite.db import models
 from nova_lite import states
+from nova_lite.virt import fake as virt_fake
 from tests.fixtures import fakelibvirt
 from tests.fixtures import system
 from tests.functional.compute import base
@@ -115,7 +115,7 @@ class UnknownGuestTest(PowerSyncTestCase):
     def test_a_guest_the_database_does_not_know_is_left_alone(self):
         # Another deployment's guest on the same hypervisor and host name.
         stranger = 'b0b0b0b0-1111-4222-8333-444444444444'
-        self.driver.guests[stranger] = virt_driver.FakeGuest(stranger)
+        self.driver.guests[stranger] = virt_fake.FakeGuest(stranger)
         self.manager.periodic_tasks(nl_context.get_admin_context())
         self.assertEqual([], recovery.reap_guests(
             nl_context.get_admin_context(), self.driver, 'compute1'))
@@ -125,7 +125,7 @@ class UnknownGuestTest(PowerSyncTestCase):
         self.assertEqual(204, self.api.delete(
             '/v2.1/servers/%s' % self.server_id).status)
         self.wait_for_server_gone(self.server_id)
-        self.driver.guests[self.server_id] = virt_driver.FakeGuest(
+        self.driver.guests[self.server_id] = virt_fake.FakeGuest(
             self.server_id)
         self.assertEqual([self.server_id], recovery.reap_guests(
             nl_context.get_admin_context(), self.driver, 'compute1'))

@@ -13,8 +13,8 @@ from nova_lite import exception
 from nova_lite import objects
 from nova_lite import tasks
 from nova_lite import utils
-from nova_lite.volume import client as block_storage
-from nova_lite.volume.client import local as local_client
+from nova_lite import volume_client as block_storage
+from nova_lite.volume_client import local as local_client
 from tests.functional.compute import test_volume_attachments as base
 
 GONE_API = 'nova-lite-api:gone'

@@ -14,10 +14,10 @@ from nova_lite import context as nl_context
 from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import objects
-from nova_lite.volume import drivers
-from nova_lite.volume import client as block_storage
-from nova_lite.volume.client import local as local_client
 from nova_lite.volume import rpcapi as volume_rpcapi
+from nova_lite import volume_client as block_storage
+from nova_lite.volume_client import local as local_client
+from nova_lite.volume_service import drivers
 from tests.fixtures import system
 from tests.functional.compute import base
 from tests.functional.compute import test_servers

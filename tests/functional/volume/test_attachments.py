@@ -17,8 +17,8 @@ from nova_lite.db import api as db_api
 from nova_lite import exception
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import fake as fake_driver
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import fake as fake_driver
 from tests.fixtures import system
 from tests.functional.volume import base
 

@@ -16,9 +16,9 @@ from oslo_utils import uuidutils
 from nova_lite.api import microversion
 from nova_lite import context
 from nova_lite import exception
-from nova_lite.volume import client as block_storage
-from nova_lite.volume.client import cinder as cinder_client
-from nova_lite.volume.client import local as local_client
+from nova_lite import volume_client as block_storage
+from nova_lite.volume_client import cinder as cinder_client
+from nova_lite.volume_client import local as local_client
 from tests.fixtures import system
 from tests.functional.volume import base
 from tests.unit.compute import fakes

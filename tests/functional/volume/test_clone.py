@@ -12,9 +12,10 @@ from oslo_utils import uuidutils
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import utils
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume import periodic as volume_periodic
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import periodic as volume_periodic
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments as compute_base
 from tests.functional.volume import base
@@ -29,7 +30,7 @@ def write(conf, volume_id, data=DATA, offset=OFFSET):
     """Write ``data`` into the volume's storage, as a host would."""
     row = volume_db.volume_get(context.get_admin_context(), volume_id)
     driver = drivers.get_driver(conf, row.host)
-    with driver.open_volume(drivers.volume_dict(row), 'w') as f:
+    with driver.open_volume(backend_conf.volume_dict(row), 'w') as f:
         f.seek(offset)
         f.write(data)
 
@@ -37,7 +38,7 @@ def write(conf, volume_id, data=DATA, offset=OFFSET):
 def read(conf, volume_id, length=len(DATA), offset=OFFSET):
     row = volume_db.volume_get(context.get_admin_context(), volume_id)
     driver = drivers.get_driver(conf, row.host)
-    with driver.open_volume(drivers.volume_dict(row), 'r') as f:
+    with driver.open_volume(backend_conf.volume_dict(row), 'r') as f:
         f.seek(offset)
         return f.read(length)
 
@@ -101,7 +102,7 @@ class FileCloneTest(CloneTestCase):
         self.assertEqual((3, 'true'), (clone['size'], clone['bootable']))
         row = volume_db.volume_get(context.get_admin_context(), clone['id'])
         self.assertEqual(3, drivers.get_driver(
-            self.conf, row.host).volume_size(drivers.volume_dict(row)))
+            self.conf, row.host).volume_size(backend_conf.volume_dict(row)))
         self.assertEqual(b'end\0\0', read(self.conf, clone['id'], 5,
                                           GiB - 3))
 
@@ -160,7 +161,7 @@ class FileCloneTest(CloneTestCase):
         row = volume_db.volume_get(context.get_admin_context(),
                                    source['id'])
         drivers.get_driver(self.conf, 'file').delete_volume(
-            drivers.volume_dict(row))
+            backend_conf.volume_dict(row))
         clone = self.clone(source['id'])
         self.assertEqual('error', clone['status'])
         self.assertEqual(202, self.vol.delete(

@@ -25,9 +25,9 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
-from nova_lite.volume import drivers
 from nova_lite.volume import metadata as vmeta
 from nova_lite.volume import quotas as volume_quotas
+from nova_lite.volume_service import drivers
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 from tests.fixtures import volume_service as volume_service_fixture

@@ -11,11 +11,11 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite import policy
 from nova_lite.volume import api as volume_api
-from nova_lite.volume import client as block_storage
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import views
+from nova_lite import volume_client as block_storage
+from nova_lite.volume_service import drivers
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import database as db_fixture
 from tests.fixtures import volume_service as volume_service_fixture

@@ -21,13 +21,13 @@ from oslo_utils import uuidutils
 from nova_lite.cmd import volume as volume_cmd
 from nova_lite import context
 from nova_lite import utils
-from nova_lite.volume import api as volume_api
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import iscsi
-from nova_lite.volume import periodic as volume_periodic
-from nova_lite.volume import settling
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import iscsi
+from nova_lite.volume_service import periodic as volume_periodic
+from nova_lite.volume_service import settling
 from tests.fixtures import system
 from tests.fixtures import tgt
 from tests.functional.compute import test_volume_attachments
@@ -274,11 +274,13 @@ class RestartedTgtdTest(ISCSITestCase):
         # The detached volume stays unexported.
         self.assertEqual(1, len(self.exported_iqns()))
         # Once is enough: the next run finds tgtd as it left it.
-        self.assertEqual([], volume_api.API(self.conf).settling.ensure_exports(
-            context.get_admin_context(), utils.utcnow().replace(
-                tzinfo=None) - datetime.timedelta(seconds=60)))
+        self.assertEqual([], volume_periodic.local_settling(
+            self.conf).ensure_exports(
+                context.get_admin_context(), utils.utcnow().replace(
+                    tzinfo=None) - datetime.timedelta(seconds=60)))
         # Stalled work settled as usual besides.
-        self.assertEqual([], volume_api.API(self.conf).settling.settle_stalled(
+        self.assertEqual([], volume_periodic.local_settling(
+            self.conf).settle_stalled(
             context.get_admin_context(),
             utils.utcnow() -
             datetime.timedelta(hours=1)))
@@ -321,7 +323,7 @@ class RestartedTgtdTest(ISCSITestCase):
         self.tgtd.start()
         self.assertEqual(
             [(volume['id'], 'exported')],
-            volume_api.API(self.conf).settling.ensure_exports(ctxt))
+            volume_periodic.local_settling(self.conf).ensure_exports(ctxt))
         self.assertRaises(tgt.LoginRefused, tgt.qemu_read, info, I1, 0,
                           len(DATA))
         # The host connects again (its attachment updated with its
@@ -450,7 +452,7 @@ class SharedTgtdTest(ISCSITestCase):
         self.assertEqual(3, code, out)
         self.assertIn('is enabled', out)
         # A backend once enabled, its group still in the configuration.
-        self.conf.register_opts(drivers.COMMON_OPTS, group='retired')
+        self.conf.register_opts(backend_conf.COMMON_OPTS, group='retired')
         self.conf.register_opts(iscsi.OPTS, group='retired')
         for key, value in self.tgtd.conf_overrides('retired').items():
             group, option = key.split('.')

@@ -22,8 +22,8 @@ import fixtures
 from oslo_utils import uuidutils
 import testtools
 
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import iscsi
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import iscsi
 from tests.fixtures import conf as conf_fixture
 from tests.fixtures import tgt
 
@@ -468,7 +468,7 @@ CHILD = r'''
 import json, sys
 from oslo_config import cfg
 from nova_lite import config
-from nova_lite.volume import drivers
+from nova_lite.volume_service import drivers
 args = json.loads(sys.argv[1])
 conf = cfg.ConfigOpts()
 config.prepare(conf)

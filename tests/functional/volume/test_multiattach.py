@@ -20,8 +20,8 @@ from nova_lite.db import models
 from nova_lite import exception
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import fake
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import fake
 from tests.fixtures import system
 from tests.functional.volume import base
 

@@ -26,8 +26,9 @@ import testtools
 
 from nova_lite import context
 from nova_lite import exception
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
+from nova_lite.volume_service import drivers
 from tests.fixtures import ceph as ceph_fixture
 from tests.fixtures import conf as conf_fixture
 from tests.functional.volume import base
@@ -118,7 +119,7 @@ class VolumeLifecycleTest(RBDTestCase):
         self.assertEqual(2, self.show_volume(volume['id'])['size'])
         self.assertEqual(2 * GiB, self.image_size(name))
         self.assertEqual(2, self.driver.volume_size(
-            drivers.volume_dict(self.row(volume['id']))))
+            backend_conf.volume_dict(self.row(volume['id']))))
 
         self.assertEqual(202, self.vol.delete(
             '/v3/volumes/%s' % volume['id']).status)
@@ -391,8 +392,8 @@ CHILD = r'''
 import json, os, signal, sys
 from oslo_config import cfg
 from nova_lite import config
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import rbd
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import rbd
 args = json.loads(sys.argv[1])
 conf = cfg.ConfigOpts()
 config.prepare(conf)

@@ -9,10 +9,10 @@ from nova_lite.api import app as api_app
 from nova_lite import context
 from nova_lite.db import models
 from nova_lite import utils
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import file as file_driver
-from nova_lite.volume import periodic as volume_periodic
-from nova_lite.volume import service as volume_service
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import file as file_driver
+from nova_lite.volume_service import periodic as volume_periodic
+from nova_lite.volume_service import service as volume_service
 from tests.fixtures import system
 from tests.functional.compute import test_volume_attachments as compute_base
 from tests.functional.volume import base
@@ -39,7 +39,7 @@ class VolumeActionsTestCase(base.VolumeTestCase):
         return os.stat(path).st_size
 
     def settle(self):
-        """Block storage's settling (``volume.periodic``), run now."""
+        """Block storage's settling (``volume_service.periodic``), run now."""
         return volume_periodic.settle(context.get_admin_context(), self.conf)
 
     def long_ago(self):
@@ -234,9 +234,10 @@ class ExtendSettlingTest(VolumeActionsTestCase):
 
 class SelfSettlingTest(VolumeActionsTestCase):
     """Block storage settles itself, in the volume services (their
-    periodic every ``settle_interval`` seconds, ``volume.periodic``): the
-    embedded system's and one of its own; neither the API processes nor
-    the conductor's periodic touch block storage."""
+    periodic every ``settle_interval`` seconds,
+    ``volume_service.periodic``): the embedded system's and one of its
+    own; neither the API processes nor the conductor's periodic touch
+    block storage."""
     CONF = {'recovery.settle_interval': 1}
 
     def conductor_settles(self):

@@ -60,7 +60,7 @@ helpers, what only the guest and the hypervisor and the storage can tell:
   backend's file (the ``file`` volume, or the iSCSI LUN's backing file)
   or its RBD image;
 * ``target(volume_id)``: the volume's tgtd target
-  (``nova_lite.volume.drivers.iscsi.Target``: ``acl``, ``luns``,
+  (``nova_lite.volume_service.drivers.iscsi.Target``: ``acl``, ``luns``,
   ``sessions``...) as ``tgtadm --op show`` has it, or None;
 * ``create_volume(backend=..., multiattach=...)``,
   ``create_servers(count, ...)`` (a multi-create), ``wait_for_attached``

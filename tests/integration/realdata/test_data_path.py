@@ -282,7 +282,7 @@ class TestMigrationAndSettling(DataPathTestCase):
         the volume's target exported to one more initiator, its host
         record written now, no attachment (the iscsi driver of the
         deployment's configuration, in this process)."""
-        from nova_lite.volume import drivers
+        from nova_lite.volume_service import drivers
         driver = drivers.get_driver(self.deployment.conf, base.ISCSI)
         driver.initialize_connection(
             {'id': volume_id, 'name_id': self.storage_id(volume_id),

@@ -33,7 +33,7 @@ import time
 from testtools import content
 
 from nova_lite import crashpoint
-from nova_lite.volume.drivers import iscsi
+from nova_lite.volume_service.drivers import iscsi
 from tests.guest import agent
 from tests.integration.realdata import base
 from tests.integration.realdata import faults

@@ -16,7 +16,7 @@ SERVER_2 = uuidutils.generate_uuid()
 
 
 def client_volume(**fields):
-    """A VolumeClient ``get`` dict (nova_lite.volume.client)."""
+    """A VolumeClient ``get`` dict (nova_lite.volume_client)."""
     volume = {
         'id': VOLUME_ID, 'status': 'available', 'attach_status': 'detached',
         'size': 1, 'name': 'vol', 'description': 'a volume',

@@ -5,15 +5,15 @@ import threading
 
 from oslo_utils import uuidutils
 
-from nova_lite.compute.host import driver
 from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import objects
-from nova_lite.volume import client
+from nova_lite.virt import fake as virt_fake
+from nova_lite import volume_client as client
 from tests import base
 
 
-# The attachment dict's keys (nova_lite.volume.client's contract).
+# The attachment dict's keys (nova_lite.volume_client's contract).
 ATTACHMENT_KEYS = ('id', 'status', 'instance', 'volume_id', 'attached_at',
                    'detached_at', 'attach_mode', 'connection_info')
 
@@ -288,4 +288,4 @@ class HostTestCase(base.TestCase):
         self.ctxt = nl_context.RequestContext('demo', 'demo',
                                               roles=['member'])
         self.volumes = FakeVolumeClient()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.driver = virt_fake.FakeDriver(self.conf, 'compute1')

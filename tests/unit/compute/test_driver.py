@@ -5,10 +5,11 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.compute.host import driver
 from nova_lite import device_names
 from nova_lite import exception
 from nova_lite import states
+from nova_lite.virt import driver
+from nova_lite.virt import fake as virt_fake
 from tests import base
 from tests.unit.compute import fakes
 
@@ -16,7 +17,7 @@ from tests.unit.compute import fakes
 class DeviceNameTest(base.TestCase):
     def setUp(self):
         super().setUp()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.driver = virt_fake.FakeDriver(self.conf, 'compute1')
         self.instance = fakes.FakeInstance()
 
     def test_letters(self):
@@ -56,7 +57,7 @@ class DeviceNameTest(base.TestCase):
 
     def test_reserve_delay_honoured(self):
         self.conf.set_override('reserve_delay', 0.5, group='fake_driver')
-        with mock.patch.object(driver.time, 'sleep') as sleep:
+        with mock.patch.object(virt_fake.time, 'sleep') as sleep:
             self.driver.get_device_name_for_instance(self.instance, [])
         sleep.assert_called_once_with(0.5)
 
@@ -64,7 +65,7 @@ class DeviceNameTest(base.TestCase):
 class FakeDriverTest(base.TestCase):
     def setUp(self):
         super().setUp()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.driver = virt_fake.FakeDriver(self.conf, 'compute1')
         self.instance = fakes.FakeInstance()
         self.driver.spawn(None, self.instance, [
             {'mount_device': '/dev/vdb', 'connection_info': {'a': 1}}])
@@ -90,7 +91,7 @@ class FakeDriverTest(base.TestCase):
 
     def test_attach_delay_honoured(self):
         self.conf.set_override('attach_delay', 0.25, group='fake_driver')
-        with mock.patch.object(driver.time, 'sleep') as sleep:
+        with mock.patch.object(virt_fake.time, 'sleep') as sleep:
             self.driver.attach_volume(None, {}, self.instance, '/dev/vdc')
         sleep.assert_called_once_with(0.25)
 
@@ -164,7 +165,7 @@ class GuestIOTest(base.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.driver = driver.FakeDriver(self.conf, 'compute1')
+        self.driver = virt_fake.FakeDriver(self.conf, 'compute1')
         self.instance = fakes.FakeInstance()
         self.driver.spawn(None, self.instance, [])
         self.path = os.path.join(self.useFixture(

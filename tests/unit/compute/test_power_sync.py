@@ -7,7 +7,6 @@ import datetime
 
 import fixtures
 
-from nova_lite.compute.host import driver as virt_driver
 from nova_lite.compute.host import power_sync
 from nova_lite.compute.host import recovery
 from nova_lite import exception
@@ -15,6 +14,8 @@ from nova_lite import objects
 from nova_lite.objects import instance_action
 from nova_lite import states
 from nova_lite import utils
+from nova_lite.virt import driver as virt_driver
+from nova_lite.virt import fake as virt_fake
 from tests.unit.compute import fakes
 
 
@@ -220,7 +221,7 @@ class FakeDriverEventsTest(fakes.HostTestCase):
                          self.driver.get_info(instance))
 
     def test_a_driver_without_get_info(self):
-        class Minimal(virt_driver.FakeDriver):
+        class Minimal(virt_fake.FakeDriver):
             get_info = virt_driver.ComputeDriver.get_info
         driver = Minimal(self.conf, 'compute1')
         self.assertRaises(NotImplementedError, driver.get_info,

@@ -11,8 +11,7 @@ import testtools
 
 from nova_lite import context
 from nova_lite import exception
-from nova_lite.volume.client import base
-from nova_lite.volume.client import cinder
+from nova_lite.volume_client import cinder
 from tests.fixtures import conf as conf_fixture
 
 UPDATE = 'attachment_update of attachment a1'
@@ -84,7 +83,7 @@ class TokenlessContextTest(testtools.TestCase):
         ctxt = context.RequestContext(user_id='u1', project_id='p1',
                                       is_admin=True)
         self.assertIs(self.service_auth, self.auth_of(ctxt))
-        wrapped = self.auth_of(base.service_context(ctxt))
+        wrapped = self.auth_of(context.service_context(ctxt))
         self.assertIsInstance(wrapped, service_token.ServiceTokenAuthWrapper)
         self.assertIs(self.service_auth, wrapped.user_auth)
         self.assertIs(self.service_auth, wrapped.service_auth)
@@ -94,7 +93,7 @@ class TokenlessContextTest(testtools.TestCase):
                                       auth_token='user-token')
         auth = self.auth_of(ctxt)
         self.assertEqual('user-token', auth.get_token(None))
-        wrapped = self.auth_of(base.service_context(ctxt))
+        wrapped = self.auth_of(context.service_context(ctxt))
         self.assertEqual('user-token', wrapped.user_auth.get_token(None))
         self.assertIs(self.service_auth, wrapped.service_auth)
 

@@ -3,7 +3,7 @@ both clients read, in-process or over REST)."""
 
 import testtools
 
-from nova_lite.volume.client import base
+from nova_lite.volume_client import base
 
 
 class ClientVolumeTest(testtools.TestCase):

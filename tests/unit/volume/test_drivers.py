@@ -9,9 +9,10 @@ from oslo_config import cfg
 import testtools
 
 from nova_lite import exception
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import fake
-from nova_lite.volume.drivers import file as file_driver
+from nova_lite.volume import backends as backend_conf
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import fake
+from nova_lite.volume_service.drivers import file as file_driver
 from tests.fixtures import conf as conf_fixture
 
 VOLUME = {'id': '8f5a8a1e-5d2a-4b9d-9d56-1b5b9c1f0a11', 'size': 1,
@@ -52,18 +53,18 @@ class BackendsTest(testtools.TestCase):
         drivers.register_backend_opts(self.conf)
         self.conf.set_override('backend_host', 'storage', group='disk')
         self.assertEqual('compute1@fake1#fake1',
-                         drivers.volume_host(self.conf, 'fake1'))
+                         backend_conf.volume_host(self.conf, 'fake1'))
         self.assertEqual('storage@disk#disk',
-                         drivers.volume_host(self.conf, 'disk'))
+                         backend_conf.volume_host(self.conf, 'disk'))
         self.assertEqual('fake1', drivers.get_driver(
             self.conf, 'fake1').get_capabilities()['pool_name'])
         # A backend no longer enabled, and a volume no backend took.
         self.assertEqual('compute1@gone#gone',
-                         drivers.volume_host(self.conf, 'gone'))
-        self.assertIsNone(drivers.volume_host(self.conf, None))
+                         backend_conf.volume_host(self.conf, 'gone'))
+        self.assertIsNone(backend_conf.volume_host(self.conf, None))
         for name in ('disk', 'storage@disk#disk', 'storage@disk',
                      'a@b@disk#p'):
-            self.assertEqual('disk', drivers.backend_of(name))
+            self.assertEqual('disk', backend_conf.backend_of(name))
 
     def test_unknown_driver(self):
         self.conf.set_override('enabled_backends', ['nope'], group='volume')
@@ -74,53 +75,30 @@ class BackendsTest(testtools.TestCase):
         self.assertRaises(exception.VolumeBackendAPIException,
                           drivers.get_driver, self.conf, 'gone')
 
-    def test_choose_backend(self):
-        self.conf.set_override('enabled_backends', ['fake1', 'disk'],
-                               group='volume')
-        drivers.register_backend_opts(self.conf)
-        self.conf.set_override('volume_driver', 'fake', group='fake1')
-        self.conf.set_override('volume_driver', 'file', group='disk')
-        drivers.register_backend_opts(self.conf)
-        self.conf.set_override('multiattach', False, group='fake1')
-        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
-                                                         False))
-        # The fake reports no multiattach here: the file backend does.
-        self.assertEqual('disk', drivers.choose_backend(self.conf, {}, True))
-        self.assertEqual('disk', drivers.choose_backend(
-            self.conf, {'volume_backend_name': 'disk'}, False))
-        self.assertIsNone(drivers.choose_backend(
-            self.conf, {'volume_backend_name': 'silver'}, False))
-
-    def test_capabilities_are_cached(self):
+    def test_reported_capabilities_are_cached(self):
         self.conf.set_override('enabled_backends', ['fake1'],
                                group='volume')
         drivers.register_backend_opts(self.conf)
         self.conf.set_override('volume_driver', 'fake', group='fake1')
-        caps = drivers.capabilities(self.conf)['fake1']
+        driver = drivers.get_driver(self.conf, 'fake1')
+        caps = driver.reported_capabilities(60)
         self.assertTrue(caps['multiattach'])
         self.assertEqual('fake', caps['storage_protocol'])
         self.assertIn('updated', caps)
         self.conf.set_override('multiattach', False, group='fake1')
         # Still the cached report...
-        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
-                                                         True))
+        self.assertTrue(driver.reported_capabilities(60)['multiattach'])
         # ...until asked again.
-        self.assertFalse(drivers.capabilities(
-            self.conf, refresh=True)['fake1']['multiattach'])
-        self.assertIsNone(drivers.choose_backend(self.conf, {}, True))
-        self.conf.set_override('multiattach', True, group='fake1')
-        self.conf.set_override('capabilities_cache_time', 0, group='volume')
-        self.assertEqual('fake1', drivers.choose_backend(self.conf, {},
-                                                         True))
+        self.assertFalse(driver.reported_capabilities(0)['multiattach'])
 
     def test_fits(self):
         caps = {'volume_backend_name': 'gold', 'multiattach': False}
-        self.assertTrue(drivers.fits(caps, {}, False))
-        self.assertTrue(drivers.fits(caps, {'volume_backend_name': 'gold'},
-                                     False))
-        self.assertFalse(drivers.fits(caps, {'volume_backend_name': 'x'},
-                                      False))
-        self.assertFalse(drivers.fits(caps, {}, True))
+        self.assertTrue(backend_conf.fits(caps, {}, False))
+        self.assertTrue(backend_conf.fits(
+            caps, {'volume_backend_name': 'gold'}, False))
+        self.assertFalse(backend_conf.fits(
+            caps, {'volume_backend_name': 'x'}, False))
+        self.assertFalse(backend_conf.fits(caps, {}, True))
 
     def test_sample_opts_have_both_drivers(self):
         opts = drivers.sample_opts()
@@ -186,7 +164,7 @@ class FakeDriverTest(testtools.TestCase):
     def test_connect_delay(self):
         slept = []
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_lite.volume.drivers.fake.time.sleep', slept.append))
+            'nova_lite.volume_service.drivers.fake.time.sleep', slept.append))
         self.conf.set_override('connect_delay', 0.25, group='fake1')
         self.driver.initialize_connection(VOLUME, {})
         self.driver.terminate_connection(VOLUME, {})

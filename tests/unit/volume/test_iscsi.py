@@ -16,8 +16,8 @@ from oslo_concurrency import processutils
 import testtools
 
 from nova_lite import exception
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import iscsi
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import iscsi
 from tests.fixtures import conf as conf_fixture
 
 VOLUME = {'id': '8f5a8a1e-5d2a-4b9d-9d56-1b5b9c1f0a11', 'size': 1,
@@ -1455,7 +1455,7 @@ class ISCSIDriverTest(testtools.TestCase):
 
     def test_first_start_is_not_taken_for_a_restart(self):
         log = self.useFixture(fixtures.FakeLogger(
-            name='nova_lite.volume.drivers.iscsi', level='INFO'))
+            name='nova_lite.volume_service.drivers.iscsi', level='INFO'))
         self.driver.ensure_exports(lambda **_: {})
         self.assertIn('makes its sentinel target', log.output)
         self.assertNotIn('restarted', log.output)

@@ -1,5 +1,5 @@
 """The volume service's RPC API (``nova_lite.volume.rpcapi``) and its
-manager (``nova_lite.volume.manager``) over a real transport (the
+manager (``nova_lite.volume_service.manager``) over a real transport (the
 in-process one): messages go to the backend's queue, the driver's answer
 comes back, a driver's failure comes back as an exception the callers
 catch, and the handlers asked twice are no error. No database: the
@@ -14,10 +14,11 @@ from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite import rpc
 from nova_lite.volume import api as volume_api
-from nova_lite.volume import drivers
-from nova_lite.volume import manager as volume_manager
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import placement
 from nova_lite.volume import rpcapi
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import manager as volume_manager
 from tests import base
 
 
@@ -91,7 +92,7 @@ class VolumeRPCTest(base.TestCase):
 
     def test_a_backend_failure_comes_back_as_itself(self):
         log = self.useFixture(fixtures.FakeLogger(
-            name='nova_lite.volume.manager'))
+            name='nova_lite.volume_service.manager'))
         self.serve()
         self.conf.set_override('fail_extend', True, group='fake1')
         error = self.assertRaises(
@@ -163,8 +164,8 @@ class VolumeRPCTest(base.TestCase):
         # the configuration.
         self.conf.set_override('backend_host', 'shared', group='fake2')
         self.assertEqual('shared@fake2#fake2',
-                         drivers.volume_host(self.conf, 'fake2'))
+                         backend_conf.volume_host(self.conf, 'fake2'))
         self.assertEqual('compute1@fake1#fake1',
-                         drivers.volume_host(self.conf, 'fake1'))
+                         backend_conf.volume_host(self.conf, 'fake1'))
         self.assertEqual(['fake1', 'fake2'], placement.enabled(self.conf))
         self.assertNotIn(id(self.conf), drivers._BACKENDS)

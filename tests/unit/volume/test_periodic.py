@@ -1,5 +1,5 @@
-"""Block storage's periodic settling (nova_lite.volume.periodic): it runs
-the settling every ``[recovery] settle_interval`` seconds, logs what was
+"""Block storage's periodic settling (nova_lite.volume_service.periodic): it
+runs the settling every ``[recovery] settle_interval`` seconds, logs what was
 settled, outlives a failed run, and does not run with 0. No database: the
 settling itself (a database and backends' matter) is replaced here; the
 functional tests run the real one (tests/functional/volume/
@@ -11,9 +11,9 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.volume import drivers
-from nova_lite.volume import periodic
-from nova_lite.volume import settling as settling_mod
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import periodic
+from nova_lite.volume_service import settling as settling_mod
 from tests import base
 from tests.fixtures import system
 
@@ -23,7 +23,7 @@ class PeriodicSettlingTest(base.TestCase):
     def setUp(self):
         super().setUp()
         self.log = self.useFixture(fixtures.FakeLogger(
-            name='nova_lite.volume.periodic'))
+            name='nova_lite.volume_service.periodic'))
         self.runs = []
         self.results = []
         self._lock = threading.Lock()

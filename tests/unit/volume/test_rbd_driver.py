@@ -19,9 +19,9 @@ import testtools
 
 from nova_lite import exception
 from nova_lite import utils
-from nova_lite.volume import drivers
-from nova_lite.volume.drivers import base
-from nova_lite.volume.drivers import rbd as rbd_driver
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service.drivers import base
+from nova_lite.volume_service.drivers import rbd as rbd_driver
 from tests.fixtures import conf as conf_fixture
 
 GiB = 1024 ** 3
@@ -359,9 +359,9 @@ class RBDTestCase(testtools.TestCase):
         super().setUp()
         self.ceph = FakeCeph()
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_lite.volume.drivers.rbd.rados', self.ceph.rados))
+            'nova_lite.volume_service.drivers.rbd.rados', self.ceph.rados))
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_lite.volume.drivers.rbd.rbd', self.ceph.rbd))
+            'nova_lite.volume_service.drivers.rbd.rbd', self.ceph.rbd))
         overrides = {'volume.enabled_backends': ['ceph1'],
                      'ceph1.volume_driver': 'rbd',
                      'ceph1.rbd_user': 'cinder'}
@@ -651,7 +651,7 @@ class OutageTest(RBDTestCase):
 
     def test_without_bindings(self):
         self.useFixture(fixtures.MonkeyPatch(
-            'nova_lite.volume.drivers.rbd.rados', None))
+            'nova_lite.volume_service.drivers.rbd.rados', None))
         error = self.assertRaises(exception.VolumeBackendAPIException,
                                   self.driver.create_volume, self.volume())
         self.assertIn('bindings of Ceph', str(error))
@@ -732,7 +732,8 @@ class PerHostIdentityTest(RBDTestCase):
         self.ceph.watch(IMAGE, 502, 12)
         self.ceph.watch(IMAGE, 503, 13)
         epoch = self.ceph.epoch
-        with fixtures.FakeLogger(name='nova_lite.volume.drivers.rbd') as log:
+        with fixtures.FakeLogger(
+                name='nova_lite.volume_service.drivers.rbd') as log:
             self.driver.terminate_connection(self.volume(), H1)
         self.assertEqual([('192.0.2.9:0/11', 365 * 24 * 3600.0)],
                          self.ceph.blocklist)

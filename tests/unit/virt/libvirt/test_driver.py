@@ -8,9 +8,10 @@ from unittest import mock
 
 import fixtures
 
-from nova_lite.compute.host import driver as compute_driver
 from nova_lite import exception
 from nova_lite import states
+from nova_lite.virt import driver as compute_driver
+from nova_lite.virt import fake as virt_fake
 from nova_lite.virt.libvirt import config as vconfig
 from nova_lite.virt.libvirt import driver as libvirt_driver
 from tests import base
@@ -100,7 +101,7 @@ class LoadTest(DriverTestCase):
         self.conf.set_override('compute_driver', 'fake')
         self.assertIsInstance(
             compute_driver.load_driver(self.conf, 'compute1'),
-            compute_driver.FakeDriver)
+            virt_fake.FakeDriver)
 
     def test_kernel_path_is_required(self):
         self.conf.clear_override('kernel_path', group='libvirt')

@@ -153,7 +153,7 @@ from oslo_log import log as logging
 from oslo_utils import excutils
 
 from nova_lite import exception
-from nova_lite.volume.drivers import base
+from nova_lite.volume_service.drivers import base
 
 try:
     import rados

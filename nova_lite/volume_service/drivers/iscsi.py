@@ -170,9 +170,9 @@ tgtd keeps its targets in memory only (this driver writes no
 ``/etc/tgt`` files): a restarted tgtd has none. The database is the truth
 of what must be exported: ``ensure_exports``, called by block storage's
 export check (every ``export_check_interval`` seconds, and at start) and
-its periodic settling (``[recovery] settle_interval``) in every API
-process and ``nova-lite-all`` (``nova_lite.volume.periodic``), several of
-them at once (each volume's changes are made under its lock), sees that
+its periodic settling (``[recovery] settle_interval``) in each volume
+service of the backend (``nova_lite.volume_service.periodic``), several
+of them at once (each volume's changes are made under its lock), sees that
 tgtd lost its targets (the backend's sentinel target, named with the
 backend and a digest of its ``volumes_dir``: one per backend and
 deployment, is gone; a mark in ``targets/`` tells a first start from a
@@ -224,7 +224,7 @@ from oslo_utils import netutils
 import tenacity
 
 from nova_lite import exception
-from nova_lite.volume.drivers import file as file_driver
+from nova_lite.volume_service.drivers import file as file_driver
 
 LOG = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ daemon restarted) is run:
 
 * every ``[recovery] settle_interval`` seconds (0: never) by
   ``PeriodicSettling``, started by each volume service
-  (``nova-lite-volume``, ``volume.service``; in ``nova-lite-all`` the
+  (``nova-lite-volume``, ``volume_service.service``; in ``nova-lite-all`` the
   one it runs in-process). Its first run is one interval after it
   starts, not at start: what a process that died left is settled only
   once it has not moved for ``[recovery] stalled_after`` seconds anyway;
@@ -35,7 +35,7 @@ volume is settled once and a volume its owner moved on meanwhile is left
 alone; and ``ensure_exports`` makes each volume's exports agree under
 that volume's lock (``drivers.iscsi``). Each service settles the
 backends its configuration enables, calling their drivers in-process
-(``local_api``).
+(``local_settling``).
 """
 
 import datetime
@@ -46,16 +46,16 @@ from oslo_log import log as logging
 from nova_lite import context as nl_context
 from nova_lite import service
 from nova_lite import utils
-from nova_lite.volume import drivers
-from nova_lite.volume import manager as volume_manager
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import manager as volume_manager
 
 LOG = logging.getLogger(__name__)
 
 
-def local_api(conf):
-    """Block storage's service layer reaching ``conf``'s backends in this
-    process (a ``VolumeManager``'s drivers), as the settling runs it."""
-    return volume_manager.VolumeManager(conf, conf.host).volume_api
+def local_settling(conf):
+    """Block storage's settling of ``conf``'s backends, their drivers
+    called in this process (a ``VolumeManager``'s)."""
+    return volume_manager.VolumeManager(conf, conf.host).settling
 
 
 class VolumeOperation(dict):
@@ -71,7 +71,7 @@ def settle(ctxt, conf, stalled_before=None):
     if stalled_before is None:
         stalled_before = utils.utcnow() - \
             datetime.timedelta(seconds=conf.recovery.stalled_after)
-    settled = local_api(conf).settling.settle_stalled(
+    settled = local_settling(conf).settle_stalled(
         ctxt.elevated(), stalled_before)
     return [(VolumeOperation(volume=volume_id, operation=operation), outcome)
             for volume_id, operation, outcome in settled]
@@ -112,7 +112,7 @@ def watch_exports(conf, interval):
     process starts) and every ``interval`` seconds; the leftovers of dead
     processes are block storage's settling's (``settle_every``)."""
     ctxt = nl_context.get_admin_context()
-    settling = local_api(conf).settling
+    settling = local_settling(conf)
 
     @periodics.periodic(interval, run_immediately=True)
     def watch_block_storage_exports():

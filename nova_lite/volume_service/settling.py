@@ -1,23 +1,23 @@
-"""Block storage's own settling (``volume.api.API().settling``): what a
-process that died left of block storage's operations (a create, an
-extend, a delete, a migration), and the backends' exports made to agree
-with the database. Run by the volume services (``nova-lite-volume``,
-the one of ``nova-lite-all``) every ``[recovery] settle_interval``
-seconds (``volume.periodic``), never by the API processes nor the
-conductor: it calls the drivers in its process (its ``API`` is given the
-service's manager as ``backends``, ``periodic.local_api``). Each decision
-is a compare-and-swap on the volume's last move, so several services
-running it at once settle one volume once. Only the backends the
-service's configuration enables are settled.
+"""Block storage's own settling: what a process that died left of block
+storage's operations (a create, an extend, a delete, a migration), and
+the backends' exports made to agree with the database. Run by the volume
+services (``nova-lite-volume``, the one of ``nova-lite-all``) every
+``[recovery] settle_interval`` seconds (``volume_service.periodic``),
+never by the API processes nor the conductor: it calls the drivers of
+its service (``VolumeManager.settling``), and a migration's settling
+through block storage's service layer given that manager as its
+``backends``. Each decision is a compare-and-swap on the volume's last
+move, so several services running it at once settle one volume once.
+Only the backends the service's configuration enables are settled.
 """
 
 from oslo_log import log as logging
 
+from nova_lite import context as nl_context
 from nova_lite import exception
-from nova_lite.volume.client import base as client_base
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume.db import attachments as attachment_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import servers
 from nova_lite.volume import status as st
 
@@ -36,7 +36,7 @@ def connected_reader(ctxt, backend):
         for attachment in attachment_db.connected_on_backend(
                 ctxt, backend, volume_id, detaching):
             entry = result.setdefault(attachment.volume_id, (
-                drivers.volume_dict(attachment.volume), []))
+                backend_conf.volume_dict(attachment.volume), []))
             connector = attachment_db.connector_of(attachment)
             connector.setdefault('host', attachment.attached_host)
             entry[1].append(connector)
@@ -55,12 +55,14 @@ def owned_reader(ctxt, backend):
 
 
 class Settling(object):
-    """``volume.api.API().settling``; ``migration`` is the API's
+    """``VolumeManager.settling``: ``drivers`` the service's
+    ``{backend name: driver}``; ``migration`` block storage's
     ``migration.Migration`` (a stalled migration is settled with the
     rest)."""
 
-    def __init__(self, conf, migration):
+    def __init__(self, conf, drivers, migration):
         self.conf = conf
+        self.drivers = drivers
         self.migration = migration
 
     def settle_stalled(self, ctxt, stalled_before):
@@ -95,7 +97,8 @@ class Settling(object):
             outcome = self._settle_delete(ctxt, volume)
             if outcome:
                 settled.append((volume.id, 'delete', outcome))
-        settled += self.migration.settle(ctxt, stalled_before)
+        settled += self.migration.settle(ctxt, stalled_before,
+                                         set(self.drivers))
         return settled
 
     def ensure_exports(self, ctxt, stalled_before=None):
@@ -106,7 +109,7 @@ class Settling(object):
         the attachments are read only when a backend asks). Returns
         ``[(volume id, 'exported' or 'unexported')]``."""
         exported = []
-        for backend, driver in drivers.get_backends(self.conf).items():
+        for backend, driver in self.drivers.items():
             connected = connected_reader(ctxt, backend)
             try:
                 exported.extend(driver.ensure_exports(
@@ -118,11 +121,11 @@ class Settling(object):
         return exported
 
     def _settle_extend(self, ctxt, volume):
-        if volume.host not in drivers.get_backends(self.conf):
+        if volume.host not in self.drivers:
             return None
         try:
-            size = drivers.get_driver(self.conf, volume.host).volume_size(
-                drivers.volume_dict(volume))
+            size = self.drivers[volume.host].volume_size(
+                backend_conf.volume_dict(volume))
         except Exception:
             LOG.exception('Could not read the size of volume %s', volume.id)
             size = None
@@ -135,7 +138,7 @@ class Settling(object):
             moved = outcome is not None
             if outcome == st.IN_USE:
                 servers.volume_extended(
-                    self.conf, client_base.service_context(ctxt.elevated()),
+                    self.conf, nl_context.service_context(ctxt.elevated()),
                     volume.id)
         else:
             # Left with the size asked for: the quota keeps counting it
@@ -150,7 +153,7 @@ class Settling(object):
 
     def _settle_create(self, ctxt, volume):
         if st.is_migrating(volume.migration_status) or volume.host and \
-                volume.host not in drivers.get_backends(self.conf):
+                volume.host not in self.drivers:
             # A migration's temporary volume is the migration's to settle.
             return None
         if not volume_db.volume_settle(ctxt, volume, 'create_settled'):
@@ -161,13 +164,12 @@ class Settling(object):
         return st.ERROR
 
     def _settle_delete(self, ctxt, volume):
-        if volume.host and volume.host not in drivers.get_backends(
-                self.conf):
+        if volume.host and volume.host not in self.drivers:
             return None
         if volume.host:
             try:
-                drivers.get_driver(self.conf, volume.host).delete_volume(
-                    drivers.volume_dict(volume))
+                self.drivers[volume.host].delete_volume(
+                    backend_conf.volume_dict(volume))
             except exception.VolumeIsBusy as e:
                 LOG.warning('Volume %s is busy, not deleted: %s', volume.id,
                             e)

@@ -157,6 +157,7 @@ import abc
 
 from oslo_log import log as logging
 
+from nova_lite import context as nl_context
 from nova_lite import exception
 from nova_lite.volume import status as st
 
@@ -271,16 +272,6 @@ class VolumeClient(abc.ABC):
         pass
 
 
-def service_context(ctxt):
-    """A copy of ``ctxt`` that acts as the compute service on the user's
-    behalf: same user and project, plus the ``service`` role."""
-    svc = ctxt.from_dict(ctxt.to_dict())
-    if 'service' not in [r.lower() for r in svc.roles]:
-        svc.roles = list(svc.roles) + ['service']
-    svc.enforcer = getattr(ctxt, 'enforcer', None)
-    return svc
-
-
 def delete_attachment(ctxt, client, attachment_id, log_errors=False):
     """Delete ``attachment_id`` as the compute service (the OSSA-2023-003
     guard lets the service delete what a server holds): the client's
@@ -288,7 +279,7 @@ def delete_attachment(ctxt, client, attachment_id, log_errors=False):
     failure is logged, not raised (a roll back that goes on without it:
     an attachment left over is found by the settling)."""
     try:
-        return client.attachment_delete(service_context(ctxt),
+        return client.attachment_delete(nl_context.service_context(ctxt),
                                         attachment_id)
     except exception.VolumeAttachmentNotFound:
         return None

@@ -23,7 +23,7 @@ token, which travels with the request context over RPC), at
 ``block-storage`` endpoint from the Keystone catalog as seen by the
 ``[cinder]`` auth plugin (``[cinder] region_name``/``interface``).
 
-Service requests (``nova_lite.volume.client.service_context(ctxt)``, e.g.
+Service requests (``nova_lite.volume_client.service_context(ctxt)``, e.g.
 compute deleting a server's attachment, which the OSSA-2023-003 rule
 refuses to users) must prove they come from a service:
 
@@ -60,7 +60,7 @@ from keystoneauth1 import token_endpoint
 from nova_lite import api_version
 from nova_lite import context as nl_context
 from nova_lite import exception
-from nova_lite.volume.client import base
+from nova_lite.volume_client import base
 
 GROUP = 'cinder'
 # noauth2's service token (its user 'service' has the service role).

@@ -1,7 +1,7 @@
 """The volume service (``nova-lite-volume``, Cinder's cinder-volume), as
 its command and the embedded system run it: the drivers of the backends
 ``[volume] enabled_backends`` names, behind the RPC API of
-``volume.rpcapi`` (``volume.manager``).
+``volume.rpcapi`` (``volume_service.manager``).
 
 It consumes the queue of each of its backends (``Target(topic=TOPIC,
 server=<backend>)``: several services enabling one backend share its
@@ -11,17 +11,17 @@ Cinder's cinder-volume does: binary ``cinder-volume``, host ``H@backend``
 ``/v3/os-services`` lists (``volume.services``). At start
 (``VolumeManager.init_host``, before it consumes) it exports again what
 its backends' target daemons lost; then it runs block storage's settling
-of its backends and the export check (``volume.periodic``).
+of its backends and the export check (``volume_service.periodic``).
 """
 
 from oslo_log import log as logging
 
 from nova_lite.objects import service as service_obj
 from nova_lite import service
-from nova_lite.volume import drivers
-from nova_lite.volume import manager as volume_manager
-from nova_lite.volume import periodic
+from nova_lite.volume import backends as backend_conf
 from nova_lite.volume import rpcapi
+from nova_lite.volume_service import manager as volume_manager
+from nova_lite.volume_service import periodic
 
 LOG = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ BINARY = 'nova-lite-volume'
 
 def service_host(conf, backend):
     """``H@backend``: the host of ``backend``'s ``cinder-volume`` row."""
-    return drivers.volume_host(conf, backend).partition('#')[0]
+    return backend_conf.volume_host(conf, backend).partition('#')[0]
 
 
 class VolumeService(service.Service):

@@ -38,7 +38,7 @@ A backend whose exports live outside the database (a target daemon's
 memory) makes them agree with it in ``ensure_exports``: what a restarted
 daemon lost is exported again, what a dead process left is unexported.
 Block storage's settling calls it periodically, in the processes that
-serve block storage (``nova_lite.volume.periodic``).
+serve block storage (``nova_lite.volume_service.periodic``).
 """
 
 import abc
@@ -160,7 +160,7 @@ class VolumeDriver(abc.ABC):
     def export_check_interval(self):
         """Seconds between two looks at whether the backend's target
         daemon lost its exports (``ensure_exports`` with no
-        ``stalled_before``, run by ``volume.periodic`` apart from block
+        ``stalled_before``, run by ``volume_service.periodic`` apart from block
         storage's settling); 0: no such look."""
         return 0
 

@@ -10,10 +10,11 @@ calls ``nova_lite.volume.api`` directly, ``cinder`` goes over REST with
 python-cinderclient (imported only when it is configured).
 """
 
-from nova_lite.volume.client import base
+from nova_lite import context as nl_context
+from nova_lite.volume_client import base
 
 VolumeClient = base.VolumeClient
-service_context = base.service_context
+service_context = nl_context.service_context
 delete_attachment = base.delete_attachment
 roll_detaching = base.roll_detaching
 
@@ -21,7 +22,7 @@ roll_detaching = base.roll_detaching
 def get_client(conf):
     """The VolumeClient for ``[volume] client``."""
     if conf.volume.client == 'cinder':
-        from nova_lite.volume.client import cinder
+        from nova_lite.volume_client import cinder
         return cinder.CinderClient(conf)
-    from nova_lite.volume.client import local
+    from nova_lite.volume_client import local
     return local.LocalClient(conf)

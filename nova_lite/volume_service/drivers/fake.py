@@ -33,7 +33,7 @@ import time
 from oslo_config import cfg
 
 from nova_lite import exception
-from nova_lite.volume.drivers import base
+from nova_lite.volume_service.drivers import base
 
 OPTS = [
     cfg.FloatOpt(

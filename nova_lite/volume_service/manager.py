@@ -21,9 +21,10 @@ process.
 ``init_host`` ensures the backends' exports (what a restarted target
 daemon or node lost is exported again) before the service consumes its
 queues. Block storage's settling of this service's backends and the
-export check run on periodics of their own (``volume.periodic``, started
-by ``volume.service``), with ``volume_api``: block storage's service
-layer reaching the backends through this manager, in this process.
+export check run on periodics of their own (``volume_service.periodic``,
+started by ``volume_service.service``), with ``settling``
+(``volume_service.settling``): this manager's drivers, called in this
+process.
 """
 
 import functools
@@ -37,11 +38,13 @@ from nova_lite import exception
 from nova_lite.i18n import _
 from nova_lite import manager
 from nova_lite import utils
+from nova_lite.volume import api as volume_api
 from nova_lite.volume.db import migration as migration_db
 from nova_lite.volume.db import volumes as volume_db
-from nova_lite.volume import drivers
 from nova_lite.volume import rpcapi
 from nova_lite.volume import status as st
+from nova_lite.volume_service import drivers
+from nova_lite.volume_service import settling
 
 LOG = logging.getLogger(__name__)
 
@@ -98,17 +101,18 @@ class VolumeManager(manager.Manager):
         # The drivers are loaded here: a wrong configuration fails at
         # the start of the service.
         self.backends = drivers.get_backends(conf)
-        self._api = None
+        self._settling = None
 
     @property
-    def volume_api(self):
-        """Block storage's service layer, for the settling (imported on
-        first use: the service layer imports the RPC API this manager
-        serves)."""
-        if self._api is None:
-            from nova_lite.volume import api as volume_api
-            self._api = volume_api.API(self.conf, backends=self)
-        return self._api
+    def settling(self):
+        """Block storage's settling of this service's backends
+        (``volume_service.settling``), its migrations' through block
+        storage's service layer given this manager as its backends."""
+        if self._settling is None:
+            api = volume_api.API(self.conf, backends=self)
+            self._settling = settling.Settling(self.conf, self.backends,
+                                               api.migration)
+        return self._settling
 
     def _driver(self, backend):
         return drivers.get_driver(self.conf, backend)
@@ -118,7 +122,7 @@ class VolumeManager(manager.Manager):
         """Export again what the backends' target daemons lost while this
         service was away (a node reboot, a tgtd restart), before the
         service consumes its queues."""
-        for volume_id, outcome in self.volume_api.settling.ensure_exports(
+        for volume_id, outcome in self.settling.ensure_exports(
                 context):
             LOG.info('Export of volume %s at start: %s', volume_id, outcome)
 

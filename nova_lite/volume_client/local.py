@@ -6,7 +6,7 @@ backends are the volume service's, reached over RPC).
 Results are built with the same views as the ``/v3`` REST API, at the
 microversions the ``cinder`` client uses, so callers cannot tell the two
 apart. Policy applies as over REST: the context is the caller's (the
-user's, or ``nova_lite.volume.client.service_context`` for service
+user's, or ``nova_lite.volume_client.service_context`` for service
 requests).
 """
 
@@ -14,8 +14,8 @@ import copy
 
 from nova_lite import api_version
 from nova_lite.volume import api as volume_api
-from nova_lite.volume.client import base
 from nova_lite.volume import views
+from nova_lite.volume_client import base
 
 
 class LocalClient(base.VolumeClient):

@@ -33,7 +33,7 @@ from oslo_config import cfg
 
 from nova_lite.conf import base as conf_base
 from nova_lite import exception
-from nova_lite.volume.drivers import base
+from nova_lite.volume_service.drivers import base
 
 # Serializes the connection records of this process (see _record_host).
 _RECORD_LOCK = threading.Lock()
