@@ -19,6 +19,19 @@
   compute1`` and ``--host compute2``, all with the same configuration
   file.
 
+``Deployment(backend, api_nodes=2)`` is the production layout's
+controller with two API nodes behind a load balancer: a second, separate
+uWSGI instance of the same ini and ``nova-lite.conf``, on a port, with
+paths and a log of its own (process ``api2``); ``api_urls`` maps each API
+process to its base URL (``base_url`` is the first's, ``api``). With
+``api_storage_shims=True`` the API processes run without storage rights:
+their ``PATH`` starts with a directory whose ``tgtadm``, ``tgt-admin`` and
+``rbd`` record each call (the caller's pid and the arguments) in
+``storage_calls_log`` and exit 1, so ``storage_calls()`` lists every
+storage command an API process ran (none, in the production layout); the
+other processes, the volume service among them, keep the test runner's
+``PATH``.
+
 ``Deployment(backend, all_in_one=True)`` is the embedded default instead:
 one ``nova-lite-all`` process (its SQLite database and the in-process
 transport; ``backend`` is not used) serving on a free loopback port, its
@@ -72,6 +85,7 @@ import errno
 import fcntl
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -469,7 +483,7 @@ class Deployment(fixtures.Fixture):
     def __init__(self, backend, compute_hosts=('compute1', 'compute2'),
                  api_processes=2, api_threads=2, extra_conf=None,
                  database=None, broker=None, keystone=None,
-                 all_in_one=False):
+                 all_in_one=False, api_nodes=1, api_storage_shims=False):
         """``extra_conf``: {section: {option: value}} added to the
         generated nova-lite.conf (e.g. the fake drivers' delays for a
         benchmark). ``database``: a fixture with a ``url`` (a private
@@ -481,7 +495,10 @@ class Deployment(fixtures.Fixture):
         (``auth_strategy = keystone``, block storage reached through its
         catalog with a service token) instead of noauth2. ``all_in_one``:
         one ``nova-lite-all`` process instead (see the module
-        docstring)."""
+        docstring). ``api_nodes``: how many separate uWSGI instances serve
+        the API (processes ``api``, ``api2``...); ``api_storage_shims``:
+        they run without storage rights (see the module docstring)."""
+        assert api_nodes == 1 or not all_in_one, 'one nova-lite-all only'
         super().__init__()
         self.all_in_one = all_in_one
         self.keystone = keystone
@@ -493,6 +510,10 @@ class Deployment(fixtures.Fixture):
         self.compute_hosts = tuple(compute_hosts)
         self.api_processes = api_processes
         self.api_threads = api_threads
+        self.api_names = (self.API,) + tuple(
+            'api%d' % n for n in range(2, api_nodes + 1))
+        self.api_urls = {}
+        self.api_storage_shims = api_storage_shims
         self.processes = {}
         self._conf = None
 
@@ -516,6 +537,8 @@ class Deployment(fixtures.Fixture):
         self.addCleanup(self._snapshot_logs)
         self.conf_file = self._write_conf()
         self._db_sync()
+        if self.api_storage_shims:
+            self._write_storage_shims()
         self.addCleanup(self._stop_all)
         self._start_api()
         if self.keystone is not None:
@@ -652,55 +675,99 @@ class Deployment(fixtures.Fixture):
             '--config-file', self.conf_file, '--host', host]
         return ServiceProcess(name, argv, self._log_path(name), self._env())
 
+    def _env_of(self, name):
+        """The environment process ``name`` starts with: an API process's
+        ``PATH`` starts with the storage shims, when there are some."""
+        env = self._env()
+        if self.api_storage_shims and name in self.api_names:
+            env['PATH'] = os.pathsep.join([self.shim_dir, env['PATH']])
+        return env
+
     def _log_path(self, name):
         return os.path.join(self.path, '%s.log' % name)
 
+    # -- storage shims --------------------------------------------------------
+
+    STORAGE_TOOLS = ('tgtadm', 'tgt-admin', 'rbd')
+
+    def _write_storage_shims(self):
+        self.shim_dir = os.path.join(self.path, 'no-storage-bin')
+        self.storage_calls_log = os.path.join(self.path, 'storage-calls.log')
+        os.mkdir(self.shim_dir)
+        open(self.storage_calls_log, 'w').close()
+        for tool in self.STORAGE_TOOLS:
+            path = os.path.join(self.shim_dir, tool)
+            with open(path, 'w') as f:
+                f.write('#!/bin/sh\n'
+                        'echo "pid $PPID ran %s $*" >> %s\n'
+                        'echo "%s: no storage rights here" >&2\n'
+                        'exit 1\n' % (tool, shlex.quote(
+                            self.storage_calls_log), tool))
+            os.chmod(path, 0o755)
+
+    def storage_calls(self):
+        """The storage commands the API processes ran (a line each: the
+        caller's pid, the command); [] when none did."""
+        with open(self.storage_calls_log) as f:
+            return f.read().splitlines()
+
     # -- uWSGI ----------------------------------------------------------------
 
-    def uwsgi_ini(self, port):
-        """The shipped ini with this deployment's address, size and paths."""
+    def _api_file(self, name, suffix):
+        """A file of API process ``name`` (``api.fifo``, ``api2.fifo``)."""
+        return os.path.join(self.path, name + suffix)
+
+    def uwsgi_ini(self, port, name=API):
+        """The shipped ini with this deployment's address, size and paths
+        (those of API process ``name``)."""
         parser = configparser.ConfigParser(interpolation=None, strict=True)
         parser.optionxform = str
         with open(UWSGI_INI) as f:
             parser.read_file(f)
         section = parser['uwsgi']
-        self.reload_file = os.path.join(self.path, 'api.reload')
-        self.fifo = os.path.join(self.path, 'api.fifo')
-        self.stats_socket = os.path.join(self.path, 'api-stats.sock')
         section.update({
             'env': 'OS_NOVA_LITE_CONFIG_FILE=%s' % self.conf_file,
             'http-socket': '127.0.0.1:%d' % port,
             'processes': str(self.api_processes),
             'threads': str(self.api_threads),
-            'touch-chain-reload': self.reload_file,
-            'master-fifo': self.fifo,
-            'stats': self.stats_socket,
+            'touch-chain-reload': self._api_file(name, '.reload'),
+            'master-fifo': self._api_file(name, '.fifo'),
+            'stats': self._api_file(name, '-stats.sock'),
             'virtualenv': sys.prefix,
         })
-        path = os.path.join(self.path, 'nova-lite-api-uwsgi.ini')
+        if name == self.API:
+            self.reload_file = section['touch-chain-reload']
+            self.fifo = section['master-fifo']
+            self.stats_socket = section['stats']
+        path = os.path.join(self.path, 'nova-lite-%s-uwsgi.ini' % name)
         with open(path, 'w') as f:
             parser.write(f)
         return path
 
     def _start_api(self):
-        self._start_api_on_a_free_port(
-            'uWSGI', lambda port: [self.uwsgi, '--ini',
-                                   self.uwsgi_ini(port)])
+        for name in self.api_names:
+            self._start_api_on_a_free_port(
+                'uWSGI', lambda port, name=name: [
+                    self.uwsgi, '--ini', self.uwsgi_ini(port, name)], name)
 
-    def _start_api_on_a_free_port(self, what, argv):
-        """Start the API process (``argv(port)``: its command line, which
-        writes what it needs for ``self.port``) on a free loopback port
+    def _start_api_on_a_free_port(self, what, argv, name=API):
+        """Start API process ``name`` (``argv(port)``: its command line,
+        which writes what it needs for the port) on a free loopback port
         and wait until it answers; another port when another process took
-        that one between ``free_port()`` and the bind, three times."""
-        log_path = self._log_path(self.API)
+        that one between ``free_port()`` and the bind, three times. The
+        first API process's port is ``self.port``, its URL
+        ``self.base_url``."""
+        log_path = self._log_path(name)
         for attempt in range(3):
-            self.port = required.free_port()
-            proc = ServiceProcess(self.API, argv(self.port), log_path,
-                                  self._env()).start()
-            self.processes[self.API] = proc
-            self.base_url = 'http://127.0.0.1:%d' % self.port
+            port = required.free_port()
+            self.api_urls[name] = 'http://127.0.0.1:%d' % port
+            if name == self.API:
+                self.port, self.base_url = port, self.api_urls[name]
+            proc = ServiceProcess(name, argv(port), log_path,
+                                  self._env_of(name)).start()
+            self.processes[name] = proc
             try:
-                self.wait_for_api()
+                self.wait_for_api(name=name)
                 return
             except AssertionError:
                 if proc.running or 'Address already in use' not in (
@@ -708,32 +775,35 @@ class Deployment(fixtures.Fixture):
                     raise
         raise AssertionError('%s could not bind a free port 3 times' % what)
 
-    def _api_answers(self):
+    def _api_answers(self, name=API):
         try:
-            return requests.get(self.base_url + '/',
+            return requests.get(self.api_urls[name] + '/',
                                 timeout=5).status_code == 200
         except requests.RequestException:
             return False
 
-    def wait_for_api(self, timeout=START_TIMEOUT):
-        proc = self.processes[self.API]
+    def wait_for_api(self, timeout=START_TIMEOUT, name=None):
+        """Wait until API process ``name`` (default: each) answers."""
+        for name in [name] if name else self.api_names:
+            proc = self.processes[name]
 
-        def ready():
-            if not proc.running:
-                raise AssertionError(
-                    'the API process (%s) exited (%s):\n%s' % (
-                        proc.argv[0], proc.proc.returncode,
-                        proc.log_text()[-5000:]))
-            return self._api_answers()
+            def ready():
+                if not proc.running:
+                    raise AssertionError(
+                        'the API process %s (%s) exited (%s):\n%s' % (
+                            name, proc.argv[0], proc.proc.returncode,
+                            proc.log_text()[-5000:]))
+                return self._api_answers(name)
 
-        wait_for(ready, timeout, message='the API did not answer within '
-                 '%ss' % timeout)
+            wait_for(ready, timeout, message='the API process %s did not '
+                     'answer within %ss' % (name, timeout))
 
-    def uwsgi_stats(self):
-        """uWSGI's stats server JSON (workers, their pids and requests)."""
+    def uwsgi_stats(self, name=API):
+        """uWSGI's stats server JSON (workers, their pids and requests) of
+        API process ``name``."""
         with socket.socket(socket.AF_UNIX) as sock:
             sock.settimeout(10)
-            sock.connect(self.stats_socket)
+            sock.connect(self._api_file(name, '-stats.sock'))
             chunks = []
             while True:
                 chunk = sock.recv(65536)
@@ -742,11 +812,12 @@ class Deployment(fixtures.Fixture):
                 chunks.append(chunk)
         return json.loads(b''.join(chunks))
 
-    def uwsgi_workers(self):
-        """{pid: worker stats} of the running uWSGI workers, or {} while the
-        stats server is not answering (during a reload)."""
+    def uwsgi_workers(self, name=API):
+        """{pid: worker stats} of the running uWSGI workers (of API process
+        ``name``), or {} while the stats server is not answering (during a
+        reload)."""
         try:
-            stats = self.uwsgi_stats()
+            stats = self.uwsgi_stats(name)
         except (OSError, ValueError):
             return {}
         return {w['pid']: w for w in stats['workers'] if w['pid']}
@@ -772,8 +843,8 @@ class Deployment(fixtures.Fixture):
 
     def start(self, name):
         self.processes[name].start()
-        if name == self.API:
-            self.wait_for_api()
+        if name in self.api_names:
+            self.wait_for_api(name=name)
 
     def restart_armed(self, name, point, mark):
         """Restart process ``name`` with crash point ``point`` armed
@@ -782,7 +853,7 @@ class Deployment(fixtures.Fixture):
         (the API, or every service) answers again."""
         proc = self.processes[name]
         proc.stop()
-        proc.env = dict(self._env(), NOVA_LITE_CRASH_AT=point,
+        proc.env = dict(self._env_of(name), NOVA_LITE_CRASH_AT=point,
                         NOVA_LITE_CRASH_MARK=mark)
         self.start(name)
         self.wait_for_services()
@@ -793,7 +864,7 @@ class Deployment(fixtures.Fixture):
         uWSGI the master respawns the killed worker)."""
         wait_for(lambda: os.path.exists(mark), timeout,
                  message='crash point not reached within %ss' % timeout)
-        if name == self.API:
+        if name in self.api_names:
             return
         proc = self.processes[name]
         wait_for(lambda: not proc.running, timeout,
@@ -810,7 +881,7 @@ class Deployment(fixtures.Fixture):
             proc = self.processes[name]
             if proc.running:
                 proc.stop()
-            proc.env = self._env()
+            proc.env = self._env_of(name)
             self.start(name)
         self.wait_for_services()
 
@@ -974,13 +1045,17 @@ class Deployment(fixtures.Fixture):
 
     def _read_logs(self):
         texts = {}
-        for name in [self.API, self.CONDUCTOR] + list(self.compute_hosts):
+        for name in list(self.api_names) + [
+                self.VOLUME, self.CONDUCTOR] + list(self.compute_hosts):
             proc = self.processes.get(name)
             if proc is not None:
                 texts['%s.log' % name] = proc.log_text()
         with contextlib.suppress(AttributeError, OSError), open(
                 self.conf_file) as f:
             texts['nova-lite.conf'] = f.read()
+        if self.api_storage_shims:
+            with contextlib.suppress(AttributeError, OSError):
+                texts['storage-calls.log'] = '\n'.join(self.storage_calls())
         if self.keystone is not None and hasattr(self.keystone, 'path'):
             with contextlib.suppress(OSError):
                 texts['keystone.log'] = self.keystone.log_text()
