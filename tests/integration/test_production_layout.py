@@ -40,7 +40,7 @@ from tests.integration import base
 from tests.integration import deployment as deploy
 
 ISCSI = 'iscsi'
-# The fake virt driver's connector (nova_lite.virt.fake).
+# The fake virt driver's connector (ComputeDriver's, nova_lite.virt.driver).
 INITIATOR = 'iqn.2010-10.org.openstack:%s'
 ASYNC = '2.101'
 SYNC = '2.100'
