@@ -11,8 +11,10 @@ transport, the same driver and backends), one after the other, it starts
 the layout, boots one test guest and makes one 1 GiB volume of each
 backend of ``--backend`` (``iscsi``: a LUN of the node's tgtd with CHAP;
 ``rbd``: an image of the machine's one-node Ceph opened by QEMU's librbd
-client). Then ``--runs`` rounds; in each, for each backend and each mode
-of ``--modes`` (``2.100``: the API answers when the attach is done;
+client; ``cinder``, production layout only: see below). Then ``--runs``
+rounds; in each, for each backend and each mode
+of ``--modes`` (``2.100``: the API answers once the volume is reserved
+and the host named the device, the attach going on after it;
 ``2.101``: 202 at once; ``2.105-ro``: 2.105 with ``attach_mode: ro`` in
 the request body, 202 at once, a read-only disk), two cycles on the same
 guest and volume, one right after the other (which goes first alternates
@@ -53,8 +55,8 @@ nova_lite's ``attach``, from the request, by what an observer sees of it:
   hot-plug and virtio-blk probe: what the floor times alone);
 * ``complete``: until the mapping's task ended (the host completed the
   attachment); ``to_guest`` is the sum up to the guest, ``answer`` the
-  API's answer (2.100: once the attach is done; 2.101 and 2.105: 202 at
-  once).
+  API's answer (2.100: once the volume is reserved, with the device
+name; 2.101 and 2.105: 202 at once).
 
 nova_lite's ``detach``: ``api`` (until the detach's task is seen),
 ``handover`` (until the host took it), ``guest release`` (until the guest
@@ -62,6 +64,26 @@ no longer lists the disk: libvirt's unplug request, the guest's release,
 the device-removed event) and ``unexport`` (until the mapping is deleted:
 the host recorded the release, deleted the attachment, the LUN
 unexported); ``to_guest`` is the request to the guest losing the disk.
+
+``cinder`` runs in a deployment of its own after the layout's own backends
+(``tests.integration.realdata.test_cinder.CinderDeployment``: the
+production layout behind a real Keystone, ``tests.fixtures.keystone``,
+with ``[volume] client = cinder`` reaching upstream Cinder 29,
+``tests.fixtures.cinder``, whose RBD driver keeps its volumes on the same
+Ceph): its own guest, a volume made in Cinder's API as the ``demo``
+member, the attaches through nova_lite's API with the member's Keystone
+token. The phases are nova_lite's mapping's steps as for the other
+backends; through Cinder's API ``reservation`` is Cinder's attachment
+create (after the host named the device), ``export`` a volume show and its
+attachment update (cinder-api's RPC call to cinder-volume, the RBD
+driver's ``initialize_connection``), ``complete`` its ``os-complete``, a
+detach's ``unexport`` its attachment delete. The floor hot-plugs the same
+image with the cephx identity Cinder's connection_info names (Cinder's
+``rbd_user``, the libvirt secret its ``rbd_secret_uuid`` names, which the
+operator defined). Without Cinder's virtualenv (``.venv-cinder``, with the
+Ceph bindings), Keystone's or Ceph it says what is missing and exits with
+status 2; with ``--layout all`` it refuses (nova-lite-all runs without
+Keystone).
 
 The floor's ``attach``: ``attachDeviceFlags`` (the call) and ``guest
 sees`` (then until the agent lists the disk); ``to_guest`` their sum,
@@ -98,7 +120,8 @@ milliseconds, per layout, backend and mode, for nova_lite and for the
 floor, and their difference; per layout (``per_layout``) the load
 average before and after, the guest's boot (``boot_to_agent_s``), the
 set-up until the first round (``setup_s``), the rounds (``rounds_s``)
-and the whole (``run_seconds``); the disk XML of each side, per backend
+and the whole (``run_seconds``), those of the deployment beside Cinder
+under ``beside_cinder``; the disk XML of each side, per backend
 and access mode (``disks``: nova_lite's as the running guest has it). A
 short table goes to stderr. Under TCG the guest's phases depend
 on the host's load: quote the load with the figures. A full default run
@@ -114,6 +137,8 @@ is missing and exits with status 2::
     .venv/bin/python tools/bench/realdata_attach.py
     .venv/bin/python tools/bench/realdata_attach.py --runs 3 \\
         --backend iscsi --layout production --modes 2.101
+    .venv/bin/python tools/bench/realdata_attach.py --runs 3 \\
+        --backend rbd,cinder --layout production --modes 2.101
 """
 
 import argparse
@@ -122,6 +147,8 @@ import os
 import sys
 import threading
 import time
+import types
+import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -131,23 +158,33 @@ if ROOT not in sys.path:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import attach_load  # noqa: E402  (its percentiles and set-up)
+import fixtures  # noqa: E402
 import guest_hotplug  # noqa: E402  (the hypervisor's own hot-plug)
 from oslo_serialization import jsonutils  # noqa: E402
 import sqlalchemy as sa  # noqa: E402
 
+from nova_lite.db import secrets  # noqa: E402
 from nova_lite.virt.libvirt import config as vconfig  # noqa: E402
 from nova_lite.virt.libvirt import host as vhost  # noqa: E402
+from tests.fixtures import conf as conf_fixture  # noqa: E402
+from tests.fixtures import keystone  # noqa: E402
+from tests.fixtures import required  # noqa: E402
 from tests.guest import agent  # noqa: E402
 from tests.guest import fixture as guest_fixture  # noqa: E402
 from tests.integration import deployment as deploy  # noqa: E402
 from tests.integration.realdata import base as realdata  # noqa: E402
+from tests.integration.realdata import test_cinder  # noqa: E402
 
 IMAGE_REF = '155d900f-4e14-4e4c-a73d-069cbf4541e6'
 TIMEOUT = 120
 PRODUCTION = 'production'
 ALL_IN_ONE = 'all'
 LAYOUTS = (PRODUCTION, ALL_IN_ONE)
-BACKENDS = (realdata.ISCSI, realdata.RBD)
+# Volumes of upstream Cinder on the same Ceph, the compute side with
+# ``[volume] client = cinder`` (a deployment of its own).
+CINDER = 'cinder'
+BACKENDS = (realdata.ISCSI, realdata.RBD, CINDER)
+DEFAULT_BACKENDS = '%s,%s' % (realdata.ISCSI, realdata.RBD)
 DEFAULT_MODES = '2.100,2.101,2.105-ro'
 # attach_mode in the body from this microversion on.
 ATTACH_MODE_VERSION = (2, 105)
@@ -232,11 +269,17 @@ class Observer(object):
                                                   'v': volume_id}).first()
 
     def connection(self, mapping_uuid):
-        """``(device name, connection_info)`` of the mapping."""
+        """``(device name, connection_info)`` of the mapping, its
+        credentials in plain text (the production layout stores them
+        encrypted with the tests' ``[database] secret_keys``)."""
         with self.engine.connect() as conn:
             row = conn.execute(self._CONNECTION,
                                {'u': mapping_uuid}).first()
-        return row.device_name, jsonutils.loads(row.connection_info)
+        secrets.configure(types.SimpleNamespace(
+            database=types.SimpleNamespace(
+                secret_keys=[conf_fixture.SECRET_KEY])))
+        return row.device_name, jsonutils.loads(
+            secrets.decrypt_json(row.connection_info))
 
     def watch(self, server_id, volume_id, t0, attach, mapping_uuid=None):
         """Poll until the guest has the disk and the attach's task ended
@@ -322,12 +365,13 @@ def _stable(guest, serial, interval):
 
 
 def cycle(client, observer, guest, server_id, volume_id, interval, rows,
-          attach_mode=None, on_attached=None):
+          status, attach_mode=None, on_attached=None):
     """One attach and detach at ``client``'s microversion (with
     ``attach_mode`` in the body, when given); appends their phases to
     ``rows``; ``on_attached(mapping uuid)`` is called once the guest has
-    the disk and the attach ended. Returns the flickers seen between
-    them."""
+    the disk and the attach ended; after the detach, waits until
+    ``status(volume_id)`` (block storage's) is ``available``. Returns the
+    flickers seen between them."""
     path = '/v2.1/servers/%s/os-volume_attachments' % server_id
     body = {'volumeId': volume_id}
     if attach_mode:
@@ -352,8 +396,7 @@ def cycle(client, observer, guest, server_id, volume_id, interval, rows,
     thread.join()
     if answered.get('status') != 202:
         raise RuntimeError('detach answered %s' % answered)
-    while client.get('/v3/demo/volumes/%s' % volume_id).body[
-            'volume']['status'] != 'available':
+    while status(volume_id) != 'available':
         time.sleep(interval)
     split, total = phases(seen, DETACH_PHASES)
     split.update(total=total, answer=answered['at'], to_guest=seen['guest'])
@@ -492,41 +535,165 @@ def _engine(deployment):
     return sa.create_engine(deployment.connection_url)
 
 
+def guest_agent(deployment, server_id):
+    """The agent of ``server_id``'s guest (its channel found through the
+    domain's live XML), once it answers."""
+    import libvirt
+    conn = libvirt.open(guest_fixture.uri())
+    try:
+        root = vconfig.parse(conn.lookupByUUIDString(server_id).XMLDesc(0))
+    finally:
+        conn.close()
+    path = vconfig.channel_paths(root)[deployment.guest_image['channel']]
+    return agent.wait_ready(path, timeout=realdata.BOOT_TIMEOUT)
+
+
+class Storage(object):
+    """Where the benchmark's volumes are made, looked at and deleted:
+    nova_lite's own ``/v3`` (``own``) or Cinder's API (``cinder``), beside
+    the compute API client (``compute``) the attaches go through."""
+
+    def __init__(self, compute, volumes, prefix, types):
+        self.compute = compute
+        self.volumes = volumes
+        self.prefix = prefix
+        self.types = types
+
+    @classmethod
+    def own(cls, deployment):
+        """nova_lite's own block storage (noauth2, the ``demo`` project)."""
+        api = deploy.HTTPClient(deployment.base_url, token='demo:demo',
+                                compute_version='2.37',
+                                volume_version='3.27')
+        return cls(api, api, '/v3/demo', {
+            backend: deployment.volume_type(backend)
+            for backend in deployment.backends})
+
+    @classmethod
+    def cinder(cls, deployment):
+        """Cinder's API, as the ``demo`` member with a Keystone token;
+        ``cinder`` volumes of its ``ceph`` type (its RBD backend)."""
+        ks = deployment.keystone
+        token = ks.token('demo', keystone.USER_PASSWORD, 'demo')
+        return cls(
+            deploy.HTTPClient(deployment.base_url, token=token,
+                              compute_version='2.37'),
+            deploy.HTTPClient(deployment.cinder.volume_url(
+                ks.projects['demo'].id), token=token, volume_version='3.0'),
+            '', {CINDER: test_cinder.TYPE})
+
+    def create(self, backend):
+        resp = self.volumes.post('%s/volumes' % self.prefix, body={
+            'volume': {'size': 1, 'volume_type': self.types[backend]}})
+        if resp.status != 202:
+            raise RuntimeError('volume create: %r' % resp)
+        return resp.body['volume']['id']
+
+    def status(self, volume_id):
+        """The volume's status, None once it is gone."""
+        resp = self.volumes.get('%s/volumes/%s' % (self.prefix, volume_id))
+        if resp.status == 404:
+            return None
+        return resp.body['volume']['status']
+
+    def delete(self, volume_id):
+        self.volumes.delete('%s/volumes/%s' % (self.prefix, volume_id))
+
+
+def _wait_status(storage, volume_id, wanted, what):
+    deadline = time.monotonic() + TIMEOUT
+    while storage.status(volume_id) != wanted:
+        if time.monotonic() > deadline:
+            raise RuntimeError('%s: not within %ss' % (what, TIMEOUT))
+        time.sleep(0.1)
+
+
 def run_layout(layout, args, results):
-    """Start ``layout``, run its rounds into ``results[backend][mode]``;
-    returns what the report says of the layout, or None when this machine
-    cannot run it (said why)."""
-    began = time.monotonic()
-    load_before = os.getloadavg()
-    deployment = realdata.RealDataDeployment(
-        'mysql', compute_hosts=('bench-%d' % os.getpid(),),
-        all_in_one=layout == ALL_IN_ONE,
-        # Other deployments share the machine's libvirtd: domain names
-        # that cannot collide with theirs.
+    """Start ``layout``, run its rounds into ``results[backend][mode]``
+    (nova_lite's own backends in one deployment, then ``cinder`` in one
+    beside Cinder); returns what the report says of the layout (of the
+    deployment beside Cinder under ``beside_cinder``), or None when this
+    machine cannot run it (said why)."""
+    own = [b for b in args.backend if b != CINDER]
+    # Other deployments share the machine's libvirtd: domain names that
+    # cannot collide with theirs.
+    kwargs = dict(
+        compute_hosts=('bench-%d' % os.getpid(),),
         extra_conf={'DEFAULT': {
             'instance_name_template': 'instance-%(uuid)s'}})
-    log('%s: starting %s (compute with libvirt, iscsi on tgtd, rbd on '
-        'Ceph)', layout, 'nova-lite-all' if layout == ALL_IN_ONE else
-        'uWSGI, conductor, compute, RabbitMQ, MariaDB')
-    if not attach_load.set_up(deployment):
+    info = {}
+    if own:
+        log('%s: starting %s (compute with libvirt, iscsi on tgtd, rbd on '
+            'Ceph)', layout, 'nova-lite-all' if layout == ALL_IN_ONE else
+            'uWSGI, conductor, compute, RabbitMQ, MariaDB')
+        info = run_deployment(layout, realdata.RealDataDeployment(
+            'mysql', all_in_one=layout == ALL_IN_ONE, **kwargs),
+            Storage.own, own, args, results)
+        if info is None:
+            return None
+    if CINDER in args.backend:
+        log('%s: starting Keystone, Cinder (RBD on Ceph) and the production '
+            'layout with [volume] client = cinder', layout)
+        beside = run_deployment(
+            '%s beside Cinder' % layout,
+            test_cinder.CinderDeployment('mysql', **kwargs),
+            Storage.cinder, [CINDER], args, results)
+        if beside is None:
+            return None
+        info.setdefault('disks', {}).update(beside.pop('disks', {}))
+        info['beside_cinder'] = beside
+    return info
+
+
+def start(deployment):
+    """Start ``deployment`` (``attach_load.set_up``); False (said why)
+    when this machine cannot run it. A fixture that says so before
+    fixtures' own ``setUp`` ran (``tests.fixtures.cinder.Cinder``: no
+    virtualenv, no Ceph bindings) reaches here as the error of gathering
+    its details, the skip in that error's context."""
+    try:
+        return attach_load.set_up(deployment)
+    except fixtures.MultipleExceptions as e:
+        cause = required.first_cause(e)
+        while cause is not None and not isinstance(
+                cause, (unittest.SkipTest, required.Unavailable)):
+            cause = cause.__context__
+        if cause is None:
+            raise
+        log('cannot start the system: %s', cause)
+        return False
+
+
+def run_deployment(name, deployment, make_storage, backends, args,
+                   results):
+    """Start ``deployment``, run the rounds of ``backends`` (volumes made
+    through ``make_storage(deployment)``) into
+    ``results[backend][mode]``; what the report says of it, or None when
+    this machine cannot run it (said why)."""
+    began = time.monotonic()
+    load_before = os.getloadavg()
+    if not start(deployment):
         return None
-    missing = [b for b in args.backend if b not in deployment.backends]
+    missing = [b for b in backends
+               if b != CINDER and b not in deployment.backends]
     if missing:
         log('no %s backend here: %s', ', '.join(missing),
             deployment.no_ceph)
         deployment.cleanUp()
         return None
     engine = _engine(deployment)
-    api = deploy.HTTPClient(deployment.base_url, token='demo:demo',
-                            compute_version='2.37', volume_version='3.27')
-    server_id = plug = guest = None
+    server_id = plug = guest = storage = None
     volumes = {}
     flickers = {'nova_lite': 0, 'floor': 0}
     info = {}
     try:
+        storage = make_storage(deployment)
+        api = storage.compute
         resp = api.post('/v2.1/servers', body={'server': {
             'name': 'bench', 'flavorRef': '1', 'imageRef': IMAGE_REF,
             'networks': 'none'}})
+        if resp.status != 202:
+            raise RuntimeError('server create: %r' % resp)
         server_id = resp.body['server']['id']
         booted = time.monotonic()
         server = _wait(api, '/v2.1/servers/%s' % server_id,
@@ -537,41 +704,26 @@ def run_layout(layout, args, results):
         if server['status'] != 'ACTIVE':
             raise RuntimeError('server %s went to ERROR: %s' % (
                 server_id, server.get('fault')))
-        import libvirt
-        conn = libvirt.open(guest_fixture.uri())
-        try:
-            root = vconfig.parse(
-                conn.lookupByUUIDString(server_id).XMLDesc(0))
-        finally:
-            conn.close()
-        path = vconfig.channel_paths(root)[
-            deployment.guest_image['channel']]
-        guest = agent.wait_ready(path, timeout=realdata.BOOT_TIMEOUT)
+        guest = guest_agent(deployment, server_id)
         info['boot_to_agent_s'] = round(time.monotonic() - booted, 1)
-        for backend in args.backend:
-            resp = api.post('/v3/demo/volumes', body={'volume': {
-                'size': 1,
-                'volume_type': deployment.volume_type(backend)}})
-            if resp.status != 202:
-                raise RuntimeError('volume create: %r' % resp)
-            volumes[backend] = resp.body['volume']['id']
+        for backend in backends:
+            volumes[backend] = storage.create(backend)
         for backend, volume_id in volumes.items():
-            _wait(api, '/v3/demo/volumes/%s' % volume_id,
-                  lambda r: r.body['volume']['status'] == 'available',
-                  'volume %s available' % volume_id)
+            _wait_status(storage, volume_id, 'available',
+                         'volume %s available' % volume_id)
         observer = Observer(engine, guest, args.poll_interval)
         plug = guest_hotplug.HotPlug(guest_fixture.uri(), server_id, guest,
                                      args.poll_interval)
         floor = Floor(deployment, plug, guest, args.poll_interval)
         log('%s: server %s, volumes %s: %d rounds of %d cycle pairs',
-            layout, server_id, volumes, args.runs,
+            name, server_id, volumes, args.runs,
             len(volumes) * len(args.modes))
         info['setup_s'] = round(time.monotonic() - began, 1)
         rounds = time.monotonic()
         for run in range(args.runs):
             for backend, volume_id in volumes.items():
-                for name, version, access in args.modes:
-                    cell = results[backend][name]
+                for mode, version, access in args.modes:
+                    cell = results[backend][mode]
 
                     def learn(mapping_uuid, backend=backend,
                               volume_id=volume_id, access=access or 'rw'):
@@ -583,8 +735,8 @@ def run_layout(layout, args, results):
                         flickers['nova_lite'] += cycle(
                             api.as_(compute_version=version), observer,
                             guest, server_id, volume_id, args.poll_interval,
-                            cell['nova_lite'], attach_mode=access,
-                            on_attached=learn)
+                            cell['nova_lite'], storage.status,
+                            attach_mode=access, on_attached=learn)
 
                     def floors():
                         flickers['floor'] += floor.cycle(
@@ -597,8 +749,8 @@ def run_layout(layout, args, results):
                     for step in order:
                         step()
                     log('%s %s %s run %d: to the guest %.0f ms (floor '
-                        '%.0f), guest lost %.0f ms (floor %.0f)', layout,
-                        backend, name, run + 1,
+                        '%.0f), guest lost %.0f ms (floor %.0f)', name,
+                        backend, mode, run + 1,
                         cell['nova_lite']['attach'][-1]['to_guest'] * 1000,
                         cell['floor']['attach'][-1]['to_guest'] * 1000,
                         cell['nova_lite']['detach'][-1]['to_guest'] * 1000,
@@ -622,11 +774,11 @@ def run_layout(layout, args, results):
         for volume_id in volumes.values():
             # An rbd image would outlive the deployment on the machine's
             # Ceph.
-            api.delete('/v3/demo/volumes/%s' % volume_id)
+            storage.delete(volume_id)
         for volume_id in volumes.values():
             try:
-                _wait(api, '/v3/demo/volumes/%s' % volume_id,
-                      lambda r: r.status == 404, 'volume deleted')
+                _wait_status(storage, volume_id, None,
+                             'volume %s deleted' % volume_id)
             except RuntimeError as e:
                 log('%s', e)
         engine.dispose()
@@ -719,11 +871,13 @@ def parse_args(argv):
                         help='rounds: cycles of nova_lite and of the floor '
                              'per layout, backend and mode (default 10)')
     parser.add_argument('--poll-interval', type=float, default=0.005)
-    parser.add_argument('--backend', default=','.join(BACKENDS),
+    parser.add_argument('--backend', default=DEFAULT_BACKENDS,
                         type=lambda t: _choices(t, BACKENDS, 'backend'),
                         help='the volumes\' backends: iscsi (tgtd, CHAP), '
-                             'rbd (the machine\'s one-node Ceph); default '
-                             'both')
+                             'rbd (the machine\'s one-node Ceph), cinder '
+                             '(upstream Cinder\'s RBD on that Ceph, '
+                             'production layout only); default %s' %
+                             DEFAULT_BACKENDS)
     parser.add_argument('--layout', default=','.join(LAYOUTS),
                         type=lambda t: _choices(t, LAYOUTS, 'layout'),
                         help='production (uWSGI, conductor, compute, '
@@ -736,6 +890,10 @@ def parse_args(argv):
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error('--runs: at least 1')
+    if CINDER in args.backend and ALL_IN_ONE in args.layout:
+        parser.error('--backend cinder: with --layout production only '
+                     '(nova-lite-all has no Keystone, which Cinder and '
+                     '[volume] client = cinder need)')
     return args
 
 
