@@ -448,22 +448,33 @@ def parse_args(argv):
     return args
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    began = time.monotonic()
-    extra_conf = {
+# More servers and volumes in one project than the default quotas.
+UNLIMITED_QUOTA = {'instances': -1, 'cores': -1, 'ram': -1, 'volumes': -1,
+                   'gigabytes': -1}
+
+
+def fake_conf(reserve_delay=0.0, attach_delay=0.0, connect_delay=0.0):
+    """The deployment's ``extra_conf``: the ``fake`` volume backend and
+    the fake virt driver slowed down by the given delays (seconds), no
+    debug logging, no response validation, no quota."""
+    return {
         'DEFAULT': {'debug': 'false'},
         # What production runs: responses are not validated.
         'api': {'response_validation': 'ignore'},
         'volume': {'enabled_backends': 'bench'},
         'bench': {'volume_driver': 'fake',
-                  'connect_delay': args.connect_delay},
-        'fake_driver': {'reserve_delay': args.reserve_delay,
-                        'attach_delay': args.attach_delay},
-        # More servers and volumes in one project than the default quotas.
-        'quota': {'instances': -1, 'cores': -1, 'ram': -1, 'volumes': -1,
-                  'gigabytes': -1},
+                  'connect_delay': connect_delay},
+        'fake_driver': {'reserve_delay': reserve_delay,
+                        'attach_delay': attach_delay},
+        'quota': dict(UNLIMITED_QUOTA),
     }
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    began = time.monotonic()
+    extra_conf = fake_conf(args.reserve_delay, args.attach_delay,
+                           args.connect_delay)
     deployment = deploy.Deployment(
         args.backend, compute_hosts=('compute1',),
         api_processes=args.processes, api_threads=args.threads,
