@@ -74,6 +74,11 @@ UPGRADE_OPTS = [
                help='Highest compute RPC API version to send, e.g. ``1.0``.'),
     cfg.StrOpt('conductor',
                help='Highest conductor RPC API version to send.'),
+    cfg.StrOpt('volume',
+               help='Highest volume service (``nova-lite-volume``) RPC API '
+                    'version to send: set it on the API nodes, conductors '
+                    'and compute hosts while the storage nodes run the '
+                    'older release.'),
 ]
 
 

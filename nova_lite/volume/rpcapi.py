@@ -8,7 +8,9 @@ volume's ``host`` column holds its backend's name, and every volume
 service that enables a backend consumes that backend's queue (several
 services enabling one backend, as Cinder's ``backend_host`` of
 active-active services, share it). Volumes travel as the plain dicts the
-drivers take (``drivers.volume_dict``).
+drivers take (``volume.backends.volume_dict``). ``[upgrade_levels]
+volume`` caps the version sent (a rolling upgrade whose storage nodes are
+still older).
 
 Every method is a call: the caller moves the volume's row by what the
 backend answered. A delete, a disconnect or an extend already done is not
@@ -50,7 +52,9 @@ class VolumeAPI(object):
         self.conf = conf
         target = messaging.Target(topic=TOPIC, namespace=NAMESPACE,
                                   version=RPC_API_VERSION)
-        self.client = rpc.get_client(conf, target, retry=retry)
+        self.client = rpc.get_client(
+            conf, target, version_cap=conf.upgrade_levels.volume,
+            retry=retry)
 
     def _call(self, ctxt, backend, method, timeout=None, **kwargs):
         cctxt = self.client.prepare(

@@ -16,6 +16,7 @@ from nova_lite.conductor import manager as conductor_manager
 from nova_lite.conductor import rpcapi as conductor_rpcapi
 from nova_lite import context as nl_context
 from nova_lite import rpc
+from nova_lite.volume import rpcapi as volume_rpcapi
 from tests.fixtures import conf as conf_fixture
 
 
@@ -35,6 +36,28 @@ class VersionsInSyncTest(testtools.TestCase):
     def test_base(self):
         self.assertEqual(baserpc.RPC_API_VERSION,
                          baserpc.BaseRPCAPI.target.version)
+
+
+class VolumeVersionCapTest(testtools.TestCase):
+    """``[upgrade_levels] volume`` caps what block storage sends to the
+    volume service, as the compute and conductor caps do."""
+
+    def setUp(self):
+        super().setUp()
+        self.conf = self.useFixture(conf_fixture.ConfFixture()).conf
+
+    def test_uncapped_by_default(self):
+        client = volume_rpcapi.VolumeAPI(self.conf).client
+        self.assertIsNone(client.version_cap)
+        self.assertTrue(client.can_send_version(
+            volume_rpcapi.RPC_API_VERSION))
+
+    def test_capped(self):
+        self.conf.set_override('volume', '1.0', group='upgrade_levels')
+        client = volume_rpcapi.VolumeAPI(self.conf).client
+        self.assertEqual('1.0', client.version_cap)
+        self.assertTrue(client.can_send_version('1.0'))
+        self.assertFalse(client.can_send_version('1.1'))
 
 
 class SendGuaranteesTest(testtools.TestCase):
