@@ -27,6 +27,25 @@ class MissingCinderTest(testtools.TestCase):
         error = self.assertRaises(unittest.SkipTest, self.fixture.setUp)
         self.assertIn('python3 tools/dev.py test integration', str(error))
 
+    def test_a_parent_fixture_sees_the_skip(self):
+        # Used by another fixture: the reason, not the fixtures library's
+        # failure to read the details of a fixture never set up.
+        self.useFixture(fixtures.EnvironmentVariable(cinder.REQUIRE_ENV))
+        child = self.fixture
+
+        class Parent(fixtures.Fixture):
+            def _setUp(self):
+                child.check_available()
+                self.useFixture(child)
+
+        error = self.assertRaises(unittest.SkipTest,
+                                  self.fixture.check_available)
+        self.assertIn('python3 tools/dev.py test integration', str(error))
+        error = self.assertRaises(fixtures.MultipleExceptions,
+                                  Parent().setUp)
+        # What failed the parent's set-up: the skip, first.
+        self.assertIs(unittest.SkipTest, error.args[0][0])
+
     def test_fails_when_required(self):
         self.useFixture(fixtures.EnvironmentVariable(cinder.REQUIRE_ENV,
                                                      '1'))

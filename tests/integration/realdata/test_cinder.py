@@ -85,8 +85,10 @@ class CinderDeployment(base.RealDataDeployment):
         if self.ceph is None:
             cinder_fixture.unavailable(self.no_ceph)
         rabbit = self.useFixture(deploy.RabbitVhost())
-        self.cinder = self.useFixture(cinder_fixture.Cinder(
-            self.keystone, self.ceph, rabbit.transport_url, self.uwsgi))
+        cinder = cinder_fixture.Cinder(
+            self.keystone, self.ceph, rabbit.transport_url, self.uwsgi)
+        cinder.check_available()
+        self.cinder = self.useFixture(cinder)
         self._define_ceph_secret()
         api = self.cinder_admin()
         for name, specs in (
