@@ -22,6 +22,13 @@ to the rules of doc/source/contributor/crash-safety.rst:
   answers 503): the migration is rolled back (``migration_status``
   ``error``, the volume on its backend), and the volume migrates again.
 
+Silent is not dead: a volume service stopped (SIGSTOP: alive, its queue
+taken, answering nothing and sending no heartbeat) mid connect makes the
+host's call fail after ``rpc_response_timeout``, and the attach is rolled
+back while it is stopped; resumed (SIGCONT), it works through what was
+queued for it (a connect nobody waits for any more), and the volume
+attaches and detaches again.
+
 The deployment answers a dead service in ``RPC_TIMEOUT`` seconds and
 settles stalled work quickly (``settle_interval`` 1 s, ``stalled_after``
 5 s). ``NOVA_LITE_VOLUME_KILL_TIMES=<file>`` appends one line per case
@@ -30,6 +37,7 @@ outcome).
 """
 
 import os
+import signal
 import tempfile
 import threading
 import time
@@ -209,6 +217,31 @@ class _VolumeServiceTests(object):
                 server_id, volume_id, api=api).status)
             self.wait_for_volume_status(volume_id, 'available')
         self._usable_again(server_id, volume_id, api)
+
+    def test_stopped_mid_connect(self):
+        server_id = self.create_server()
+        self.wait_for_server_status(server_id, 'ACTIVE')
+        volume_id = self.create_volume()
+        api = self.api.as_(compute_version='2.101')
+        service = self.deployment.processes[self.deployment.VOLUME]
+        service.signal(signal.SIGSTOP)
+        self.addCleanup(service.signal, signal.SIGCONT)
+        stopped = time.monotonic()
+        self.assertEqual(202, self.attach_volume(server_id, volume_id,
+                                                 api=api).status)
+        # The host waits for the connect (the volume reserved or
+        # attaching: at least rpc_response_timeout), then rolls back
+        # while the service is still stopped: its call got no heartbeat.
+        self.wait_for(lambda: self.show_volume(volume_id)['status'] in (
+            'reserved', 'attaching'))
+        self.wait_for(lambda: self._available(server_id, volume_id),
+                      timeout=SETTLE_TIMEOUT,
+                      message='attach of %s not rolled back' % volume_id)
+        self.assertGreaterEqual(time.monotonic() - stopped, RPC_TIMEOUT)
+        self.assertTrue(service.running)
+        service.signal(signal.SIGCONT)
+        self._usable_again(server_id, volume_id, api)
+        self.assertEqual('available', self.show_volume(volume_id)['status'])
 
     def test_killed_mid_migration_copy(self):
         point = crashpoint.VOLUME_SERVICE_MIGRATE_MID_COPY
