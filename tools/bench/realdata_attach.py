@@ -262,6 +262,11 @@ class Observer(object):
         self.engine = engine
         self.guest = guest
         self.interval = interval
+        # The deployments store connection credentials encrypted with the
+        # tests' [database] secret_keys: this process decrypts with it.
+        secrets.configure(types.SimpleNamespace(
+            database=types.SimpleNamespace(
+                secret_keys=[conf_fixture.SECRET_KEY])))
 
     def mapping(self, server_id, volume_id):
         with self.engine.connect() as conn:
@@ -275,9 +280,6 @@ class Observer(object):
         with self.engine.connect() as conn:
             row = conn.execute(self._CONNECTION,
                                {'u': mapping_uuid}).first()
-        secrets.configure(types.SimpleNamespace(
-            database=types.SimpleNamespace(
-                secret_keys=[conf_fixture.SECRET_KEY])))
         return row.device_name, jsonutils.loads(
             secrets.decrypt_json(row.connection_info))
 
